@@ -1,0 +1,47 @@
+# Drives CMake: make, make check, make demo, make install PREFIX=... DESTDIR=...
+BUILD ?= build
+SANBUILD ?= build-san
+PREFIX ?= /usr/local
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE ?= cmake
+
+.PHONY: all check check-fast check-san demo install clean events-md format
+
+all: $(BUILD)/CMakeCache.txt
+	$(CMAKE) --build $(BUILD) -j$(JOBS)
+
+$(BUILD)/CMakeCache.txt:
+	$(CMAKE) -S . -B $(BUILD) -DCMAKE_INSTALL_PREFIX=$(PREFIX) $(CMAKE_FLAGS)
+
+# Every test: the test tools (installed from Debian's packages when missing and root), a build
+# with -Werror and its tests, then the same tests under AddressSanitizer and UBSan.
+check: check-fast check-san
+
+check-fast:
+	scripts/test-deps
+	$(CMAKE) -S . -B $(BUILD) -DCMAKE_INSTALL_PREFIX=$(PREFIX) -DPTT_WERROR=ON $(CMAKE_FLAGS)
+	$(CMAKE) --build $(BUILD) -j$(JOBS)
+	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+
+check-san:
+	scripts/test-deps
+	$(CMAKE) -S . -B $(SANBUILD) -DPTT_WERROR=ON -DPTT_SANITIZE=ON -DPTT_FUZZ=ON $(CMAKE_FLAGS)
+	$(CMAKE) --build $(SANBUILD) -j$(JOBS)
+	cd $(SANBUILD) && ctest --output-on-failure -j$(JOBS)
+
+demo: all
+	$(BUILD)/bin/ptt trace -o $(BUILD)/demo.ptt -- $(BUILD)/examples/prodcons 5
+	$(BUILD)/bin/ptt view $(BUILD)/demo.ptt
+	$(BUILD)/bin/ptt view --summary $(BUILD)/demo.ptt
+
+events-md: all
+	$(CMAKE) --build $(BUILD) --target events-md
+
+install: all
+	$(CMAKE) --install $(BUILD) --prefix $(PREFIX)
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf $(BUILD) $(SANBUILD)

@@ -1,0 +1,45 @@
+/* Encoding of one event as a writer stores it into its sub-buffer (see docs/format.md). */
+#ifndef PTT_EVENT_H
+#define PTT_EVENT_H
+
+#include <stdint.h>
+
+/* Event ids, from the table. */
+enum ptt_event_id {
+#define PTT_EVENT(name, id, class, kind, routine, nargs, fields, human) PTT_EV_##name = id,
+#include "events.def"
+};
+
+/* Argument counts, for the recorder's compile-time check. */
+enum ptt_event_nargs {
+#define PTT_EVENT(name, id, class, kind, routine, nargs, fields, human) PTT_NARGS_##name = nargs,
+#include "events.def"
+};
+
+/* Class numbers and masks (bit n = class n), for event selection. */
+enum ptt_class_id {
+#define PTT_CLASS(name, number, description) PTT_CLASS_##name = number,
+#include "events.def"
+};
+#define PTT_CLASS_OF(id) ((unsigned)(id) >> 8)
+
+/* 8-byte header, then nargs 64-bit arguments.
+ * - id: bits 0..13 the event id, bit 14 PTT_EVF_NEST, bit 15 PTT_EVF_ABS.
+ * - size: total bytes of the event, header included (a multiple of 8).
+ * - dts: time since the previous base event of the same thread, in clock ticks.
+ * With PTT_EVF_ABS the first 64-bit word after the header is the absolute time stamp and dts is
+ * 0; the event becomes the new base unless PTT_EVF_NEST is set too (an event written by a
+ * signal handler that interrupted another event: it must not move the base the interrupted
+ * event is computing against). */
+struct ptt_event {
+    uint16_t id;
+    uint16_t size;
+    uint32_t dts;
+};
+
+#define PTT_EVF_NEST 0x4000u
+#define PTT_EVF_ABS 0x8000u
+#define PTT_EV_ID_MASK 0x3fffu
+#define PTT_EVENT_MAX_ARGS 16
+
+#endif

@@ -1,0 +1,65 @@
+/* The trace file (docs/format.md): a file header, then records. All integers little endian. */
+#ifndef PTT_FORMAT_H
+#define PTT_FORMAT_H
+
+#include <stdint.h>
+
+#define PTT_FILE_MAGIC "PTTRACE\0"
+#define PTT_FORMAT_MAJOR 1 /* a reader refuses another major */
+#define PTT_FORMAT_MINOR 0 /* a reader accepts a newer minor, skipping records it does not know */
+
+struct ptt_file_header {
+    char magic[8];
+    uint16_t major;
+    uint16_t minor;
+    uint32_t header_size; /* bytes before the first record */
+};
+
+/* Every record starts with this; size counts the whole record and is a multiple of 8. */
+struct ptt_record {
+    uint32_t type;
+    uint32_t size;
+};
+
+enum ptt_record_type {
+    PTT_REC_INFO = 1,  /* "key=value\n" text lines */
+    PTT_REC_CLOCK = 2, /* struct ptt_rec_clock */
+    PTT_REC_CHUNK = 3, /* struct ptt_rec_chunk, then events */
+    PTT_REC_END = 4,   /* struct ptt_rec_end: the session ended and everything was saved */
+};
+
+/* A calibration point: the same instant read on the trace clock, CLOCK_MONOTONIC and
+ * CLOCK_REALTIME. The reader converts trace ticks to nanoseconds between the first and the
+ * last point. */
+struct ptt_rec_clock {
+    struct ptt_record h;
+    uint64_t ticks;
+    uint64_t mono_ns;
+    uint64_t real_ns;
+};
+
+/* The events one thread wrote into one sub-buffer. */
+struct ptt_rec_chunk {
+    struct ptt_record h;
+    int32_t pid;
+    int32_t tid;
+    uint32_t serial; /* thread number within the process: (pid, serial) names a stream */
+    uint32_t seq;    /* chunk number within the stream */
+    uint64_t base_ts;
+    uint32_t nevents;
+    uint32_t flags;
+};
+#define PTT_CHUNK_DAEMON 1 /* events ptt trace wrote itself (process exits) */
+
+struct ptt_rec_end {
+    struct ptt_record h;
+    uint64_t events;
+    uint64_t bytes; /* bytes of events */
+    uint64_t lost;
+    uint64_t wait_ns;
+    uint64_t waits;
+    int32_t exit_status; /* as ptt trace exits */
+    uint32_t pad;
+};
+
+#endif

@@ -1,0 +1,75 @@
+/* The shared-memory pool between the traced processes (writers) and ptt trace (the daemon).
+ *
+ * Layout: one header page, then nbufs descriptors of 64 bytes (one cache line each, so no two
+ * writers share a line), then nbufs sub-buffers of buf_size bytes, page aligned.
+ *
+ * A sub-buffer moves FREE -> OWNED (a writer thread popped it from the free list) -> READY (the
+ * writer filled it, or its thread ended) -> FREE (the daemon wrote it to the file and pushed it
+ * back). Writers only pop; only the daemon pushes. When the session ends the daemon also drains
+ * OWNED sub-buffers up to their committed length, so a killed or hung process loses nothing it
+ * had committed. */
+#ifndef PTT_POOL_H
+#define PTT_POOL_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#define PTT_POOL_MAGIC 0x31304c4f4f505454ull /* "TTPOOL01" */
+#define PTT_POOL_VERSION 1
+#define PTT_POOL_EMPTY 0xffffffffu
+
+enum ptt_buf_state { PTT_BUF_FREE = 0, PTT_BUF_OWNED = 1, PTT_BUF_READY = 2 };
+enum ptt_clock { PTT_CLOCK_TSC = 1, PTT_CLOCK_MONO = 2 };
+enum ptt_overflow { PTT_OVERFLOW_BLOCK = 0, PTT_OVERFLOW_DISCARD = 1 };
+
+struct ptt_desc {
+    _Atomic uint32_t state;
+    _Atomic uint32_t committed; /* bytes of whole events, stored by the owner after each event */
+    uint32_t next;              /* free-list link (daemon-written while FREE) */
+    int32_t pid;
+    int32_t tid;
+    uint32_t serial; /* thread number within its process, from 1 */
+    uint32_t seq;    /* sub-buffer number within its thread, from 0 */
+    uint32_t pad0;
+    uint64_t base_ts; /* time stamp the first event's dts counts from */
+    uint8_t pad[24];
+};
+_Static_assert(sizeof(struct ptt_desc) == 64, "one cache line per descriptor");
+
+struct ptt_pool {
+    uint64_t magic;
+    uint32_t version;
+    uint32_t nbufs;
+    uint32_t buf_size;
+    uint32_t clock;    /* enum ptt_clock */
+    uint32_t overflow; /* enum ptt_overflow */
+    int32_t daemon_pid;
+    uint64_t desc_offset; /* from the start of the pool */
+    uint64_t data_offset;
+    uint64_t total_size;
+    uint64_t class_mask; /* bit n: class n is recorded */
+    uint8_t pad0[64];
+
+    /* Each contended word sits on a line of its own. */
+    _Alignas(64) _Atomic uint64_t free_head; /* low 32 bits: index, high: ABA tag */
+    _Alignas(64) _Atomic uint64_t heartbeat; /* the daemon ticks it: writers waiting on a dead
+                                                daemon give up */
+    _Alignas(64) _Atomic uint64_t lost;      /* events dropped, exactly */
+    _Atomic uint64_t wait_ns;                /* total time writers waited for a free sub-buffer */
+    _Atomic uint64_t waits;                  /* number of such waits */
+};
+
+static inline struct ptt_desc *ptt_pool_desc(struct ptt_pool *p, uint32_t i)
+{
+    return (struct ptt_desc *)((char *)p + p->desc_offset) + i;
+}
+
+static inline uint8_t *ptt_pool_data(struct ptt_pool *p, uint32_t i)
+{
+    return (uint8_t *)p + p->data_offset + (uint64_t)i * p->buf_size;
+}
+
+/* Environment passed from ptt trace to libptt. */
+#define PTT_ENV_SHM "PTT_SHM"
+
+#endif

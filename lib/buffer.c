@@ -1,0 +1,168 @@
+/* Slow path of recording: taking and handing off sub-buffers, back-pressure and losses.
+ * Runs once per sub-buffer (thousands of events), never while holding anything the
+ * application could hold, and calls no cancellation point. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdatomic.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "libptt.h"
+
+static _Atomic uint32_t thread_serial; /* per process; reset in a forked child */
+
+void ptt_reset_serials(void)
+{
+    atomic_store(&thread_serial, 0);
+}
+
+static uint32_t pool_pop(struct ptt_pool *p)
+{
+    uint64_t h = atomic_load_explicit(&p->free_head, memory_order_acquire);
+    for (;;) {
+        uint32_t i = (uint32_t)h;
+        if (i == PTT_POOL_EMPTY)
+            return PTT_POOL_EMPTY;
+        /* A stale link read here makes the CAS fail: the tag changed since. */
+        uint32_t next = __atomic_load_n(&ptt_pool_desc(p, i)->next, __ATOMIC_RELAXED);
+        uint64_t nh = (((h >> 32) + 1) << 32) | next;
+        if (atomic_compare_exchange_weak_explicit(&p->free_head, &h, nh, memory_order_acq_rel,
+                                                  memory_order_acquire))
+            return i;
+    }
+}
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Sleep without being a cancellation point (nanosleep is one). */
+static void pause_us(long us)
+{
+    struct timespec d = {0, us * 1000};
+    syscall(SYS_nanosleep, &d, NULL);
+}
+
+/* Take a free sub-buffer, waiting for the daemon when the pool is exhausted (the default), or
+ * giving up at once with --overflow=discard. Waits end if the daemon stops ticking: then
+ * recording stops for the whole process, which runs on at full speed. */
+static uint32_t take_buffer(struct ptt_pool *p)
+{
+    uint32_t i = pool_pop(p);
+    if (i != PTT_POOL_EMPTY || p->overflow == PTT_OVERFLOW_DISCARD)
+        return i;
+    uint64_t t0 = mono_ns(), seen = t0;
+    uint64_t hb = atomic_load_explicit(&p->heartbeat, memory_order_relaxed);
+    long us = 20;
+    while ((i = pool_pop(p)) == PTT_POOL_EMPTY) {
+        pause_us(us);
+        if (us < 1000)
+            us *= 2;
+        uint64_t now = mono_ns(), h = atomic_load_explicit(&p->heartbeat, memory_order_relaxed);
+        if (h != hb) {
+            hb = h;
+            seen = now;
+        } else if (now - seen > 2000000000u) {
+            ptt_active = 0; /* the daemon is gone */
+            break;
+        }
+    }
+    atomic_fetch_add_explicit(&p->wait_ns, mono_ns() - t0, memory_order_relaxed);
+    atomic_fetch_add_explicit(&p->waits, 1, memory_order_relaxed);
+    return i;
+}
+
+static void hand_off(struct ptt_thread *t)
+{
+    struct ptt_desc *d = t->desc;
+    atomic_store_explicit(&d->committed, (uint32_t)(t->pos - t->data), memory_order_release);
+    atomic_store_explicit(&d->state, PTT_BUF_READY, memory_order_release);
+    t->desc = 0;
+}
+
+void ptt_drop(struct ptt_thread *t)
+{
+    t->lost++;
+    atomic_fetch_add_explicit(&ptt_pool->lost, 1, memory_order_relaxed);
+}
+
+/* Write one event at the current position, at nesting level 1, space known to be there. */
+static void put(struct ptt_thread *t, uint16_t id, unsigned n, const uint64_t *a)
+{
+    uint64_t ts = ptt_now();
+    uint64_t *w = (uint64_t *)t->pos;
+    uint64_t d = ts - t->last;
+    struct ptt_event h = {id, (uint16_t)(8 + 8 * n), (uint32_t)d};
+    if (d > UINT32_MAX) {
+        h.id |= PTT_EVF_ABS;
+        h.size += 8;
+        h.dts = 0;
+        w[1] = ts;
+        __builtin_memcpy(w, &h, 8);
+        w++;
+    } else {
+        __builtin_memcpy(w, &h, 8);
+    }
+    for (unsigned i = 0; i < n; i++)
+        w[1 + i] = a[i];
+    t->last = ts;
+    t->pos += h.size;
+}
+
+/* Called with t->nest == 1 when the event does not fit: switch sub-buffers and record it. */
+void ptt_record_slow(struct ptt_thread *t, uint16_t id, unsigned n, const uint64_t *a)
+{
+    struct ptt_pool *p = ptt_pool;
+    int saved_errno = errno;
+    t->end = 0; /* a signal handler recording meanwhile drops its event instead */
+    atomic_signal_fence(memory_order_seq_cst);
+    if (!p || !ptt_active) {
+        errno = saved_errno;
+        return;
+    }
+    if (t->desc)
+        hand_off(t);
+    uint32_t i = take_buffer(p);
+    if (i == PTT_POOL_EMPTY) {
+        ptt_drop(t);
+        errno = saved_errno;
+        return;
+    }
+    struct ptt_desc *d = ptt_pool_desc(p, i);
+    if (!t->serial) {
+        t->serial = atomic_fetch_add(&thread_serial, 1) + 1;
+        t->tid = (int32_t)syscall(SYS_gettid);
+    }
+    d->pid = ptt_pid;
+    d->tid = t->tid;
+    d->serial = t->serial;
+    d->seq = t->seq++;
+    t->last = d->base_ts = ptt_now();
+    atomic_store_explicit(&d->committed, 0, memory_order_relaxed);
+    atomic_store_explicit(&d->state, PTT_BUF_OWNED, memory_order_release);
+    t->desc = d;
+    t->data = t->pos = (uintptr_t)ptt_pool_data(p, i);
+    if (t->lost) {
+        uint64_t lost = t->lost;
+        t->lost = 0;
+        put(t, PTT_EV_TRACE_LOST, 1, &lost);
+    }
+    put(t, id, n, a);
+    atomic_signal_fence(memory_order_seq_cst);
+    t->end = t->data + p->buf_size;
+    errno = saved_errno;
+}
+
+void ptt_thread_release(struct ptt_thread *t)
+{
+    if (!t->desc)
+        return;
+    t->end = 0;
+    atomic_signal_fence(memory_order_seq_cst);
+    hand_off(t);
+    t->data = t->pos = 0;
+}

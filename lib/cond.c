@@ -1,0 +1,69 @@
+/* Condition variables. The waiter's wake-up (COND_WOKEN) is recorded as soon as the wait
+ * returns, the mutex held again. */
+#define _GNU_SOURCE
+#include <pthread.h>
+
+#include "libptt.h"
+
+PTT_EXPORT int pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *a)
+{
+    if (!ptt_on())
+        return REAL(pthread_cond_init)(c, a);
+    PTT_REC(COND_INIT_IN, PTT_U(c), PTT_U(a));
+    int r = REAL(pthread_cond_init)(c, a);
+    PTT_REC(COND_INIT_OUT, PTT_I(r));
+    return r;
+}
+
+PTT_EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
+{
+    if (!ptt_on())
+        return REAL(pthread_cond_wait)(c, m);
+    PTT_REC(COND_WAIT_IN, PTT_U(c), PTT_U(m));
+    int r = REAL(pthread_cond_wait)(c, m);
+    PTT_REC(COND_WOKEN, PTT_U(c), PTT_U(m), PTT_I(r));
+    PTT_REC(COND_WAIT_OUT, PTT_I(r));
+    return r;
+}
+
+PTT_EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
+                                      const struct timespec *abstime)
+{
+    if (!ptt_on())
+        return REAL(pthread_cond_timedwait)(c, m, abstime);
+    PTT_REC(COND_TIMEDWAIT_IN, PTT_U(c), PTT_U(m), ptt_ts_arg(abstime));
+    int r = REAL(pthread_cond_timedwait)(c, m, abstime);
+    PTT_REC(COND_WOKEN, PTT_U(c), PTT_U(m), PTT_I(r));
+    PTT_REC(COND_TIMEDWAIT_OUT, PTT_I(r));
+    return r;
+}
+
+PTT_EXPORT int pthread_cond_signal(pthread_cond_t *c)
+{
+    if (!ptt_on())
+        return REAL(pthread_cond_signal)(c);
+    PTT_REC(COND_SIGNAL_IN, PTT_U(c));
+    int r = REAL(pthread_cond_signal)(c);
+    PTT_REC(COND_SIGNAL_OUT, PTT_I(r));
+    return r;
+}
+
+PTT_EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
+{
+    if (!ptt_on())
+        return REAL(pthread_cond_broadcast)(c);
+    PTT_REC(COND_BROADCAST_IN, PTT_U(c));
+    int r = REAL(pthread_cond_broadcast)(c);
+    PTT_REC(COND_BROADCAST_OUT, PTT_I(r));
+    return r;
+}
+
+PTT_EXPORT int pthread_cond_destroy(pthread_cond_t *c)
+{
+    if (!ptt_on())
+        return REAL(pthread_cond_destroy)(c);
+    PTT_REC(COND_DESTROY_IN, PTT_U(c));
+    int r = REAL(pthread_cond_destroy)(c);
+    PTT_REC(COND_DESTROY_OUT, PTT_I(r));
+    return r;
+}

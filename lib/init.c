@@ -1,0 +1,95 @@
+/* Start-up of libptt in each traced process: find the real routines, attach the pool that
+ * ptt trace created, and keep a forked child from writing into its parent's sub-buffer. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "libptt.h"
+
+__thread struct ptt_thread ptt_self __attribute__((tls_model("initial-exec")));
+int ptt_active;
+int ptt_clock_tsc;
+uint64_t ptt_class_mask;
+struct ptt_pool *ptt_pool;
+int ptt_pid;
+
+void ptt_reset_serials(void);
+
+#define PTT_DEFINE_REAL(ret, name, params) ret(*ptt_real_##name) params;
+PTT_REAL_FUNCS(PTT_DEFINE_REAL)
+#undef PTT_DEFINE_REAL
+
+void ptt_resolve(void)
+{
+#define PTT_RESOLVE(ret, name, params)                                                        \
+    if (!ptt_real_##name)                                                                     \
+        *(void **)&ptt_real_##name = dlsym(RTLD_NEXT, #name);
+    PTT_REAL_FUNCS(PTT_RESOLVE)
+#undef PTT_RESOLVE
+}
+
+/* In a forked child: the parent's sub-buffer is not ours; take fresh ones under our own pid.
+ * Registered first (our constructor runs before the application's), so this runs before the
+ * application's own child handlers, which may well record events. */
+static void atfork_child(void)
+{
+    struct ptt_thread *t = &ptt_self;
+    ptt_pid = (int)getpid();
+    ptt_reset_serials();
+    t->desc = 0;
+    t->pos = t->end = t->data = 0;
+    t->nest = 0;
+    t->serial = 0;
+    t->seq = 0;
+    t->lost = 0;
+    if (ptt_active)
+        PTT_REC(PROCESS_START, PTT_I(getppid()), PTT_U(ptt_clock_tsc ? PTT_CLOCK_TSC : PTT_CLOCK_MONO));
+}
+
+static struct ptt_pool *attach(const char *name)
+{
+    int fd = shm_open(name, O_RDWR | O_CLOEXEC, 0);
+    if (fd < 0)
+        return 0;
+    struct stat st;
+    void *m = MAP_FAILED;
+    if (fstat(fd, &st) == 0 && (size_t)st.st_size >= sizeof(struct ptt_pool))
+        m = mmap(0, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED)
+        return 0;
+    struct ptt_pool *p = m;
+    if (p->magic != PTT_POOL_MAGIC || p->version != PTT_POOL_VERSION ||
+        p->total_size != (uint64_t)st.st_size) {
+        munmap(m, (size_t)st.st_size);
+        return 0;
+    }
+    return p;
+}
+
+__attribute__((constructor(101))) static void ptt_init(void)
+{
+    ptt_resolve();
+    const char *name = getenv(PTT_ENV_SHM);
+    if (!name || !(ptt_pool = attach(name)))
+        return; /* not under ptt trace, or its pool is gone: trace nothing */
+    ptt_clock_tsc = ptt_pool->clock == PTT_CLOCK_TSC;
+    ptt_class_mask = ptt_pool->class_mask | 1; /* meta events always */
+    ptt_pid = (int)getpid();
+    pthread_atfork(0, 0, atfork_child);
+    ptt_active = 1;
+    PTT_REC(PROCESS_START, PTT_I(getppid()), PTT_U(ptt_pool->clock));
+}
+
+/* exit(): hand the exiting thread's events over; threads still running keep theirs, which the
+ * daemon drains when the process is gone. */
+__attribute__((destructor(101))) static void ptt_fini(void)
+{
+    if (ptt_active)
+        ptt_thread_release(&ptt_self);
+}

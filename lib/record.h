@@ -1,0 +1,127 @@
+/* The recording hot path: no lock, no system call, no allocation, async-signal-safe.
+ *
+ * Each thread owns a sub-buffer of the shared pool (struct ptt_thread, initial-exec TLS).
+ * Recording an event: read the clock, reserve space with one non-locked xadd (a single
+ * instruction, so a signal handler on this thread sees the reservation done or not done), write
+ * the event, and publish the committed length when the outermost event is complete. An event
+ * written by a signal handler that interrupted an event of the same thread lands after it, whole
+ * (see PTT_EVF_NEST in common/event.h). */
+#ifndef PTT_RECORD_H
+#define PTT_RECORD_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "../common/clock.h"
+#include "../common/event.h"
+#include "../common/pool.h"
+
+struct ptt_thread {
+    uintptr_t pos;  /* next byte to reserve */
+    uintptr_t end;  /* end of the sub-buffer; 0 while there is none (forces the slow path) */
+    uint64_t last;  /* time stamp of the last base event */
+    uint32_t nest;  /* events being recorded on this thread (>1: inside a signal handler) */
+    uint32_t guard; /* libptt is calling out: its own calls are not traced */
+    uintptr_t data; /* start of the sub-buffer's data */
+    struct ptt_desc *desc;
+    uint64_t lost;  /* dropped events not yet reported in the stream */
+    uint32_t serial;
+    uint32_t seq;
+    int32_t tid;
+    uint32_t ending; /* THREAD_END already recorded */
+    uint64_t exit_value; /* argument of pthread_exit, for THREAD_END */
+    uint32_t exiting;
+};
+
+extern __thread struct ptt_thread ptt_self __attribute__((tls_model("initial-exec")));
+
+/* Process-wide state, written at start-up, fork and daemon death; read on every event. */
+extern int ptt_active;    /* 1 while recording */
+extern int ptt_clock_tsc; /* time stamps from the TSC (else CLOCK_MONOTONIC) */
+extern uint64_t ptt_class_mask;
+
+void ptt_record_slow(struct ptt_thread *t, uint16_t id, unsigned n, const uint64_t *a);
+void ptt_drop(struct ptt_thread *t);
+
+static inline uint64_t ptt_now(void)
+{
+    return ptt_ticks(ptt_clock_tsc);
+}
+
+/* Reserve size bytes: one instruction, so it cannot be torn by a signal handler. */
+static inline uintptr_t ptt_reserve(struct ptt_thread *t, uintptr_t size)
+{
+#if defined(__x86_64__)
+    uintptr_t p = size;
+    __asm__ volatile("xaddq %0, %1" : "+r"(p), "+m"(t->pos) : : "memory");
+    return p;
+#else
+    return __atomic_fetch_add(&t->pos, size, __ATOMIC_RELAXED);
+#endif
+}
+
+static inline __attribute__((always_inline)) void ptt_write(struct ptt_thread *t, uint16_t id,
+                                                            unsigned n, const uint64_t *a)
+{
+    uint32_t nest = ++t->nest;
+    atomic_signal_fence(memory_order_seq_cst);
+    uint64_t ts = ptt_now();
+    uint64_t d = ts - t->last;
+    int wide = nest != 1 || d > UINT32_MAX;
+    uintptr_t size = 8 + 8 * (uintptr_t)n + (wide ? 8 : 0);
+    uintptr_t p = ptt_reserve(t, size);
+    if (__builtin_expect(p + size > t->end, 0)) {
+        t->pos = p; /* undo: every reservation made after ours has been undone or completed */
+        if (nest == 1)
+            ptt_record_slow(t, id, n, a);
+        else
+            ptt_drop(t);
+    } else {
+        uint64_t *w = (uint64_t *)p;
+        struct ptt_event h = {id, (uint16_t)size, (uint32_t)d};
+        if (__builtin_expect(wide, 0)) {
+            h.id |= PTT_EVF_ABS | (nest != 1 ? PTT_EVF_NEST : 0);
+            h.dts = 0;
+            __builtin_memcpy(w, &h, 8);
+            w[1] = ts;
+            w++;
+        } else {
+            __builtin_memcpy(w, &h, 8);
+        }
+        if (nest == 1)
+            t->last = ts;
+        for (unsigned i = 0; i < n; i++)
+            w[1 + i] = a[i];
+    }
+    atomic_signal_fence(memory_order_seq_cst);
+    if (--t->nest == 0 && t->desc)
+        atomic_store_explicit(&t->desc->committed, (uint32_t)(t->pos - t->data),
+                              memory_order_release);
+}
+
+/* Record event NAME with its arguments; the count is checked against the table at compile time. */
+#define PTT_NARGS_(...) (sizeof((uint64_t[]){0, __VA_ARGS__}) / sizeof(uint64_t) - 1)
+#define PTT_REC(name, ...)                                                                    \
+    do {                                                                                      \
+        _Static_assert(PTT_NARGS_(__VA_ARGS__) == PTT_NARGS_##name, "argument count of " #name); \
+        const uint64_t ptt_a_[] = {0, __VA_ARGS__};                                           \
+        if ((ptt_class_mask >> PTT_CLASS_OF(PTT_EV_##name)) & 1)                               \
+            ptt_write(&ptt_self, PTT_EV_##name, PTT_NARGS_##name, ptt_a_ + 1);                 \
+    } while (0)
+#define PTT_REC0(name)                                                                        \
+    do {                                                                                      \
+        _Static_assert(PTT_NARGS_##name == 0, "argument count of " #name);                     \
+        if ((ptt_class_mask >> PTT_CLASS_OF(PTT_EV_##name)) & 1)                               \
+            ptt_write(&ptt_self, PTT_EV_##name, 0, 0);                                         \
+    } while (0)
+
+/* Whether the calling thread records: libptt is active and not calling out. */
+static inline int ptt_on(void)
+{
+    return __builtin_expect(ptt_active && !ptt_self.guard, 1);
+}
+
+#define PTT_U(x) ((uint64_t)(uintptr_t)(x))
+#define PTT_I(x) ((uint64_t)(int64_t)(x))
+
+#endif

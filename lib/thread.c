@@ -1,0 +1,156 @@
+/* Threads: create (through a start wrapper that records the start and end of the user
+ * function), exit, join, tryjoin, timedjoin, detach. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "libptt.h"
+
+/* What the start wrapper needs from pthread_create; held only until the new thread starts.
+ * A static array, not malloc: the application's allocator may lock traced mutexes. */
+struct start_slot {
+    _Atomic int busy;
+    int32_t creator;
+    void *(*fn)(void *);
+    void *arg;
+};
+#define PTT_START_SLOTS 1024
+static struct start_slot slots[PTT_START_SLOTS];
+static _Atomic unsigned slot_hint;
+
+static struct start_slot *slot_get(void)
+{
+    unsigned h = atomic_fetch_add_explicit(&slot_hint, 1, memory_order_relaxed);
+    for (unsigned k = 0; k < PTT_START_SLOTS; k++) {
+        struct start_slot *s = &slots[(h + k) % PTT_START_SLOTS];
+        int zero = 0;
+        if (atomic_compare_exchange_strong(&s->busy, &zero, 1))
+            return s;
+    }
+    return 0;
+}
+
+enum { END_RETURN = 0, END_EXIT = 1, END_CANCEL = 2 };
+
+struct end_ctx {
+    int returned;
+    void *value;
+};
+
+/* Runs when the user function returns and when the thread unwinds (pthread_exit, cancel). */
+static void thread_end(struct end_ctx *c)
+{
+    struct ptt_thread *t = &ptt_self;
+    if (t->nest) { /* asynchronously cancelled inside an event: drop the half-written one */
+        if (t->desc)
+            t->pos = t->data + atomic_load_explicit(&t->desc->committed, memory_order_relaxed);
+        t->nest = 0;
+    }
+    if (ptt_on()) {
+        int how = c->returned ? END_RETURN : t->exiting ? END_EXIT : END_CANCEL;
+        uint64_t v = how == END_RETURN ? PTT_U(c->value)
+                     : how == END_EXIT ? t->exit_value
+                                       : PTT_U(PTHREAD_CANCELED);
+        PTT_REC(THREAD_END, v, (uint64_t)how);
+    }
+    ptt_thread_release(t);
+}
+
+static void *thread_main(void *v)
+{
+    struct start_slot *s = v;
+    void *(*fn)(void *) = s->fn;
+    void *arg = s->arg;
+    int32_t creator = s->creator;
+    atomic_store_explicit(&s->busy, 0, memory_order_release);
+    struct end_ctx c __attribute__((cleanup(thread_end))) = {0, 0};
+    if (ptt_on())
+        PTT_REC(THREAD_START, PTT_U(fn), PTT_U(arg), PTT_I(creator), PTT_U(pthread_self()));
+    c.value = fn(arg);
+    c.returned = 1;
+    return c.value;
+}
+
+PTT_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *),
+                              void *arg)
+{
+    if (!ptt_on())
+        return REAL(pthread_create)(th, attr, fn, arg);
+    PTT_REC(THREAD_CREATE_IN, PTT_U(th), PTT_U(attr), PTT_U(fn), PTT_U(arg));
+    struct start_slot *s = slot_get();
+    int r;
+    if (s) {
+        s->creator = ptt_self.tid ? ptt_self.tid : (int32_t)syscall(SYS_gettid);
+        s->fn = fn;
+        s->arg = arg;
+        r = REAL(pthread_create)(th, attr, thread_main, s);
+        if (r)
+            atomic_store(&s->busy, 0);
+    } else { /* over a thousand threads starting at once: this one starts unwrapped */
+        r = REAL(pthread_create)(th, attr, fn, arg);
+    }
+    PTT_REC(THREAD_CREATE_OUT, PTT_I(r), r ? 0 : PTT_U(*th));
+    return r;
+}
+
+PTT_EXPORT void pthread_exit(void *v)
+{
+    if (ptt_on()) {
+        PTT_REC(THREAD_EXIT_IN, PTT_U(v));
+        ptt_self.exiting = 1;
+        ptt_self.exit_value = PTT_U(v);
+    }
+    REAL(pthread_exit)(v);
+    __builtin_unreachable();
+}
+
+PTT_EXPORT int pthread_join(pthread_t th, void **ret)
+{
+    if (!ptt_on())
+        return REAL(pthread_join)(th, ret);
+    PTT_REC(THREAD_JOIN_IN, PTT_U(th));
+    void *v = 0;
+    int r = REAL(pthread_join)(th, &v);
+    if (r == 0 && ret)
+        *ret = v;
+    PTT_REC(THREAD_JOIN_OUT, PTT_I(r), PTT_U(v));
+    return r;
+}
+
+PTT_EXPORT int pthread_tryjoin_np(pthread_t th, void **ret)
+{
+    if (!ptt_on())
+        return REAL(pthread_tryjoin_np)(th, ret);
+    PTT_REC(THREAD_TRYJOIN_NP_IN, PTT_U(th));
+    void *v = 0;
+    int r = REAL(pthread_tryjoin_np)(th, &v);
+    if (r == 0 && ret)
+        *ret = v;
+    PTT_REC(THREAD_TRYJOIN_NP_OUT, PTT_I(r), PTT_U(v));
+    return r;
+}
+
+PTT_EXPORT int pthread_timedjoin_np(pthread_t th, void **ret, const struct timespec *abstime)
+{
+    if (!ptt_on())
+        return REAL(pthread_timedjoin_np)(th, ret, abstime);
+    PTT_REC(THREAD_TIMEDJOIN_NP_IN, PTT_U(th), ptt_ts_arg(abstime));
+    void *v = 0;
+    int r = REAL(pthread_timedjoin_np)(th, &v, abstime);
+    if (r == 0 && ret)
+        *ret = v;
+    PTT_REC(THREAD_TIMEDJOIN_NP_OUT, PTT_I(r), PTT_U(v));
+    return r;
+}
+
+PTT_EXPORT int pthread_detach(pthread_t th)
+{
+    if (!ptt_on())
+        return REAL(pthread_detach)(th);
+    PTT_REC(THREAD_DETACH_IN, PTT_U(th));
+    int r = REAL(pthread_detach)(th);
+    PTT_REC(THREAD_DETACH_OUT, PTT_I(r));
+    return r;
+}

@@ -1,0 +1,120 @@
+/* ptt view: the trace as text, one event per line, in time order. */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmds.h"
+#include "reader.h"
+#include "textfmt.h"
+#include "util.h"
+
+static const char usage_text[] =
+    "usage: ptt view [OPTIONS] FILE\n"
+    "Print the events of a trace file in time order.\n"
+    "\n"
+    "  -f, --format=FORMAT  human (default): a sentence per event;\n"
+    "                       raw: TIME:EVENT : PID : TID : ARG : ARG ...\n"
+    "  -s, --summary        the trace's header and the number of events of each kind\n";
+
+enum { FMT_HUMAN, FMT_RAW };
+
+static void print_summary(struct ptt_reader *r, const char *path, const uint64_t *counts,
+                          uint64_t total, int64_t last_ns)
+{
+    printf("trace:     %s\n", path);
+    const char *keys[] = {"command", "host", "start_time", "clock"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        const char *v = ptt_reader_info(r, keys[i]);
+        if (v)
+            printf("%-10s %s\n", keys[i], v);
+    }
+    printf("duration:  %.6f s\n", (double)last_ns / 1e9);
+    printf("threads:   %" PRIu64 "\n", ptt_reader_nthreads(r));
+    const struct ptt_rec_end *end = ptt_reader_end(r);
+    if (end)
+        printf("lost:      %" PRIu64 "\nexit:      %d\n", end->lost, end->exit_status);
+    else
+        printf("end:       missing (ptt trace did not finish this file)\n");
+    printf("events:    %" PRIu64 "\n", total);
+    unsigned n;
+    const struct ptt_evinfo *all = ptt_evinfo_all(&n);
+    for (unsigned i = 0; i < n; i++)
+        if (counts[all[i].id])
+            printf("  %-26s %" PRIu64 "\n", all[i].name, counts[all[i].id]);
+}
+
+int cmd_view(int argc, char **argv)
+{
+    static const struct option opts[] = {{"format", required_argument, 0, 'f'},
+                                         {"summary", no_argument, 0, 's'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    int fmt = FMT_HUMAN, summary = 0, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "f:sh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'f':
+            if (!strcmp(optarg, "human"))
+                fmt = FMT_HUMAN;
+            else if (!strcmp(optarg, "raw"))
+                fmt = FMT_RAW;
+            else {
+                ptt_warn("view", "--format=%s: use human or raw", optarg);
+                return PTT_EXIT_USAGE;
+            }
+            break;
+        case 's':
+            summary = 1;
+            break;
+        case 'h':
+            fputs(usage_text, stdout);
+            return 0;
+        default:
+            fputs(usage_text, stderr);
+            return PTT_EXIT_USAGE;
+        }
+    }
+    if (optind != argc - 1) {
+        ptt_warn("view", optind >= argc ? "no trace file given; usage: ptt view [OPTIONS] FILE"
+                                        : "one trace file at a time");
+        return PTT_EXIT_USAGE;
+    }
+    const char *path = argv[optind];
+    char err[600];
+    struct ptt_reader *r = ptt_reader_open(path, err, sizeof err);
+    if (!r) {
+        ptt_warn("view", "%s", err);
+        return PTT_EXIT_USAGE;
+    }
+    static char obuf[1 << 20];
+    setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
+    uint64_t *counts = summary ? calloc(1u << 14, sizeof *counts) : NULL;
+    uint64_t total = 0;
+    int64_t last_ns = 0;
+    struct ptt_ev ev;
+    while (ptt_reader_next(r, &ev)) {
+        total++;
+        last_ns = ev.ns;
+        if (counts)
+            counts[ev.id & PTT_EV_ID_MASK]++;
+        else if (fmt == FMT_RAW)
+            ptt_print_raw(stdout, &ev);
+        else
+            ptt_print_human(stdout, &ev);
+    }
+    if (counts)
+        print_summary(r, path, counts, total, last_ns);
+    fflush(stdout);
+    free(counts);
+    const char *e = ptt_reader_error(r);
+    int rc = 0;
+    if (e) {
+        ptt_warn("view", "%s: %s", path, e);
+        rc = PTT_EXIT_USAGE;
+    }
+    ptt_reader_close(r);
+    return rc;
+}

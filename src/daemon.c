@@ -1,0 +1,161 @@
+/* Draining the pool into the trace file. Only this side pushes onto the free list; writers
+ * only pop (see lib/buffer.c), so the list needs a tag against ABA only on the pop side. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "../common/clock.h"
+#include "../common/event.h"
+#include "daemon.h"
+
+static void push_free(struct ptt_pool *p, uint32_t i)
+{
+    struct ptt_desc *d = ptt_pool_desc(p, i);
+    uint64_t h = atomic_load_explicit(&p->free_head, memory_order_relaxed);
+    do {
+        __atomic_store_n(&d->next, (uint32_t)h, __ATOMIC_RELAXED);
+    } while (!atomic_compare_exchange_weak_explicit(
+        &p->free_head, &h, (((h >> 32) + 1) << 32) | i, memory_order_release,
+        memory_order_relaxed));
+}
+
+int ptt_daemon_create(struct ptt_daemon *d, const struct ptt_pool_config *c, char *err,
+                      size_t errlen)
+{
+    memset(d, 0, sizeof *d);
+    d->clock_tsc = c->clock_tsc;
+    uint64_t page = 4096;
+    uint64_t head = (sizeof(struct ptt_pool) + page - 1) / page * page;
+    uint32_t n = (uint32_t)((c->size - head) / (c->buf_size + sizeof(struct ptt_desc)));
+    if (n < 2) {
+        snprintf(err, errlen, "a pool of %llu bytes holds fewer than 2 sub-buffers of %u",
+                 (unsigned long long)c->size, c->buf_size);
+        return -1;
+    }
+    uint64_t data = head + ((uint64_t)n * sizeof(struct ptt_desc) + page - 1) / page * page;
+    uint64_t total = data + (uint64_t)n * c->buf_size;
+    snprintf(d->shm_name, sizeof d->shm_name, "/ptt-%u-%d", (unsigned)getuid(), (int)getpid());
+    int fd = shm_open(d->shm_name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0 && errno == EEXIST) { /* left by a killed session whose pid we now have */
+        shm_unlink(d->shm_name);
+        fd = shm_open(d->shm_name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    }
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot create shared memory %s: %s", d->shm_name,
+                 strerror(errno));
+        return -1;
+    }
+    int e = ftruncate(fd, (off_t)total) ? errno : posix_fallocate(fd, 0, (off_t)total);
+    if (e) {
+        snprintf(err, errlen,
+                 "cannot reserve a %llu MiB pool in /dev/shm: %s (a smaller --buffer may fit)",
+                 (unsigned long long)(total >> 20), strerror(e));
+        close(fd);
+        shm_unlink(d->shm_name);
+        return -1;
+    }
+    void *m = mmap(0, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED) {
+        snprintf(err, errlen, "cannot map the pool: %s", strerror(errno));
+        shm_unlink(d->shm_name);
+        return -1;
+    }
+    struct ptt_pool *p = m;
+    p->version = PTT_POOL_VERSION;
+    p->nbufs = n;
+    p->buf_size = c->buf_size;
+    p->clock = c->clock_tsc ? PTT_CLOCK_TSC : PTT_CLOCK_MONO;
+    p->overflow = (uint32_t)c->overflow;
+    p->daemon_pid = (int32_t)getpid();
+    p->desc_offset = head;
+    p->data_offset = data;
+    p->total_size = total;
+    p->class_mask = c->class_mask;
+    atomic_store(&p->free_head, PTT_POOL_EMPTY);
+    for (uint32_t i = n; i-- > 0;)
+        push_free(p, i);
+    __atomic_store_n(&p->magic, PTT_POOL_MAGIC, __ATOMIC_RELEASE);
+    d->pool = p;
+    d->size = total;
+    return 0;
+}
+
+/* Count the events of a sub-buffer, and cut it at the first malformed one. */
+static uint32_t walk(const uint8_t *data, uint32_t *len, uint64_t *corrupt)
+{
+    uint32_t p = 0, n = 0;
+    while (p + 8 <= *len) {
+        struct ptt_event h;
+        memcpy(&h, data + p, 8);
+        if (h.size < 8 || h.size % 8 || p + h.size > *len || !(h.id & PTT_EV_ID_MASK))
+            break;
+        p += h.size;
+        n++;
+    }
+    if (p != *len) {
+        ++*corrupt;
+        *len = p;
+    }
+    return n;
+}
+
+static void write_chunk(struct ptt_daemon *d, const struct ptt_rec_chunk *proto, const void *data,
+                        uint32_t len)
+{
+    struct ptt_rec_chunk c = *proto;
+    c.nevents = walk(data, &len, &d->corrupt);
+    if (!c.nevents)
+        return;
+    ptt_writer_record(d->out, PTT_REC_CHUNK, &c, sizeof c, data, len);
+    d->events += c.nevents;
+    d->bytes += len;
+    d->chunks++;
+}
+
+size_t ptt_daemon_drain(struct ptt_daemon *d, int pid)
+{
+    struct ptt_pool *p = d->pool;
+    size_t done = 0;
+    for (uint32_t i = 0; i < p->nbufs; i++) {
+        struct ptt_desc *b = ptt_pool_desc(p, i);
+        uint32_t st = atomic_load_explicit(&b->state, memory_order_acquire);
+        if (st != PTT_BUF_READY &&
+            !(st == PTT_BUF_OWNED && (pid == -1 || (pid > 0 && b->pid == pid))))
+            continue;
+        uint32_t len = atomic_load_explicit(&b->committed, memory_order_acquire);
+        if (len > p->buf_size)
+            len = p->buf_size;
+        struct ptt_rec_chunk c = {{0, 0}, b->pid, b->tid, b->serial, b->seq, b->base_ts, 0, 0};
+        write_chunk(d, &c, ptt_pool_data(p, i), len);
+        atomic_store_explicit(&b->committed, 0, memory_order_relaxed);
+        atomic_store_explicit(&b->state, PTT_BUF_FREE, memory_order_relaxed);
+        push_free(p, i);
+        done++;
+    }
+    return done;
+}
+
+void ptt_daemon_process_exit(struct ptt_daemon *d, int pid, int status)
+{
+    struct {
+        struct ptt_event h;
+        uint64_t status;
+    } ev = {{PTT_EV_PROCESS_EXIT, 16, 0}, (uint64_t)(uint32_t)status};
+    struct ptt_rec_chunk c = {{0, 0}, pid, pid, 0, 0, ptt_ticks(d->clock_tsc), 0,
+                              PTT_CHUNK_DAEMON};
+    write_chunk(d, &c, &ev, sizeof ev);
+}
+
+void ptt_daemon_destroy(struct ptt_daemon *d)
+{
+    if (!d->pool)
+        return;
+    munmap(d->pool, d->size);
+    shm_unlink(d->shm_name);
+    d->pool = NULL;
+}

@@ -1,0 +1,41 @@
+/* The draining side of the shared-memory pool (common/pool.h), run by ptt trace. */
+#ifndef PTT_DAEMON_H
+#define PTT_DAEMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/pool.h"
+#include "writer.h"
+
+struct ptt_daemon {
+    struct ptt_pool *pool;
+    size_t size;
+    char shm_name[64];
+    int clock_tsc;
+    struct ptt_writer *out;
+    uint64_t events, bytes, chunks;
+    uint64_t corrupt; /* chunks cut short at a malformed event (a bug if ever non-zero) */
+};
+
+struct ptt_pool_config {
+    uint64_t size;     /* bytes of the whole pool */
+    uint32_t buf_size; /* bytes of one sub-buffer */
+    int clock_tsc;
+    int overflow;
+    uint64_t class_mask;
+};
+
+/* Create and map the pool, its memory reserved up front so that a full /dev/shm is an error
+ * now rather than a bus error in the application later. -1 with a message in err. */
+int ptt_daemon_create(struct ptt_daemon *d, const struct ptt_pool_config *c, char *err,
+                      size_t errlen);
+/* Write READY sub-buffers to the file and free them. With pid != 0, also the OWNED ones of that
+ * (ended) process; with pid == -1, every OWNED one (the session is over). Returns the number of
+ * sub-buffers written. */
+size_t ptt_daemon_drain(struct ptt_daemon *d, int pid);
+/* Record that a process of the session ended, with its wait status. */
+void ptt_daemon_process_exit(struct ptt_daemon *d, int pid, int status);
+void ptt_daemon_destroy(struct ptt_daemon *d);
+
+#endif

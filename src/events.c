@@ -1,0 +1,143 @@
+/* The decoder's event table, built from common/events.def. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "events.h"
+
+static struct ptt_evinfo table[] = {
+#define PTT_EVENT(name, id, class, kind, routine, nargs, fields, human)                      \
+    {id, #name, #class, PTT_KIND_##kind, routine, nargs, fields, human, {{0}}, 0},
+#include "../common/events.def"
+};
+#define NEVENTS (sizeof table / sizeof table[0])
+
+static const struct ptt_classinfo classes[] = {
+#define PTT_CLASS(name, number, description) {#name, number, description},
+#include "../common/events.def"
+};
+
+enum {
+#define PTT_EVENT(name, ...) PTT_ORD_##name,
+#include "../common/events.def"
+};
+
+/* Index of an id in the table; a switch, so that a duplicate id fails to compile. */
+static int index_of(uint16_t id)
+{
+    switch (id) {
+#define PTT_EVENT(name, id, ...)                                                              \
+    case id:                                                                                  \
+        return PTT_ORD_##name;
+#include "../common/events.def"
+    default:
+        return -1;
+    }
+}
+
+static const struct {
+    const char *name;
+    enum ptt_ftype type;
+} ftypes[] = {
+    {"obj", PTT_F_OBJ},       {"ptr", PTT_F_PTR},         {"sym", PTT_F_SYM},
+    {"int", PTT_F_INT},       {"uint", PTT_F_UINT},       {"count", PTT_F_COUNT},
+    {"ret", PTT_F_RET},       {"tid", PTT_F_TID},         {"pthread", PTT_F_PTHREAD},
+    {"abstime", PTT_F_ABSTIME}, {"wstatus", PTT_F_WSTATUS}, {"evid", PTT_F_EVID},
+    {"endhow", PTT_F_ENDHOW},
+};
+
+const char *ptt_ftype_name(enum ptt_ftype t)
+{
+    for (size_t i = 0; i < sizeof ftypes / sizeof ftypes[0]; i++)
+        if (ftypes[i].type == t)
+            return ftypes[i].name;
+    return "?";
+}
+
+static int parsed;
+
+/* Parse the field specs once; a malformed table is a build bug, caught by the unit tests. */
+static void parse_table(void)
+{
+    for (size_t e = 0; e < NEVENTS; e++) {
+        struct ptt_evinfo *ev = &table[e];
+        const char *s = ev->fields_spec;
+        unsigned n = 0;
+        while (*s) {
+            while (*s == ' ')
+                s++;
+            if (!*s)
+                break;
+            const char *colon = strchr(s, ':');
+            const char *end = strchr(s, ' ');
+            if (!end)
+                end = s + strlen(s);
+            if (!colon || colon > end || n >= PTT_EVENT_MAX_ARGS) {
+                fprintf(stderr, "ptt: bad field spec for %s\n", ev->name);
+                abort();
+            }
+            ev->fields[n].name = s;
+            ev->fields[n].name_len = (int)(colon - s);
+            size_t tl = (size_t)(end - colon - 1);
+            size_t k;
+            for (k = 0; k < sizeof ftypes / sizeof ftypes[0]; k++)
+                if (strlen(ftypes[k].name) == tl && !memcmp(ftypes[k].name, colon + 1, tl))
+                    break;
+            if (k == sizeof ftypes / sizeof ftypes[0]) {
+                fprintf(stderr, "ptt: bad field type for %s\n", ev->name);
+                abort();
+            }
+            ev->fields[n].type = ftypes[k].type;
+            n++;
+            s = end;
+        }
+        if (n != ev->nargs) {
+            fprintf(stderr, "ptt: %s declares %u arguments and %u fields\n", ev->name, ev->nargs,
+                    n);
+            abort();
+        }
+        if (ev->kind == PTT_KIND_IN) {
+            ev->noreturn = 1;
+            for (size_t o = 0; o < NEVENTS; o++)
+                if (table[o].kind == PTT_KIND_OUT && !strcmp(table[o].routine, ev->routine))
+                    ev->noreturn = 0;
+        }
+    }
+    parsed = 1;
+}
+
+const struct ptt_evinfo *ptt_evinfo(uint16_t id)
+{
+    if (!parsed)
+        parse_table();
+    int i = index_of(id);
+    return i < 0 ? NULL : &table[i];
+}
+
+const struct ptt_evinfo *ptt_evinfo_all(unsigned *n)
+{
+    if (!parsed)
+        parse_table();
+    *n = NEVENTS;
+    return table;
+}
+
+const struct ptt_classinfo *ptt_classes(unsigned *n)
+{
+    *n = sizeof classes / sizeof classes[0];
+    return classes;
+}
+
+int ptt_class_number(const char *name)
+{
+    for (size_t i = 0; i < sizeof classes / sizeof classes[0]; i++)
+        if (!strcmp(classes[i].name, name))
+            return (int)classes[i].number;
+    return -1;
+}
+
+const char *ptt_kind_name(enum ptt_kind k)
+{
+    static const char *names[] = {"IN", "OUT", "STATE", "META"};
+    return names[k];
+}

@@ -1,0 +1,62 @@
+/* The decoder's view of the event table (common/events.def). */
+#ifndef PTT_EVENTS_H
+#define PTT_EVENTS_H
+
+#include <stdint.h>
+
+#include "../common/event.h"
+
+enum ptt_kind { PTT_KIND_IN, PTT_KIND_OUT, PTT_KIND_STATE, PTT_KIND_META };
+
+enum ptt_ftype {
+    PTT_F_OBJ,     /* address of a POSIX threads object */
+    PTT_F_PTR,     /* any other address */
+    PTT_F_SYM,     /* address of a function */
+    PTT_F_INT,     /* signed integer */
+    PTT_F_UINT,    /* unsigned integer */
+    PTT_F_COUNT,   /* a number of things */
+    PTT_F_RET,     /* return value: 0 or an errno number */
+    PTT_F_TID,     /* kernel thread id */
+    PTT_F_PTHREAD, /* pthread_t value */
+    PTT_F_ABSTIME, /* absolute timeout, nanoseconds */
+    PTT_F_WSTATUS, /* wait status of a process */
+    PTT_F_EVID,    /* an event id */
+    PTT_F_ENDHOW,  /* how a thread ended: 0 return, 1 pthread_exit, 2 cancelled */
+};
+
+struct ptt_field {
+    const char *name;
+    int name_len;
+    enum ptt_ftype type;
+};
+
+struct ptt_evinfo {
+    uint16_t id;
+    const char *name;
+    const char *cls;
+    enum ptt_kind kind;
+    const char *routine;
+    unsigned nargs;
+    const char *fields_spec;
+    const char *human;
+    struct ptt_field fields[PTT_EVENT_MAX_ARGS];
+    int noreturn; /* an IN event whose routine has no OUT event (pthread_exit) */
+};
+
+struct ptt_classinfo {
+    const char *name;
+    unsigned number;
+    const char *description;
+};
+
+/* NULL for an id not in the table. */
+const struct ptt_evinfo *ptt_evinfo(uint16_t id);
+/* All events in table order; *n receives their number. */
+const struct ptt_evinfo *ptt_evinfo_all(unsigned *n);
+const struct ptt_classinfo *ptt_classes(unsigned *n);
+/* Class number by name, -1 if unknown. */
+int ptt_class_number(const char *name);
+const char *ptt_kind_name(enum ptt_kind k);
+const char *ptt_ftype_name(enum ptt_ftype t);
+
+#endif

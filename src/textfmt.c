@@ -1,0 +1,182 @@
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "textfmt.h"
+
+const char *ptt_ev_name(const struct ptt_ev *ev, char *buf, size_t len)
+{
+    if (ev->info)
+        return ev->info->name;
+    snprintf(buf, len, "UNKNOWN_0x%04x", ev->id);
+    return buf;
+}
+
+static const char *errno_name(int e)
+{
+    const char *n = e > 0 ? strerrorname_np(e) : NULL;
+    return n;
+}
+
+const char *ptt_fmt_field(char *buf, size_t len, enum ptt_ftype type, uint64_t v, int human)
+{
+    switch (type) {
+    case PTT_F_OBJ:
+    case PTT_F_PTR:
+    case PTT_F_SYM:
+    case PTT_F_PTHREAD:
+        snprintf(buf, len, "0x%" PRIx64, v);
+        break;
+    case PTT_F_INT:
+        snprintf(buf, len, "%" PRId64, (int64_t)v);
+        break;
+    case PTT_F_UINT:
+    case PTT_F_COUNT:
+        snprintf(buf, len, "%" PRIu64, v);
+        break;
+    case PTT_F_RET: {
+        int r = (int)(int64_t)v;
+        const char *n = human ? errno_name(r) : NULL;
+        if (n)
+            snprintf(buf, len, "%s (%d)", n, r);
+        else
+            snprintf(buf, len, "%d", r);
+        break;
+    }
+    case PTT_F_TID:
+        snprintf(buf, len, "%d", (int)(int64_t)v);
+        break;
+    case PTT_F_ABSTIME:
+        snprintf(buf, len, "%" PRIu64 ".%09" PRIu64, v / 1000000000u, v % 1000000000u);
+        break;
+    case PTT_F_WSTATUS: {
+        int st = (int)v;
+        if (WIFEXITED(st))
+            snprintf(buf, len, human ? "exited with status %d" : "exit=%d", WEXITSTATUS(st));
+        else if (WIFSIGNALED(st)) {
+            const char *sn = sigabbrev_np(WTERMSIG(st));
+            if (human)
+                snprintf(buf, len, "killed by signal %d (SIG%s)%s", WTERMSIG(st),
+                         sn ? sn : "?", WCOREDUMP(st) ? ", core dumped" : "");
+            else
+                snprintf(buf, len, "signal=%d", WTERMSIG(st));
+        } else
+            snprintf(buf, len, "status=0x%x", st);
+        break;
+    }
+    case PTT_F_EVID: {
+        const struct ptt_evinfo *e = ptt_evinfo((uint16_t)v);
+        if (e && human && e->routine[0])
+            snprintf(buf, len, "%s", e->routine);
+        else if (e)
+            snprintf(buf, len, "%s", e->name);
+        else
+            snprintf(buf, len, "0x%04" PRIx64, v);
+        break;
+    }
+    case PTT_F_ENDHOW: {
+        static const char *raw[] = {"return", "exit", "cancel"};
+        static const char *hum[] = {"returned", "called pthread_exit", "cancelled"};
+        snprintf(buf, len, "%s", v < 3 ? (human ? hum : raw)[v] : "?");
+        break;
+    }
+    }
+    return buf;
+}
+
+static void print_time(FILE *f, int64_t ns, int decimals)
+{
+    if (ns < 0) {
+        fputc('-', f);
+        ns = -ns;
+    }
+    if (decimals == 9)
+        fprintf(f, "%" PRId64 ".%09" PRId64, ns / 1000000000, ns % 1000000000);
+    else
+        fprintf(f, "%" PRId64 ".%06" PRId64, ns / 1000000000, ns % 1000000000 / 1000);
+}
+
+void ptt_print_raw(FILE *f, const struct ptt_ev *ev)
+{
+    char nb[32], vb[128];
+    print_time(f, ev->ns, 9);
+    fprintf(f, ":%s : %d : %d", ptt_ev_name(ev, nb, sizeof nb), ev->pid, ev->tid);
+    for (unsigned i = 0; i < ev->nargs; i++) {
+        enum ptt_ftype t = ev->info && i < ev->info->nargs ? ev->info->fields[i].type : PTT_F_PTR;
+        fprintf(f, " : %s", ptt_fmt_field(vb, sizeof vb, t, ev->args[i], 0));
+    }
+    fputc('\n', f);
+}
+
+/* "name value, name value" for the fields from index from on. */
+static void print_fields(FILE *f, const struct ptt_ev *ev, unsigned from)
+{
+    char vb[128];
+    for (unsigned i = from; i < ev->nargs && i < ev->info->nargs; i++) {
+        const struct ptt_field *fd = &ev->info->fields[i];
+        fprintf(f, "%s%.*s %s", i > from ? ", " : "", fd->name_len, fd->name,
+                ptt_fmt_field(vb, sizeof vb, fd->type, ev->args[i], 1));
+    }
+}
+
+static void print_template(FILE *f, const struct ptt_ev *ev)
+{
+    char vb[128];
+    for (const char *p = ev->info->human; *p; p++) {
+        const char *close = *p == '{' ? strchr(p, '}') : NULL;
+        unsigned i;
+        if (close) {
+            for (i = 0; i < ev->info->nargs; i++) {
+                const struct ptt_field *fd = &ev->info->fields[i];
+                if (fd->name_len == close - p - 1 && !memcmp(fd->name, p + 1, (size_t)fd->name_len))
+                    break;
+            }
+            if (i < ev->info->nargs && i < ev->nargs) {
+                fputs(ptt_fmt_field(vb, sizeof vb, ev->info->fields[i].type, ev->args[i], 1), f);
+                p = close;
+                continue;
+            }
+        }
+        fputc(*p, f);
+    }
+}
+
+void ptt_print_human(FILE *f, const struct ptt_ev *ev)
+{
+    print_time(f, ev->ns, 6);
+    fprintf(f, " : Pid %d, Thread %d ", ev->pid, ev->tid);
+    const struct ptt_evinfo *e = ev->info;
+    if (!e) {
+        fprintf(f, "records an event unknown to this ptt (id 0x%04x).\n", ev->id);
+        return;
+    }
+    switch (e->kind) {
+    case PTT_KIND_IN:
+        fprintf(f, "enters function %s", e->routine);
+        if (ev->nargs) {
+            fputs(" (", f);
+            print_fields(f, ev, 0);
+            fputc(')', f);
+        }
+        break;
+    case PTT_KIND_OUT: {
+        char vb[128];
+        fprintf(f, "leaves function %s, returning %s", e->routine,
+                ev->nargs ? ptt_fmt_field(vb, sizeof vb, e->fields[0].type, ev->args[0], 1)
+                          : "nothing");
+        if (ev->nargs > 1) {
+            fputs(" (", f);
+            print_fields(f, ev, 1);
+            fputc(')', f);
+        }
+        break;
+    }
+    default:
+        print_template(f, ev);
+        break;
+    }
+    fputs(ev->nested ? " [in a signal handler]\n" : ".\n", f);
+}

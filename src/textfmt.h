@@ -1,0 +1,18 @@
+/* Event text: the raw (machine) and human formats of ptt view, reusable by other commands. */
+#ifndef PTT_TEXTFMT_H
+#define PTT_TEXTFMT_H
+
+#include <stdio.h>
+
+#include "reader.h"
+
+/* One field's value: raw (stable, for programs) or human. Returns buf. */
+const char *ptt_fmt_field(char *buf, size_t len, enum ptt_ftype type, uint64_t v, int human);
+/* "TIME:EVENT : PID : TID : ARG : ARG ..." */
+void ptt_print_raw(FILE *f, const struct ptt_ev *ev);
+/* "TIME : Pid P, Thread T <sentence>." */
+void ptt_print_human(FILE *f, const struct ptt_ev *ev);
+/* The event's name, or UNKNOWN_0xID for an id this ptt does not know. */
+const char *ptt_ev_name(const struct ptt_ev *ev, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,14 @@
+/* Small helpers shared by the commands. */
+#ifndef PTT_UTIL_H
+#define PTT_UTIL_H
+
+#include <stdint.h>
+
+/* "64K", "16M", "1G", "4096": bytes, or -1 for anything else. */
+int64_t ptt_parse_size(const char *s);
+/* Print "ptt <cmd>: message" on stderr. */
+void ptt_warn(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+uint64_t ptt_mono_ns(void);
+uint64_t ptt_real_ns(void);
+
+#endif
