@@ -57,6 +57,8 @@ struct ptt_pool {
     _Alignas(64) _Atomic uint64_t lost;      /* events dropped, exactly */
     _Atomic uint64_t wait_ns;                /* total time writers waited for a free sub-buffer */
     _Atomic uint64_t waits;                  /* number of such waits */
+    _Alignas(64) _Atomic uint32_t next_serial; /* thread numbers, unique in the session: a
+                                                  process that calls exec keeps its pid */
 };
 
 static inline struct ptt_desc *ptt_pool_desc(struct ptt_pool *p, uint32_t i)

@@ -10,12 +10,10 @@
 
 #include "libptt.h"
 
-static _Atomic uint32_t thread_serial; /* per process; reset in a forked child */
-
-void ptt_reset_serials(void)
-{
-    atomic_store(&thread_serial, 0);
-}
+/* Set when threads waited long for a sub-buffer while the daemon was alive: every sub-buffer
+ * is held by a live thread (more threads than sub-buffers). Events are then dropped, and
+ * counted, until one comes free, rather than the application hanging. */
+static int starved;
 
 static uint32_t pool_pop(struct ptt_pool *p)
 {
@@ -53,8 +51,11 @@ static void pause_us(long us)
 static uint32_t take_buffer(struct ptt_pool *p)
 {
     uint32_t i = pool_pop(p);
-    if (i != PTT_POOL_EMPTY || p->overflow == PTT_OVERFLOW_DISCARD)
+    if (i != PTT_POOL_EMPTY || p->overflow == PTT_OVERFLOW_DISCARD || starved) {
+        if (i != PTT_POOL_EMPTY)
+            starved = 0;
         return i;
+    }
     uint64_t t0 = mono_ns(), seen = t0;
     uint64_t hb = atomic_load_explicit(&p->heartbeat, memory_order_relaxed);
     long us = 20;
@@ -68,6 +69,10 @@ static uint32_t take_buffer(struct ptt_pool *p)
             seen = now;
         } else if (now - seen > 2000000000u) {
             ptt_active = 0; /* the daemon is gone */
+            break;
+        }
+        if (now - t0 > 10000000000u) {
+            starved = 1;
             break;
         }
     }
@@ -134,7 +139,7 @@ void ptt_record_slow(struct ptt_thread *t, uint16_t id, unsigned n, const uint64
     }
     struct ptt_desc *d = ptt_pool_desc(p, i);
     if (!t->serial) {
-        t->serial = atomic_fetch_add(&thread_serial, 1) + 1;
+        t->serial = atomic_fetch_add(&p->next_serial, 1) + 1;
         t->tid = (int32_t)syscall(SYS_gettid);
     }
     d->pid = ptt_pid;

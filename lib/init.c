@@ -18,8 +18,6 @@ uint64_t ptt_class_mask;
 struct ptt_pool *ptt_pool;
 int ptt_pid;
 
-void ptt_reset_serials(void);
-
 #define PTT_DEFINE_REAL(ret, name, params) ret(*ptt_real_##name) params;
 PTT_REAL_FUNCS(PTT_DEFINE_REAL)
 #undef PTT_DEFINE_REAL
@@ -33,14 +31,14 @@ void ptt_resolve(void)
 #undef PTT_RESOLVE
 }
 
-/* In a forked child: the parent's sub-buffer is not ours; take fresh ones under our own pid.
+/* In a forked child: the parent's sub-buffer is not ours; take fresh ones under our own pid
+ * and a new thread number.
  * Registered first (our constructor runs before the application's), so this runs before the
  * application's own child handlers, which may well record events. */
 static void atfork_child(void)
 {
     struct ptt_thread *t = &ptt_self;
     ptt_pid = (int)getpid();
-    ptt_reset_serials();
     t->desc = 0;
     t->pos = t->end = t->data = 0;
     t->nest = 0;

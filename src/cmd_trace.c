@@ -371,9 +371,9 @@ int cmd_trace(int argc, char **argv)
     ptt_writer_info(&w, pidinfo);
 
     int child_status = 0, child_done = 0;
-    uint64_t last_clock = ptt_mono_ns();
+    uint64_t last_clock = ptt_mono_ns(), last_reap = last_clock;
     for (;;) {
-        size_t n = ptt_daemon_drain(&d, 0);
+        size_t n = ptt_daemon_drain(&d, PTT_DRAIN_READY);
         atomic_fetch_add_explicit(&d.pool->heartbeat, 1, memory_order_relaxed);
         int st;
         pid_t p;
@@ -392,9 +392,14 @@ int cmd_trace(int argc, char **argv)
         }
         if (none_left || (child_done && !follow))
             break;
-        if (ptt_mono_ns() - last_clock > 10000000000ull) {
+        uint64_t now = ptt_mono_ns();
+        if (now - last_reap > 1000000000ull) {
+            ptt_daemon_drain(&d, PTT_DRAIN_DEAD);
+            last_reap = now;
+        }
+        if (now - last_clock > 10000000000ull) {
             write_clock(&d, &w);
-            last_clock = ptt_mono_ns();
+            last_clock = now;
         }
         struct timespec to = {0, n ? 500000 : 5000000};
         siginfo_t si;
@@ -405,7 +410,7 @@ int cmd_trace(int argc, char **argv)
                 kill(child, sig);
         }
     }
-    ptt_daemon_drain(&d, -1);
+    ptt_daemon_drain(&d, PTT_DRAIN_ALL);
     write_clock(&d, &w);
     uint64_t lost = atomic_load(&d.pool->lost), wait_ns = atomic_load(&d.pool->wait_ns),
              waits = atomic_load(&d.pool->waits);
@@ -426,8 +431,12 @@ int cmd_trace(int argc, char **argv)
                 "sub-buffer (a larger --buffer avoids it)\n",
                 (double)wait_ns / 1e6, (unsigned long long)waits);
     if (lost)
-        fprintf(stderr, "ptt: warning: %llu events were dropped (--overflow=discard)\n",
-                (unsigned long long)lost);
+        fprintf(stderr,
+                "ptt: warning: %llu events were dropped: the pool was exhausted (%s)\n",
+                (unsigned long long)lost,
+                cfg.overflow == PTT_OVERFLOW_DISCARD
+                    ? "--overflow=discard"
+                    : "every sub-buffer held by a live thread; a larger --buffer avoids it");
     fprintf(stderr, "ptt: wrote %llu events (%llu bytes) to %s, %llu lost\n",
             (unsigned long long)d.events, (unsigned long long)w.offset, output,
             (unsigned long long)lost);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "../common/clock.h"
@@ -117,15 +118,26 @@ static void write_chunk(struct ptt_daemon *d, const struct ptt_rec_chunk *proto,
     d->chunks++;
 }
 
-size_t ptt_daemon_drain(struct ptt_daemon *d, int pid)
+/* Whether an OWNED sub-buffer can be taken from its writer: it is gone. */
+static int writer_gone(const struct ptt_desc *b, int which)
+{
+    if (which == PTT_DRAIN_ALL)
+        return 1;
+    if (which > 0)
+        return b->pid == which;
+    if (which == PTT_DRAIN_DEAD)
+        return syscall(SYS_tgkill, b->pid, b->tid, 0) < 0 && errno == ESRCH;
+    return 0;
+}
+
+size_t ptt_daemon_drain(struct ptt_daemon *d, int which)
 {
     struct ptt_pool *p = d->pool;
     size_t done = 0;
     for (uint32_t i = 0; i < p->nbufs; i++) {
         struct ptt_desc *b = ptt_pool_desc(p, i);
         uint32_t st = atomic_load_explicit(&b->state, memory_order_acquire);
-        if (st != PTT_BUF_READY &&
-            !(st == PTT_BUF_OWNED && (pid == -1 || (pid > 0 && b->pid == pid))))
+        if (st != PTT_BUF_READY && !(st == PTT_BUF_OWNED && writer_gone(b, which)))
             continue;
         uint32_t len = atomic_load_explicit(&b->committed, memory_order_acquire);
         if (len > p->buf_size)

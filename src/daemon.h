@@ -30,10 +30,16 @@ struct ptt_pool_config {
  * now rather than a bus error in the application later. -1 with a message in err. */
 int ptt_daemon_create(struct ptt_daemon *d, const struct ptt_pool_config *c, char *err,
                       size_t errlen);
-/* Write READY sub-buffers to the file and free them. With pid != 0, also the OWNED ones of that
- * (ended) process; with pid == -1, every OWNED one (the session is over). Returns the number of
- * sub-buffers written. */
-size_t ptt_daemon_drain(struct ptt_daemon *d, int pid);
+/* What ptt_daemon_drain takes besides READY sub-buffers: a pid > 0 takes the OWNED ones of that
+ * (ended) process too. */
+enum {
+    PTT_DRAIN_READY = 0, /* only READY */
+    PTT_DRAIN_ALL = -1,  /* every OWNED one too: the session is over */
+    PTT_DRAIN_DEAD = -2, /* OWNED ones of threads that no longer exist (ended without handing
+                            their sub-buffer over: killed, exec, raw clone, exit-time code) */
+};
+/* Write sub-buffers to the file and free them; returns how many. */
+size_t ptt_daemon_drain(struct ptt_daemon *d, int which);
 /* Record that a process of the session ended, with its wait status. */
 void ptt_daemon_process_exit(struct ptt_daemon *d, int pid, int status);
 void ptt_daemon_destroy(struct ptt_daemon *d);
