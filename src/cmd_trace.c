@@ -211,6 +211,7 @@ int cmd_trace(int argc, char **argv)
     if (clk && !strcmp(clk, "monotonic"))
         cfg.clock_tsc = 0;
     optind = 1;
+    opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, "+o:qh", opts, NULL)) != -1) {
         switch (c) {
@@ -276,7 +277,7 @@ int cmd_trace(int argc, char **argv)
             fputs(usage_text, stdout);
             return 0;
         default:
-            fputs(usage_text, stderr);
+            ptt_bad_option("trace", argv);
             return PTT_EXIT_USAGE;
         }
     }
@@ -420,8 +421,11 @@ int cmd_trace(int argc, char **argv)
     ptt_daemon_destroy(&d);
     if (ptt_writer_close(&w))
         ptt_warn("trace", "writing %s: %s; the trace is incomplete", output, strerror(errno));
-    if (exec_errno)
+    if (exec_errno) { /* the file records nothing but the failure, which we say here */
+        unlink(output);
         ptt_warn("trace", "cannot run '%s': %s", prog[0], strerror(exec_errno));
+        return code;
+    }
     if (d.corrupt)
         ptt_warn("trace", "%llu sub-buffers held a malformed event and were cut short",
                  (unsigned long long)d.corrupt);

@@ -54,6 +54,7 @@ int cmd_view(int argc, char **argv)
                                          {0, 0, 0, 0}};
     int fmt = FMT_HUMAN, summary = 0, c;
     optind = 1;
+    opterr = 0;
     while ((c = getopt_long(argc, argv, "f:sh", opts, NULL)) != -1) {
         switch (c) {
         case 'f':
@@ -73,7 +74,7 @@ int cmd_view(int argc, char **argv)
             fputs(usage_text, stdout);
             return 0;
         default:
-            fputs(usage_text, stderr);
+            ptt_bad_option("view", argv);
             return PTT_EXIT_USAGE;
         }
     }

@@ -1,6 +1,8 @@
 #define _GNU_SOURCE
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
+#include <getopt.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -36,6 +38,16 @@ void ptt_warn(const char *cmd, const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
+}
+
+void ptt_bad_option(const char *cmd, char **argv)
+{
+    const char *arg = optind > 0 ? argv[optind - 1] : NULL;
+    if (arg && arg[0] == '-' && arg[1] == '-')
+        ptt_warn(cmd, "option '%s' is unknown or lacks its value; see 'ptt %s --help'", arg, cmd);
+    else
+        ptt_warn(cmd, "option -%c is unknown or lacks its value; see 'ptt %s --help'",
+                 optopt ? optopt : '?', cmd);
 }
 
 uint64_t ptt_mono_ns(void)

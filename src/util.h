@@ -8,6 +8,8 @@
 int64_t ptt_parse_size(const char *s);
 /* Print "ptt <cmd>: message" on stderr. */
 void ptt_warn(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* After getopt_long returned '?' or ':': one line naming the bad option. */
+void ptt_bad_option(const char *cmd, char **argv);
 uint64_t ptt_mono_ns(void);
 uint64_t ptt_real_ns(void);
 
