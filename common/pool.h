@@ -51,12 +51,12 @@ struct ptt_pool {
     uint8_t pad0[64];
 
     /* Each contended word sits on a line of its own. */
-    _Alignas(64) _Atomic uint64_t free_head; /* low 32 bits: index, high: ABA tag */
-    _Alignas(64) _Atomic uint64_t heartbeat; /* the daemon ticks it: writers waiting on a dead
-                                                daemon give up */
-    _Alignas(64) _Atomic uint64_t lost;      /* events dropped, exactly */
-    _Atomic uint64_t wait_ns;                /* total time writers waited for a free sub-buffer */
-    _Atomic uint64_t waits;                  /* number of such waits */
+    _Alignas(64) _Atomic uint64_t free_head;   /* low 32 bits: index, high: ABA tag */
+    _Alignas(64) _Atomic uint64_t heartbeat;   /* the daemon ticks it: writers waiting on a dead
+                                                  daemon give up */
+    _Alignas(64) _Atomic uint64_t lost;        /* events dropped, exactly */
+    _Atomic uint64_t wait_ns;                  /* total time writers waited for a free sub-buffer */
+    _Atomic uint64_t waits;                    /* number of such waits */
     _Alignas(64) _Atomic uint32_t next_serial; /* thread numbers, unique in the session: a
                                                   process that calls exec keeps its pid */
 };

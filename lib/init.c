@@ -24,8 +24,8 @@ PTT_REAL_FUNCS(PTT_DEFINE_REAL)
 
 void ptt_resolve(void)
 {
-#define PTT_RESOLVE(ret, name, params)                                                        \
-    if (!ptt_real_##name)                                                                     \
+#define PTT_RESOLVE(ret, name, params) \
+    if (!ptt_real_##name)              \
         *(void **)&ptt_real_##name = dlsym(RTLD_NEXT, #name);
     PTT_REAL_FUNCS(PTT_RESOLVE)
 #undef PTT_RESOLVE
@@ -46,7 +46,8 @@ static void atfork_child(void)
     t->seq = 0;
     t->lost = 0;
     if (ptt_active)
-        PTT_REC(PROCESS_START, PTT_I(getppid()), PTT_U(ptt_clock_tsc ? PTT_CLOCK_TSC : PTT_CLOCK_MONO));
+        PTT_REC(PROCESS_START, PTT_I(getppid()),
+                PTT_U(ptt_clock_tsc ? PTT_CLOCK_TSC : PTT_CLOCK_MONO));
 }
 
 static struct ptt_pool *attach(const char *name)

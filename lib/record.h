@@ -24,11 +24,11 @@ struct ptt_thread {
     uint32_t guard; /* libptt is calling out: its own calls are not traced */
     uintptr_t data; /* start of the sub-buffer's data */
     struct ptt_desc *desc;
-    uint64_t lost;  /* dropped events not yet reported in the stream */
+    uint64_t lost; /* dropped events not yet reported in the stream */
     uint32_t serial;
     uint32_t seq;
     int32_t tid;
-    uint32_t ending; /* THREAD_END already recorded */
+    uint32_t ending;     /* THREAD_END already recorded */
     uint64_t exit_value; /* argument of pthread_exit, for THREAD_END */
     uint32_t exiting;
 };
@@ -101,18 +101,18 @@ static inline __attribute__((always_inline)) void ptt_write(struct ptt_thread *t
 
 /* Record event NAME with its arguments; the count is checked against the table at compile time. */
 #define PTT_NARGS_(...) (sizeof((uint64_t[]){0, __VA_ARGS__}) / sizeof(uint64_t) - 1)
-#define PTT_REC(name, ...)                                                                    \
-    do {                                                                                      \
+#define PTT_REC(name, ...)                                                                       \
+    do {                                                                                         \
         _Static_assert(PTT_NARGS_(__VA_ARGS__) == PTT_NARGS_##name, "argument count of " #name); \
-        const uint64_t ptt_a_[] = {0, __VA_ARGS__};                                           \
-        if ((ptt_class_mask >> PTT_CLASS_OF(PTT_EV_##name)) & 1)                               \
-            ptt_write(&ptt_self, PTT_EV_##name, PTT_NARGS_##name, ptt_a_ + 1);                 \
+        const uint64_t ptt_a_[] = {0, __VA_ARGS__};                                              \
+        if ((ptt_class_mask >> PTT_CLASS_OF(PTT_EV_##name)) & 1)                                 \
+            ptt_write(&ptt_self, PTT_EV_##name, PTT_NARGS_##name, ptt_a_ + 1);                   \
     } while (0)
-#define PTT_REC0(name)                                                                        \
-    do {                                                                                      \
-        _Static_assert(PTT_NARGS_##name == 0, "argument count of " #name);                     \
-        if ((ptt_class_mask >> PTT_CLASS_OF(PTT_EV_##name)) & 1)                               \
-            ptt_write(&ptt_self, PTT_EV_##name, 0, 0);                                         \
+#define PTT_REC0(name)                                                     \
+    do {                                                                   \
+        _Static_assert(PTT_NARGS_##name == 0, "argument count of " #name); \
+        if ((ptt_class_mask >> PTT_CLASS_OF(PTT_EV_##name)) & 1)           \
+            ptt_write(&ptt_self, PTT_EV_##name, 0, 0);                     \
     } while (0)
 
 /* Whether the calling thread records: libptt is active and not calling out. */

@@ -150,8 +150,8 @@ static void write_info(struct ptt_writer *w, char **argv, int tsc, double hz,
     char *text = NULL;
     size_t tl = 0;
     FILE *f = open_memstream(&text, &tl);
-    fprintf(f, "ptt_version=%s\nhost=%s\nkernel=%s %s %s\ncommand=%s\nstart_time=%s\n",
-            PTT_VERSION, u.nodename, u.sysname, u.release, u.machine, cmd, when);
+    fprintf(f, "ptt_version=%s\nhost=%s\nkernel=%s %s %s\ncommand=%s\nstart_time=%s\n", PTT_VERSION,
+            u.nodename, u.sysname, u.release, u.machine, cmd, when);
     fprintf(f, "clock=%s\nticks_per_second=%.0f\n", tsc ? "tsc" : "monotonic", hz);
     fprintf(f, "pool_size=%llu\nsubbuffer_size=%u\nsubbuffers=%u\noverflow=%s\nevents=%s\n",
             (unsigned long long)pool->total_size, pool->buf_size, pool->nbufs,
@@ -188,13 +188,17 @@ static int status_code(int st)
 
 int cmd_trace(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"output", required_argument, 0, 'o'}, {"events", required_argument, 0, 'e'},
-        {"buffer", required_argument, 0, 'b'}, {"subbuffer", required_argument, 0, 's'},
-        {"overflow", required_argument, 0, 'O'}, {"clock", required_argument, 0, 'c'},
-        {"no-follow", no_argument, 0, 'n'},     {"list", no_argument, 0, 'l'},
-        {"quiet", no_argument, 0, 'q'},         {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
+    static const struct option opts[] = {{"output", required_argument, 0, 'o'},
+                                         {"events", required_argument, 0, 'e'},
+                                         {"buffer", required_argument, 0, 'b'},
+                                         {"subbuffer", required_argument, 0, 's'},
+                                         {"overflow", required_argument, 0, 'O'},
+                                         {"clock", required_argument, 0, 'c'},
+                                         {"no-follow", no_argument, 0, 'n'},
+                                         {"list", no_argument, 0, 'l'},
+                                         {"quiet", no_argument, 0, 'q'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
     const char *output = NULL, *events = getenv("PTT_EVENTS");
     struct ptt_pool_config cfg = {0, 32u << 10, tsc_invariant(), PTT_OVERFLOW_BLOCK, ~0ull};
     int follow = 1, quiet = 0;
@@ -215,12 +219,8 @@ int cmd_trace(int argc, char **argv)
     int c;
     while ((c = getopt_long(argc, argv, "+o:qh", opts, NULL)) != -1) {
         switch (c) {
-        case 'o':
-            output = optarg;
-            break;
-        case 'e':
-            events = optarg;
-            break;
+        case 'o': output = optarg; break;
+        case 'e': events = optarg; break;
         case 'b':
             if ((v = ptt_parse_size(optarg)) < (1 << 20) || v > (1ll << 40)) {
                 ptt_warn("trace", "--buffer=%s: give a size from 1M to 1T, e.g. 64M", optarg);
@@ -230,8 +230,7 @@ int cmd_trace(int argc, char **argv)
             break;
         case 's':
             if ((v = ptt_parse_size(optarg)) < 4096 || v > (16 << 20) || v % 4096) {
-                ptt_warn("trace", "--subbuffer=%s: give a multiple of 4K from 4K to 16M",
-                         optarg);
+                ptt_warn("trace", "--subbuffer=%s: give a multiple of 4K from 4K to 16M", optarg);
                 return PTT_EXIT_USAGE;
             }
             cfg.buf_size = (uint32_t)v;
@@ -260,9 +259,7 @@ int cmd_trace(int argc, char **argv)
                 return PTT_EXIT_USAGE;
             }
             break;
-        case 'n':
-            follow = 0;
-            break;
+        case 'n': follow = 0; break;
         case 'l': {
             unsigned n;
             const struct ptt_classinfo *cl = ptt_classes(&n);
@@ -270,15 +267,9 @@ int cmd_trace(int argc, char **argv)
                 printf("%-8s %s\n", cl[i].name, cl[i].description);
             return 0;
         }
-        case 'q':
-            quiet = 1;
-            break;
-        case 'h':
-            fputs(usage_text, stdout);
-            return 0;
-        default:
-            ptt_bad_option("trace", argv);
-            return PTT_EXIT_USAGE;
+        case 'q': quiet = 1; break;
+        case 'h': fputs(usage_text, stdout); return 0;
+        default: ptt_bad_option("trace", argv); return PTT_EXIT_USAGE;
         }
     }
     if (optind >= argc) {
@@ -435,8 +426,7 @@ int cmd_trace(int argc, char **argv)
                 "sub-buffer (a larger --buffer avoids it)\n",
                 (double)wait_ns / 1e6, (unsigned long long)waits);
     if (lost)
-        fprintf(stderr,
-                "ptt: warning: %llu events were dropped: the pool was exhausted (%s)\n",
+        fprintf(stderr, "ptt: warning: %llu events were dropped: the pool was exhausted (%s)\n",
                 (unsigned long long)lost,
                 cfg.overflow == PTT_OVERFLOW_DISCARD
                     ? "--overflow=discard"

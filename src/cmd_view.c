@@ -67,15 +67,9 @@ int cmd_view(int argc, char **argv)
                 return PTT_EXIT_USAGE;
             }
             break;
-        case 's':
-            summary = 1;
-            break;
-        case 'h':
-            fputs(usage_text, stdout);
-            return 0;
-        default:
-            ptt_bad_option("view", argv);
-            return PTT_EXIT_USAGE;
+        case 's': summary = 1; break;
+        case 'h': fputs(usage_text, stdout); return 0;
+        default: ptt_bad_option("view", argv); return PTT_EXIT_USAGE;
         }
     }
     if (optind != argc - 1) {

@@ -3,8 +3,8 @@
 #define PTT_CMDS_H
 
 /* X(name, summary) */
-#define PTT_COMMANDS(X)                                                                       \
-    X(trace, "run a program and record its POSIX threads events into a trace file")          \
+#define PTT_COMMANDS(X)                                                             \
+    X(trace, "run a program and record its POSIX threads events into a trace file") \
     X(view, "print a trace file as text, in time order")
 
 #define PTT_DECLARE_CMD(name, summary) int cmd_##name(int argc, char **argv);

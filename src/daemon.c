@@ -19,9 +19,8 @@ static void push_free(struct ptt_pool *p, uint32_t i)
     uint64_t h = atomic_load_explicit(&p->free_head, memory_order_relaxed);
     do {
         __atomic_store_n(&d->next, (uint32_t)h, __ATOMIC_RELAXED);
-    } while (!atomic_compare_exchange_weak_explicit(
-        &p->free_head, &h, (((h >> 32) + 1) << 32) | i, memory_order_release,
-        memory_order_relaxed));
+    } while (!atomic_compare_exchange_weak_explicit(&p->free_head, &h, (((h >> 32) + 1) << 32) | i,
+                                                    memory_order_release, memory_order_relaxed));
 }
 
 int ptt_daemon_create(struct ptt_daemon *d, const struct ptt_pool_config *c, char *err,
@@ -46,8 +45,7 @@ int ptt_daemon_create(struct ptt_daemon *d, const struct ptt_pool_config *c, cha
         fd = shm_open(d->shm_name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     }
     if (fd < 0) {
-        snprintf(err, errlen, "cannot create shared memory %s: %s", d->shm_name,
-                 strerror(errno));
+        snprintf(err, errlen, "cannot create shared memory %s: %s", d->shm_name, strerror(errno));
         return -1;
     }
     int e = ftruncate(fd, (off_t)total) ? errno : posix_fallocate(fd, 0, (off_t)total);
@@ -158,8 +156,7 @@ void ptt_daemon_process_exit(struct ptt_daemon *d, int pid, int status)
         struct ptt_event h;
         uint64_t status;
     } ev = {{PTT_EV_PROCESS_EXIT, 16, 0}, (uint64_t)(uint32_t)status};
-    struct ptt_rec_chunk c = {{0, 0}, pid, pid, 0, 0, ptt_ticks(d->clock_tsc), 0,
-                              PTT_CHUNK_DAEMON};
+    struct ptt_rec_chunk c = {{0, 0}, pid, pid, 0, 0, ptt_ticks(d->clock_tsc), 0, PTT_CHUNK_DAEMON};
     write_chunk(d, &c, &ev, sizeof ev);
 }
 

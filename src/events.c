@@ -6,7 +6,7 @@
 #include "events.h"
 
 static struct ptt_evinfo table[] = {
-#define PTT_EVENT(name, id, class, kind, routine, nargs, fields, human)                      \
+#define PTT_EVENT(name, id, class, kind, routine, nargs, fields, human) \
     {id, #name, #class, PTT_KIND_##kind, routine, nargs, fields, human, {{0}}, 0},
 #include "../common/events.def"
 };
@@ -26,12 +26,11 @@ enum {
 static int index_of(uint16_t id)
 {
     switch (id) {
-#define PTT_EVENT(name, id, ...)                                                              \
-    case id:                                                                                  \
-        return PTT_ORD_##name;
+        /* clang-format off */
+#define PTT_EVENT(name, id, ...) case id: return PTT_ORD_##name;
 #include "../common/events.def"
-    default:
-        return -1;
+        /* clang-format on */
+    default: return -1;
     }
 }
 
@@ -39,9 +38,9 @@ static const struct {
     const char *name;
     enum ptt_ftype type;
 } ftypes[] = {
-    {"obj", PTT_F_OBJ},       {"ptr", PTT_F_PTR},         {"sym", PTT_F_SYM},
-    {"int", PTT_F_INT},       {"uint", PTT_F_UINT},       {"count", PTT_F_COUNT},
-    {"ret", PTT_F_RET},       {"tid", PTT_F_TID},         {"pthread", PTT_F_PTHREAD},
+    {"obj", PTT_F_OBJ},         {"ptr", PTT_F_PTR},         {"sym", PTT_F_SYM},
+    {"int", PTT_F_INT},         {"uint", PTT_F_UINT},       {"count", PTT_F_COUNT},
+    {"ret", PTT_F_RET},         {"tid", PTT_F_TID},         {"pthread", PTT_F_PTHREAD},
     {"abstime", PTT_F_ABSTIME}, {"wstatus", PTT_F_WSTATUS}, {"evid", PTT_F_EVID},
     {"endhow", PTT_F_ENDHOW},
 };

@@ -239,8 +239,8 @@ static void index_file(struct ptt_reader *r, uint64_t off)
                 set_err(r, "corrupt chunk record at offset %llu", (unsigned long long)off);
                 return;
             }
-            struct stream *s = stream_for(r, c.pid, (c.flags & PTT_CHUNK_DAEMON) ? 0 : c.serial,
-                                          c.tid);
+            struct stream *s =
+                stream_for(r, c.pid, (c.flags & PTT_CHUNK_DAEMON) ? 0 : c.serial, c.tid);
             s->chunks = grow(s->chunks, &s->cap, s->nchunks + 1, sizeof *s->chunks);
             s->chunks[s->nchunks++] = (struct chunkref){off, h.size, c.seq};
             if (c.flags & PTT_CHUNK_DAEMON)
@@ -251,8 +251,7 @@ static void index_file(struct ptt_reader *r, uint64_t off)
             if (h.size >= sizeof r->end && read_at(r, &r->end, sizeof r->end, off) == 0)
                 r->has_end = 1;
             break;
-        default:
-            break; /* a record of a newer minor version: skipped */
+        default: break; /* a record of a newer minor version: skipped */
         }
         off += h.size;
     }
@@ -287,9 +286,8 @@ struct ptt_reader *ptt_reader_open(const char *path, char *err, size_t errlen)
         goto fail;
     }
     if (fh.major != PTT_FORMAT_MAJOR) {
-        snprintf(err, errlen,
-                 "%s: trace format version %u.%u, this ptt reads version %u.x only", path,
-                 fh.major, fh.minor, PTT_FORMAT_MAJOR);
+        snprintf(err, errlen, "%s: trace format version %u.%u, this ptt reads version %u.x only",
+                 path, fh.major, fh.minor, PTT_FORMAT_MAJOR);
         goto fail;
     }
     if (fh.header_size < sizeof fh || fh.header_size % 8 || fh.header_size > r->size) {

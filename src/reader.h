@@ -12,17 +12,17 @@
 struct ptt_reader;
 
 struct ptt_ev {
-    uint64_t ticks;   /* on the trace clock */
-    int64_t ns;       /* since the trace start */
+    uint64_t ticks; /* on the trace clock */
+    int64_t ns;     /* since the trace start */
     int32_t pid;
     int32_t tid;
-    uint32_t serial;  /* thread number within the process; 0 for ptt trace's own events */
+    uint32_t serial; /* thread number within the process; 0 for ptt trace's own events */
     uint16_t id;
-    uint16_t nested;  /* written by a signal handler inside another event */
+    uint16_t nested; /* written by a signal handler inside another event */
     unsigned nargs;
     uint64_t args[PTT_EVENT_MAX_ARGS];
     const struct ptt_evinfo *info; /* NULL for an id this reader does not know */
-    uint64_t offset;  /* in the file; 0 for events the reader synthesized */
+    uint64_t offset;               /* in the file; 0 for events the reader synthesized */
 };
 
 /* Open and index path. On a fatal error (unreadable, not a trace, another major version)

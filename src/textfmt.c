@@ -27,16 +27,10 @@ const char *ptt_fmt_field(char *buf, size_t len, enum ptt_ftype type, uint64_t v
     case PTT_F_OBJ:
     case PTT_F_PTR:
     case PTT_F_SYM:
-    case PTT_F_PTHREAD:
-        snprintf(buf, len, "0x%" PRIx64, v);
-        break;
-    case PTT_F_INT:
-        snprintf(buf, len, "%" PRId64, (int64_t)v);
-        break;
+    case PTT_F_PTHREAD: snprintf(buf, len, "0x%" PRIx64, v); break;
+    case PTT_F_INT: snprintf(buf, len, "%" PRId64, (int64_t)v); break;
     case PTT_F_UINT:
-    case PTT_F_COUNT:
-        snprintf(buf, len, "%" PRIu64, v);
-        break;
+    case PTT_F_COUNT: snprintf(buf, len, "%" PRIu64, v); break;
     case PTT_F_RET: {
         int r = (int)(int64_t)v;
         const char *n = human ? errno_name(r) : NULL;
@@ -46,9 +40,7 @@ const char *ptt_fmt_field(char *buf, size_t len, enum ptt_ftype type, uint64_t v
             snprintf(buf, len, "%d", r);
         break;
     }
-    case PTT_F_TID:
-        snprintf(buf, len, "%d", (int)(int64_t)v);
-        break;
+    case PTT_F_TID: snprintf(buf, len, "%d", (int)(int64_t)v); break;
     case PTT_F_ABSTIME:
         snprintf(buf, len, "%" PRIu64 ".%09" PRIu64, v / 1000000000u, v % 1000000000u);
         break;
@@ -59,8 +51,8 @@ const char *ptt_fmt_field(char *buf, size_t len, enum ptt_ftype type, uint64_t v
         else if (WIFSIGNALED(st)) {
             const char *sn = sigabbrev_np(WTERMSIG(st));
             if (human)
-                snprintf(buf, len, "killed by signal %d (SIG%s)%s", WTERMSIG(st),
-                         sn ? sn : "?", WCOREDUMP(st) ? ", core dumped" : "");
+                snprintf(buf, len, "killed by signal %d (SIG%s)%s", WTERMSIG(st), sn ? sn : "?",
+                         WCOREDUMP(st) ? ", core dumped" : "");
             else
                 snprintf(buf, len, "signal=%d", WTERMSIG(st));
         } else
@@ -174,9 +166,7 @@ void ptt_print_human(FILE *f, const struct ptt_ev *ev)
         }
         break;
     }
-    default:
-        print_template(f, ev);
-        break;
+    default: print_template(f, ev); break;
     }
     fputs(ev->nested ? " [in a signal handler]\n" : ".\n", f);
 }

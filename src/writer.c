@@ -59,8 +59,8 @@ int ptt_writer_record(struct ptt_writer *w, uint32_t type, const void *head, siz
     struct ptt_record *r = (struct ptt_record *)head;
     r->type = type;
     r->size = (uint32_t)(len + pad);
-    struct iovec iov[3] = {{(void *)head, head_len}, {(void *)payload, payload_len},
-                           {(void *)zeros, pad}};
+    struct iovec iov[3] = {
+        {(void *)head, head_len}, {(void *)payload, payload_len}, {(void *)zeros, pad}};
     return write_all(w, iov, 3);
 }
 

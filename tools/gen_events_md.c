@@ -35,13 +35,13 @@ int main(void)
             printf("| 0x%04x | %s | %s | %s | ", ev[i].id, ev[i].name, ptt_kind_name(ev[i].kind),
                    ev[i].routine[0] ? ev[i].routine : "");
             for (unsigned f = 0; f < ev[i].nargs; f++)
-                printf("%s%.*s:%s", f ? ", " : "", ev[i].fields[f].name_len,
-                       ev[i].fields[f].name, ptt_ftype_name(ev[i].fields[f].type));
-            printf(" | %s |\n", ev[i].human[0] ? ev[i].human
-                                : ev[i].kind == PTT_KIND_IN
-                                    ? (ev[i].noreturn ? "enters function (never returns)"
-                                                      : "enters function")
-                                    : "leaves function, returning ret");
+                printf("%s%.*s:%s", f ? ", " : "", ev[i].fields[f].name_len, ev[i].fields[f].name,
+                       ptt_ftype_name(ev[i].fields[f].type));
+            printf(" | %s |\n",
+                   ev[i].human[0] ? ev[i].human
+                   : ev[i].kind == PTT_KIND_IN
+                       ? (ev[i].noreturn ? "enters function (never returns)" : "enters function")
+                       : "leaves function, returning ret");
         }
     }
     return 0;
