@@ -19,13 +19,13 @@ check: check-fast check-san
 
 check-fast:
 	scripts/test-deps
-	$(CMAKE) -S . -B $(BUILD) -DCMAKE_INSTALL_PREFIX=$(PREFIX) -DPTT_WERROR=ON $(CMAKE_FLAGS)
+	$(CMAKE) -S . -B $(BUILD) -DCMAKE_INSTALL_PREFIX=$(PREFIX) -DPTT_WERROR=ON -DPTT_CHECK=ON $(CMAKE_FLAGS)
 	$(CMAKE) --build $(BUILD) -j$(JOBS)
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 
 check-san:
 	scripts/test-deps
-	$(CMAKE) -S . -B $(SANBUILD) -DPTT_WERROR=ON -DPTT_SANITIZE=ON -DPTT_FUZZ=ON $(CMAKE_FLAGS)
+	$(CMAKE) -S . -B $(SANBUILD) -DPTT_WERROR=ON -DPTT_SANITIZE=ON -DPTT_FUZZ=ON -DPTT_CHECK=ON $(CMAKE_FLAGS)
 	$(CMAKE) --build $(SANBUILD) -j$(JOBS)
 	cd $(SANBUILD) && ctest --output-on-failure -j$(JOBS)
 
