@@ -115,6 +115,34 @@ static inline __attribute__((always_inline)) void ptt_write(struct ptt_thread *t
             ptt_write(&ptt_self, PTT_EV_##name, 0, 0);                     \
     } while (0)
 
+/* Pack up to PTT_STR_MAX - 1 bytes of s and a NUL into words; returns the number of words. */
+#define PTT_STR_MAX 64
+#define PTT_STR_WORDS (PTT_STR_MAX / 8)
+static inline unsigned ptt_pack_str(uint64_t *w, const char *s)
+{
+    char *b = (char *)w;
+    unsigned i = 0;
+    if (s)
+        for (; i < PTT_STR_MAX - 1 && s[i]; i++)
+            b[i] = s[i];
+    unsigned words = i / 8 + 1;
+    for (; i < words * 8; i++)
+        b[i] = 0;
+    return words;
+}
+
+/* Record event NAME whose last field is a string (type str in the table): the fixed arguments,
+ * then the string's bytes (truncated to PTT_STR_MAX - 1). */
+#define PTT_REC_STR(name, str, ...)                                                              \
+    do {                                                                                         \
+        _Static_assert(PTT_NARGS_(__VA_ARGS__) == PTT_NARGS_##name, "argument count of " #name); \
+        if ((ptt_class_mask >> PTT_CLASS_OF(PTT_EV_##name)) & 1) {                               \
+            uint64_t ptt_a_[PTT_NARGS_##name + PTT_STR_WORDS] = {__VA_ARGS__};                   \
+            unsigned ptt_k_ = ptt_pack_str(ptt_a_ + PTT_NARGS_##name, (str));                    \
+            ptt_write(&ptt_self, PTT_EV_##name, PTT_NARGS_##name + ptt_k_, ptt_a_);              \
+        }                                                                                        \
+    } while (0)
+
 /* Whether the calling thread records: libptt is active and not calling out. */
 static inline int ptt_on(void)
 {

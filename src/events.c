@@ -7,7 +7,7 @@
 
 static struct ptt_evinfo table[] = {
 #define PTT_EVENT(name, id, class, kind, routine, nargs, fields, human) \
-    {id, #name, #class, PTT_KIND_##kind, routine, nargs, fields, human, {{0}}, 0},
+    {id, #name, #class, PTT_KIND_##kind, routine, nargs, 0, fields, human, {{0}}, 0},
 #include "../common/events.def"
 };
 #define NEVENTS (sizeof table / sizeof table[0])
@@ -42,7 +42,7 @@ static const struct {
     {"int", PTT_F_INT},         {"uint", PTT_F_UINT},       {"count", PTT_F_COUNT},
     {"ret", PTT_F_RET},         {"tid", PTT_F_TID},         {"pthread", PTT_F_PTHREAD},
     {"abstime", PTT_F_ABSTIME}, {"wstatus", PTT_F_WSTATUS}, {"evid", PTT_F_EVID},
-    {"endhow", PTT_F_ENDHOW},
+    {"endhow", PTT_F_ENDHOW},   {"str", PTT_F_STR},
 };
 
 const char *ptt_ftype_name(enum ptt_ftype t)
@@ -90,6 +90,14 @@ static void parse_table(void)
             n++;
             s = end;
         }
+        ev->nfields = n;
+        if (n && ev->fields[n - 1].type == PTT_F_STR)
+            n--; /* the string follows the fixed arguments */
+        for (unsigned k = 0; k < n; k++)
+            if (ev->fields[k].type == PTT_F_STR) {
+                fprintf(stderr, "ptt: %s: a str field must be the last\n", ev->name);
+                abort();
+            }
         if (n != ev->nargs) {
             fprintf(stderr, "ptt: %s declares %u arguments and %u fields\n", ev->name, ev->nargs,
                     n);

@@ -22,6 +22,7 @@ enum ptt_ftype {
     PTT_F_WSTATUS, /* wait status of a process */
     PTT_F_EVID,    /* an event id */
     PTT_F_ENDHOW,  /* how a thread ended: 0 return, 1 pthread_exit, 2 cancelled */
+    PTT_F_STR,     /* a NUL-terminated string in the words after the fixed arguments (last) */
 };
 
 struct ptt_field {
@@ -36,7 +37,8 @@ struct ptt_evinfo {
     const char *cls;
     enum ptt_kind kind;
     const char *routine;
-    unsigned nargs;
+    unsigned nargs; /* fixed 64-bit arguments; a str field comes after them */
+    unsigned nfields;
     const char *fields_spec;
     const char *human;
     struct ptt_field fields[PTT_EVENT_MAX_ARGS];

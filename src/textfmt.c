@@ -24,6 +24,7 @@ static const char *errno_name(int e)
 const char *ptt_fmt_field(char *buf, size_t len, enum ptt_ftype type, uint64_t v, int human)
 {
     switch (type) {
+    case PTT_F_STR: /* needs the whole event: ptt_fmt_ev_field */
     case PTT_F_OBJ:
     case PTT_F_PTR:
     case PTT_F_SYM:
@@ -79,6 +80,42 @@ const char *ptt_fmt_field(char *buf, size_t len, enum ptt_ftype type, uint64_t v
     return buf;
 }
 
+/* A string argument: quoted, with anything unprintable, quotes and backslashes escaped, so that
+ * it never breaks a raw line apart. */
+static const char *fmt_str(char *buf, size_t len, const struct ptt_ev *ev, unsigned from)
+{
+    const char *s = (const char *)&ev->args[from];
+    size_t max = from < ev->nargs ? (ev->nargs - from) * 8 : 0, o = 0;
+    buf[o++] = '"';
+    for (size_t i = 0; i < max && s[i] && o + 6 < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\')
+            o += (size_t)snprintf(buf + o, len - o, "\\%c", c);
+        else if (c < 0x20 || c >= 0x7f)
+            o += (size_t)snprintf(buf + o, len - o, "\\x%02x", c);
+        else
+            buf[o++] = (char)c;
+    }
+    buf[o++] = '"';
+    buf[o] = 0;
+    return buf;
+}
+
+int ptt_ev_has_field(const struct ptt_ev *ev, unsigned i)
+{
+    if (!ev->info || i >= ev->info->nfields)
+        return 0;
+    return i < ev->info->nargs ? i < ev->nargs : ev->nargs > ev->info->nargs;
+}
+
+const char *ptt_fmt_ev_field(char *buf, size_t len, const struct ptt_ev *ev, unsigned i, int human)
+{
+    enum ptt_ftype t = ev->info->fields[i].type;
+    if (t == PTT_F_STR)
+        return fmt_str(buf, len, ev, i);
+    return ptt_fmt_field(buf, len, t, ev->args[i], human);
+}
+
 static void print_time(FILE *f, int64_t ns, int decimals)
 {
     if (ns < 0) {
@@ -96,9 +133,12 @@ void ptt_print_raw(FILE *f, const struct ptt_ev *ev)
     char nb[32], vb[128];
     print_time(f, ev->ns, 9);
     fprintf(f, ":%s : %d : %d", ptt_ev_name(ev, nb, sizeof nb), ev->pid, ev->tid);
-    for (unsigned i = 0; i < ev->nargs; i++) {
-        enum ptt_ftype t = ev->info && i < ev->info->nargs ? ev->info->fields[i].type : PTT_F_PTR;
-        fprintf(f, " : %s", ptt_fmt_field(vb, sizeof vb, t, ev->args[i], 0));
+    if (!ev->info) { /* unknown event: its words in hex */
+        for (unsigned i = 0; i < ev->nargs; i++)
+            fprintf(f, " : %s", ptt_fmt_field(vb, sizeof vb, PTT_F_PTR, ev->args[i], 0));
+    } else {
+        for (unsigned i = 0; ptt_ev_has_field(ev, i); i++)
+            fprintf(f, " : %s", ptt_fmt_ev_field(vb, sizeof vb, ev, i, 0));
     }
     fputc('\n', f);
 }
@@ -107,10 +147,10 @@ void ptt_print_raw(FILE *f, const struct ptt_ev *ev)
 static void print_fields(FILE *f, const struct ptt_ev *ev, unsigned from)
 {
     char vb[128];
-    for (unsigned i = from; i < ev->nargs && i < ev->info->nargs; i++) {
+    for (unsigned i = from; ptt_ev_has_field(ev, i); i++) {
         const struct ptt_field *fd = &ev->info->fields[i];
         fprintf(f, "%s%.*s %s", i > from ? ", " : "", fd->name_len, fd->name,
-                ptt_fmt_field(vb, sizeof vb, fd->type, ev->args[i], 1));
+                ptt_fmt_ev_field(vb, sizeof vb, ev, i, 1));
     }
 }
 
@@ -121,13 +161,13 @@ static void print_template(FILE *f, const struct ptt_ev *ev)
         const char *close = *p == '{' ? strchr(p, '}') : NULL;
         unsigned i;
         if (close) {
-            for (i = 0; i < ev->info->nargs; i++) {
+            for (i = 0; i < ev->info->nfields; i++) {
                 const struct ptt_field *fd = &ev->info->fields[i];
                 if (fd->name_len == close - p - 1 && !memcmp(fd->name, p + 1, (size_t)fd->name_len))
                     break;
             }
-            if (i < ev->info->nargs && i < ev->nargs) {
-                fputs(ptt_fmt_field(vb, sizeof vb, ev->info->fields[i].type, ev->args[i], 1), f);
+            if (ptt_ev_has_field(ev, i)) {
+                fputs(ptt_fmt_ev_field(vb, sizeof vb, ev, i, 1), f);
                 p = close;
                 continue;
             }
@@ -148,7 +188,7 @@ void ptt_print_human(FILE *f, const struct ptt_ev *ev)
     switch (e->kind) {
     case PTT_KIND_IN:
         fprintf(f, "enters function %s", e->routine);
-        if (ev->nargs) {
+        if (ptt_ev_has_field(ev, 0)) {
             fputs(" (", f);
             print_fields(f, ev, 0);
             fputc(')', f);
@@ -157,9 +197,8 @@ void ptt_print_human(FILE *f, const struct ptt_ev *ev)
     case PTT_KIND_OUT: {
         char vb[128];
         fprintf(f, "leaves function %s, returning %s", e->routine,
-                ev->nargs ? ptt_fmt_field(vb, sizeof vb, e->fields[0].type, ev->args[0], 1)
-                          : "nothing");
-        if (ev->nargs > 1) {
+                ptt_ev_has_field(ev, 0) ? ptt_fmt_ev_field(vb, sizeof vb, ev, 0, 1) : "nothing");
+        if (ptt_ev_has_field(ev, 1)) {
             fputs(" (", f);
             print_fields(f, ev, 1);
             fputc(')', f);

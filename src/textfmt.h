@@ -8,6 +8,10 @@
 
 /* One field's value: raw (stable, for programs) or human. Returns buf. */
 const char *ptt_fmt_field(char *buf, size_t len, enum ptt_ftype type, uint64_t v, int human);
+/* Whether the event carries field i of its table entry. */
+int ptt_ev_has_field(const struct ptt_ev *ev, unsigned i);
+/* Field i of a known event (ev->info set), strings included. */
+const char *ptt_fmt_ev_field(char *buf, size_t len, const struct ptt_ev *ev, unsigned i, int human);
 /* "TIME:EVENT : PID : TID : ARG : ARG ..." */
 void ptt_print_raw(FILE *f, const struct ptt_ev *ev);
 /* "TIME : Pid P, Thread T <sentence>." */

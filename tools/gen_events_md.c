@@ -20,7 +20,7 @@ int main(void)
     printf("Field types: obj (address of a POSIX threads object), ptr (another address), sym (a "
            "function's address), int, uint, count, ret (0 or an errno number), tid (kernel thread "
            "id), pthread (a pthread_t), abstime (absolute timeout in ns), wstatus (wait status), "
-           "evid (an event id), endhow (return, exit or cancel).\n\n");
+           "evid (an event id), endhow (return, exit or cancel), str (a string, up to 63 bytes, stored after the fixed arguments).\n\n");
     printf("## Classes\n\nSelect them with `ptt trace --events=CLASS,...`.\n\n"
            "| class | number | events |\n|---|---|---|\n");
     for (unsigned c = 0; c < nc; c++)
@@ -34,7 +34,7 @@ int main(void)
                 continue;
             printf("| 0x%04x | %s | %s | %s | ", ev[i].id, ev[i].name, ptt_kind_name(ev[i].kind),
                    ev[i].routine[0] ? ev[i].routine : "");
-            for (unsigned f = 0; f < ev[i].nargs; f++)
+            for (unsigned f = 0; f < ev[i].nfields; f++)
                 printf("%s%.*s:%s", f ? ", " : "", ev[i].fields[f].name_len, ev[i].fields[f].name,
                        ptt_ftype_name(ev[i].fields[f].type));
             printf(" | %s |\n",
