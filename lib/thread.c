@@ -39,9 +39,12 @@ struct end_ctx {
     void *value;
 };
 
-/* Runs when the user function returns and when the thread unwinds (pthread_exit, cancel). */
-static void thread_end(struct end_ctx *c)
+/* Runs when the user function returns and when the thread unwinds (pthread_exit, cancel).
+ * Registered with glibc's C pthread_cleanup_push, which needs no unwinder personality, so libptt
+ * links against libc alone. */
+static void thread_end(void *arg)
 {
+    struct end_ctx *c = arg;
     struct ptt_thread *t = &ptt_self;
     if (t->nest) { /* asynchronously cancelled inside an event: drop the half-written one */
         if (t->desc)
@@ -65,11 +68,13 @@ static void *thread_main(void *v)
     void *arg = s->arg;
     int32_t creator = s->creator;
     atomic_store_explicit(&s->busy, 0, memory_order_release);
-    struct end_ctx c __attribute__((cleanup(thread_end))) = {0, 0};
+    struct end_ctx c = {0, 0};
     if (ptt_on())
         PTT_REC(THREAD_START, PTT_U(fn), PTT_U(arg), PTT_I(creator), PTT_U(pthread_self()));
+    pthread_cleanup_push(thread_end, &c);
     c.value = fn(arg);
     c.returned = 1;
+    pthread_cleanup_pop(1);
     return c.value;
 }
 
