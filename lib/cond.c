@@ -38,6 +38,18 @@ PTT_EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
     return r;
 }
 
+PTT_EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
+                                      const struct timespec *abstime)
+{
+    if (!ptt_on())
+        return REAL(pthread_cond_clockwait)(c, m, clock, abstime);
+    PTT_REC(COND_CLOCKWAIT_IN, PTT_U(c), PTT_U(m), PTT_I(clock), ptt_ts_arg(abstime));
+    int r = REAL(pthread_cond_clockwait)(c, m, clock, abstime);
+    PTT_REC(COND_WOKEN, PTT_U(c), PTT_U(m), PTT_I(r));
+    PTT_REC(COND_CLOCKWAIT_OUT, PTT_I(r));
+    return r;
+}
+
 PTT_EXPORT int pthread_cond_signal(pthread_cond_t *c)
 {
     if (!ptt_on())

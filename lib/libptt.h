@@ -2,6 +2,8 @@
 #ifndef PTT_LIBPTT_H
 #define PTT_LIBPTT_H
 
+#include <errno.h>
+
 #include "record.h"
 #include "real.h"
 
@@ -18,5 +20,16 @@ static inline uint64_t ptt_ts_arg(const struct timespec *ts)
 {
     return ts ? (uint64_t)ts->tv_sec * 1000000000u + (uint64_t)ts->tv_nsec : 0;
 }
+
+/* Whether glibc would take this timeout without an error up front: only then may a timed call be
+ * tried without blocking first (to see whether it has to wait) without changing its result. */
+static inline int ptt_timeout_ok(clockid_t clock, const struct timespec *ts)
+{
+    return (clock == CLOCK_REALTIME || clock == CLOCK_MONOTONIC) && ts && ts->tv_nsec >= 0 &&
+           ts->tv_nsec < 1000000000;
+}
+
+/* errno after a routine that returned -1, for its OUT event; 0 otherwise. */
+#define PTT_ERRNO(failed) ((uint64_t)((failed) ? errno : 0))
 
 #endif

@@ -23,7 +23,40 @@ PTT_EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t 
         return REAL(pthread_mutex_init)(m, a);
     PTT_REC(MUTEX_INIT_IN, PTT_U(m), PTT_U(a));
     int r = REAL(pthread_mutex_init)(m, a);
+    if (r == 0) { /* what the attribute made of it */
+        int type = PTHREAD_MUTEX_DEFAULT, proto = PTHREAD_PRIO_NONE, robust = 0, shared = 0;
+        if (a) {
+            pthread_mutexattr_gettype(a, &type);
+            pthread_mutexattr_getprotocol(a, &proto);
+            pthread_mutexattr_getrobust(a, &robust);
+            pthread_mutexattr_getpshared(a, &shared);
+        }
+        PTT_REC(MUTEX_INIT, PTT_U(m), PTT_I(type), PTT_I(proto),
+                (uint64_t)(robust == PTHREAD_MUTEX_ROBUST),
+                (uint64_t)(shared == PTHREAD_PROCESS_SHARED));
+    }
     PTT_REC(MUTEX_INIT_OUT, PTT_I(r));
+    return r;
+}
+
+enum lock_kind { LOCK_PLAIN, LOCK_TIMED, LOCK_CLOCK };
+
+/* Lock, trying without blocking first when that cannot change glibc's answer (a timeout it would
+ * refuse up front is left to it), so that a lock that has to wait is seen with its owner. */
+static int lock(pthread_mutex_t *m, enum lock_kind k, clockid_t clock,
+                const struct timespec *abstime)
+{
+    int tried = k == LOCK_PLAIN || ptt_timeout_ok(clock, abstime);
+    int r = tried ? REAL(pthread_mutex_trylock)(m) : EBUSY;
+    if (r != EBUSY)
+        return r;
+    if (tried)
+        PTT_REC(MUTEX_WAIT, PTT_U(m), owner_of(m));
+    r = k == LOCK_PLAIN   ? REAL(pthread_mutex_lock)(m)
+        : k == LOCK_TIMED ? REAL(pthread_mutex_timedlock)(m, abstime)
+                          : REAL(pthread_mutex_clocklock)(m, clock, abstime);
+    if (tried && (r == 0 || r == EOWNERDEAD))
+        PTT_REC(MUTEX_ACQUIRED, PTT_U(m));
     return r;
 }
 
@@ -32,13 +65,7 @@ PTT_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
     if (!ptt_on())
         return REAL(pthread_mutex_lock)(m);
     PTT_REC(MUTEX_LOCK_IN, PTT_U(m));
-    int r = REAL(pthread_mutex_trylock)(m);
-    if (r == EBUSY) {
-        PTT_REC(MUTEX_WAIT, PTT_U(m), owner_of(m));
-        r = REAL(pthread_mutex_lock)(m);
-        if (r == 0 || r == EOWNERDEAD)
-            PTT_REC(MUTEX_ACQUIRED, PTT_U(m));
-    }
+    int r = lock(m, LOCK_PLAIN, CLOCK_REALTIME, NULL);
     PTT_REC(MUTEX_LOCK_OUT, PTT_I(r));
     return r;
 }
@@ -58,14 +85,29 @@ PTT_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec
     if (!ptt_on())
         return REAL(pthread_mutex_timedlock)(m, abstime);
     PTT_REC(MUTEX_TIMEDLOCK_IN, PTT_U(m), ptt_ts_arg(abstime));
-    int r = REAL(pthread_mutex_trylock)(m);
-    if (r == EBUSY) {
-        PTT_REC(MUTEX_WAIT, PTT_U(m), owner_of(m));
-        r = REAL(pthread_mutex_timedlock)(m, abstime);
-        if (r == 0 || r == EOWNERDEAD)
-            PTT_REC(MUTEX_ACQUIRED, PTT_U(m));
-    }
+    int r = lock(m, LOCK_TIMED, CLOCK_REALTIME, abstime);
     PTT_REC(MUTEX_TIMEDLOCK_OUT, PTT_I(r));
+    return r;
+}
+
+PTT_EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clock,
+                                       const struct timespec *abstime)
+{
+    if (!ptt_on())
+        return REAL(pthread_mutex_clocklock)(m, clock, abstime);
+    PTT_REC(MUTEX_CLOCKLOCK_IN, PTT_U(m), PTT_I(clock), ptt_ts_arg(abstime));
+    int r = lock(m, LOCK_CLOCK, clock, abstime);
+    PTT_REC(MUTEX_CLOCKLOCK_OUT, PTT_I(r));
+    return r;
+}
+
+PTT_EXPORT int pthread_mutex_consistent(pthread_mutex_t *m)
+{
+    if (!ptt_on())
+        return REAL(pthread_mutex_consistent)(m);
+    PTT_REC(MUTEX_CONSISTENT_IN, PTT_U(m));
+    int r = REAL(pthread_mutex_consistent)(m);
+    PTT_REC(MUTEX_CONSISTENT_OUT, PTT_I(r));
     return r;
 }
 

@@ -83,7 +83,20 @@ PTT_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(
 {
     if (!ptt_on())
         return REAL(pthread_create)(th, attr, fn, arg);
-    PTT_REC(THREAD_CREATE_IN, PTT_U(th), PTT_U(attr), PTT_U(fn), PTT_U(arg));
+    /* The attribute settings that matter (0 stack size: the default). */
+    size_t stack = 0;
+    int detach = PTHREAD_CREATE_JOINABLE, policy = SCHED_OTHER, inherit = PTHREAD_INHERIT_SCHED;
+    struct sched_param sp = {0};
+    if (attr) {
+        pthread_attr_getstacksize(attr, &stack);
+        pthread_attr_getdetachstate(attr, &detach);
+        pthread_attr_getschedpolicy(attr, &policy);
+        pthread_attr_getschedparam(attr, &sp);
+        pthread_attr_getinheritsched(attr, &inherit);
+    }
+    PTT_REC(THREAD_CREATE_IN, PTT_U(th), PTT_U(attr), PTT_U(fn), PTT_U(arg), (uint64_t)stack,
+            (uint64_t)(detach == PTHREAD_CREATE_DETACHED), PTT_I(policy), PTT_I(sp.sched_priority),
+            (uint64_t)(inherit == PTHREAD_INHERIT_SCHED));
     struct start_slot *s = slot_get();
     int r;
     if (s) {

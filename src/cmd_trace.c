@@ -30,7 +30,8 @@ static const char usage_text[] =
     "Run PROGRAM with its POSIX threads routines traced, and write the trace to a file.\n"
     "\n"
     "  -o, --output=FILE      trace file (default: ptt-PID.ptt in the current directory)\n"
-    "      --events=CLASS,... event classes to record (default: all); see 'ptt trace --list'\n"
+    "      --events=CLASS,... event classes to record (default: all but key; 'all' for\n"
+    "                         every one); see 'ptt trace --list'\n"
     "      --buffer=SIZE      shared pool size, e.g. 64M (default: memory x cpus / 128,\n"
     "                         between 8M and 64M; environment PTT_BUFFER)\n"
     "      --subbuffer=SIZE   per-thread sub-buffer size (default 32K)\n"
@@ -200,7 +201,9 @@ int cmd_trace(int argc, char **argv)
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     const char *output = NULL, *events = getenv("PTT_EVENTS");
-    struct ptt_pool_config cfg = {0, 32u << 10, tsc_invariant(), PTT_OVERFLOW_BLOCK, ~0ull};
+    /* Default: every class but key (getspecific and setspecific are hot in real programs). */
+    struct ptt_pool_config cfg = {0, 32u << 10, tsc_invariant(), PTT_OVERFLOW_BLOCK,
+                                  ~0ull & ~(1ull << PTT_CLASS_key)};
     int follow = 1, quiet = 0;
     const char *bufenv = getenv("PTT_BUFFER");
     int64_t v;
@@ -308,7 +311,7 @@ int cmd_trace(int argc, char **argv)
         return PTT_EXIT_USAGE;
     }
     d.out = &w;
-    write_info(&w, prog, cfg.clock_tsc, hz, d.pool, events ? events : "all");
+    write_info(&w, prog, cfg.clock_tsc, hz, d.pool, events ? events : "all but key");
     write_clock(&d, &w);
 
     /* The environment the program and its descendants inherit. */

@@ -9,20 +9,38 @@
 enum ptt_kind { PTT_KIND_IN, PTT_KIND_OUT, PTT_KIND_STATE, PTT_KIND_META };
 
 enum ptt_ftype {
-    PTT_F_OBJ,     /* address of a POSIX threads object */
-    PTT_F_PTR,     /* any other address */
-    PTT_F_SYM,     /* address of a function */
-    PTT_F_INT,     /* signed integer */
-    PTT_F_UINT,    /* unsigned integer */
-    PTT_F_COUNT,   /* a number of things */
-    PTT_F_RET,     /* return value: 0 or an errno number */
-    PTT_F_TID,     /* kernel thread id */
-    PTT_F_PTHREAD, /* pthread_t value */
-    PTT_F_ABSTIME, /* absolute timeout, nanoseconds */
-    PTT_F_WSTATUS, /* wait status of a process */
-    PTT_F_EVID,    /* an event id */
-    PTT_F_ENDHOW,  /* how a thread ended: 0 return, 1 pthread_exit, 2 cancelled */
-    PTT_F_STR,     /* a NUL-terminated string in the words after the fixed arguments (last) */
+    PTT_F_OBJ,         /* address of a POSIX threads object */
+    PTT_F_PTR,         /* any other address */
+    PTT_F_SYM,         /* address of a function */
+    PTT_F_INT,         /* signed integer */
+    PTT_F_UINT,        /* unsigned integer */
+    PTT_F_COUNT,       /* a number of things */
+    PTT_F_RET,         /* return value: 0 or an errno number */
+    PTT_F_TID,         /* kernel thread id */
+    PTT_F_PTHREAD,     /* pthread_t value */
+    PTT_F_ABSTIME,     /* absolute timeout, nanoseconds */
+    PTT_F_WSTATUS,     /* wait status of a process */
+    PTT_F_EVID,        /* an event id */
+    PTT_F_ENDHOW,      /* how a thread ended: 0 return, 1 pthread_exit, 2 cancelled */
+    PTT_F_STR,         /* a NUL-terminated string in the words after the fixed arguments (last) */
+    PTT_F_BOOL,        /* 0 or 1 */
+    PTT_F_HEX,         /* flags, ids: hexadecimal */
+    PTT_F_OCT,         /* file modes: octal */
+    PTT_F_ERRNO,       /* errno after a routine that returned -1, else 0 */
+    PTT_F_NS,          /* a duration in nanoseconds */
+    PTT_F_CLOCKID,     /* a clockid_t */
+    PTT_F_POLICY,      /* a scheduling policy */
+    PTT_F_MTYPE,       /* a mutex type */
+    PTT_F_MPROTO,      /* a mutex protocol */
+    PTT_F_RWMODE,      /* 0 read, 1 write */
+    PTT_F_ONCESTATE,   /* pthread_once state on entry: 0 not run, 1 running, 2 done */
+    PTT_F_CANCELSTATE, /* PTHREAD_CANCEL_ENABLE or _DISABLE */
+    PTT_F_CANCELTYPE,  /* PTHREAD_CANCEL_DEFERRED or _ASYNCHRONOUS */
+    PTT_F_SIGNO,       /* a signal number */
+    PTT_F_SIGHOW,      /* SIG_BLOCK, SIG_UNBLOCK, SIG_SETMASK */
+    PTT_F_SIGSET,      /* signals 1..64 as a bit mask (bit n-1: signal n) */
+    PTT_F_SIGEV,       /* sigev_notify: SIGEV_SIGNAL, _NONE, _THREAD, _THREAD_ID */
+    PTT_F_CPUSET,      /* CPUs 0..63 as a bit mask */
 };
 
 struct ptt_field {

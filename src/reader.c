@@ -35,6 +35,8 @@ struct stream {
     int done;
     int has_next;
     struct ptt_ev next;
+    int has_held;
+    struct ptt_ev held; /* delivered after a synthesized event that must precede it */
 };
 
 struct pid_end {
@@ -406,6 +408,11 @@ static int advance(struct ptt_reader *r, struct stream *s)
 {
     struct ptt_ev *ev = &s->next;
     s->has_next = 0;
+    if (s->has_held) {
+        s->has_held = 0;
+        *ev = s->held;
+        return s->has_next = 1;
+    }
     if (s->done)
         return 0;
     while (s->pos + 8 > s->len) {
@@ -456,6 +463,21 @@ static int advance(struct ptt_reader *r, struct stream *s)
     ev->info = ptt_evinfo(ev->id);
     ev->offset = s->data_off + s->pos;
     s->pos += h.size;
+    if (ev->id == PTT_EV_THREAD_END && !ev->nested && s->nopen) {
+        /* The calls still open were unwound. A cancelled thread was inside the innermost one:
+         * say so just before its end. */
+        uint16_t call = s->open[s->nopen - 1];
+        s->nopen = 0;
+        if (ev->nargs > 1 && ev->args[1] == 2) {
+            s->held = *ev;
+            s->has_held = 1;
+            ev->id = PTT_EV_THREAD_CANCELLED;
+            ev->info = ptt_evinfo(ev->id);
+            ev->nargs = 1;
+            ev->args[0] = call;
+            ev->offset = 0;
+        }
+    }
     track_calls(s, ev);
     return s->has_next = 1;
 }

@@ -21,9 +21,112 @@ static const char *errno_name(int e)
     return n;
 }
 
+/* Enumerations: raw prints the number, human the name. */
+static const char *enum_name(enum ptt_ftype type, uint64_t v)
+{
+    static const char *clocks[] = {"CLOCK_REALTIME",           "CLOCK_MONOTONIC",
+                                   "CLOCK_PROCESS_CPUTIME_ID", "CLOCK_THREAD_CPUTIME_ID",
+                                   "CLOCK_MONOTONIC_RAW",      "CLOCK_REALTIME_COARSE",
+                                   "CLOCK_MONOTONIC_COARSE",   "CLOCK_BOOTTIME"};
+    static const char *policies[] = {"SCHED_OTHER", "SCHED_FIFO", "SCHED_RR",      "SCHED_BATCH",
+                                     "SCHED_ISO",   "SCHED_IDLE", "SCHED_DEADLINE"};
+    static const char *mtypes[] = {"normal", "recursive", "errorcheck", "adaptive"};
+    static const char *mprotos[] = {"none", "inherit", "protect"};
+    static const char *rwmodes[] = {"read", "write"};
+    static const char *once[] = {"not run", "running", "done"};
+    static const char *cstate[] = {"enable", "disable"};
+    static const char *ctype[] = {"deferred", "asynchronous"};
+    static const char *hows[] = {"SIG_BLOCK", "SIG_UNBLOCK", "SIG_SETMASK"};
+    static const char *sigevs[] = {"SIGEV_SIGNAL", "SIGEV_NONE", "SIGEV_THREAD", "?",
+                                   "SIGEV_THREAD_ID"};
+#define PTT_PICK(t, a) \
+    case t: return v < sizeof a / sizeof a[0] ? a[v] : NULL
+    switch (type) {
+        PTT_PICK(PTT_F_CLOCKID, clocks);
+        PTT_PICK(PTT_F_POLICY, policies);
+        PTT_PICK(PTT_F_MTYPE, mtypes);
+        PTT_PICK(PTT_F_MPROTO, mprotos);
+        PTT_PICK(PTT_F_RWMODE, rwmodes);
+        PTT_PICK(PTT_F_ONCESTATE, once);
+        PTT_PICK(PTT_F_CANCELSTATE, cstate);
+        PTT_PICK(PTT_F_CANCELTYPE, ctype);
+        PTT_PICK(PTT_F_SIGHOW, hows);
+        PTT_PICK(PTT_F_SIGEV, sigevs);
+    default: return NULL;
+    }
+#undef PTT_PICK
+}
+
+/* "1,5,17-19": the members of a bit mask, bit 0 named first. */
+static const char *mask_list(char *buf, size_t len, uint64_t v, unsigned first)
+{
+    size_t o = 0;
+    buf[0] = 0;
+    for (unsigned i = 0; i < 64 && o + 12 < len; i++) {
+        if (!((v >> i) & 1))
+            continue;
+        unsigned j = i;
+        while (j + 1 < 64 && ((v >> (j + 1)) & 1))
+            j++;
+        o += (size_t)snprintf(buf + o, len - o, j > i ? "%s%u-%u" : "%s%u", o ? "," : "", i + first,
+                              j + first);
+        i = j;
+    }
+    if (!o)
+        snprintf(buf, len, "none");
+    return buf;
+}
+
 const char *ptt_fmt_field(char *buf, size_t len, enum ptt_ftype type, uint64_t v, int human)
 {
+    const char *name = human ? enum_name(type, v) : NULL;
+    if (name) {
+        snprintf(buf, len, "%s", name);
+        return buf;
+    }
     switch (type) {
+    case PTT_F_CLOCKID:
+    case PTT_F_POLICY:
+    case PTT_F_MTYPE:
+    case PTT_F_MPROTO:
+    case PTT_F_RWMODE:
+    case PTT_F_ONCESTATE:
+    case PTT_F_CANCELSTATE:
+    case PTT_F_CANCELTYPE:
+    case PTT_F_SIGHOW:
+    case PTT_F_SIGEV: snprintf(buf, len, "%" PRId64, (int64_t)v); break;
+    case PTT_F_BOOL: snprintf(buf, len, human ? (v ? "yes" : "no") : "%" PRIu64, v); break;
+    case PTT_F_HEX: snprintf(buf, len, "0x%" PRIx64, v); break;
+    case PTT_F_OCT: snprintf(buf, len, "0%" PRIo64, v); break;
+    case PTT_F_ERRNO: {
+        const char *n = human && v ? errno_name((int)v) : NULL;
+        if (n)
+            snprintf(buf, len, "%s", n);
+        else
+            snprintf(buf, len, "%" PRId64, (int64_t)v);
+        break;
+    }
+    case PTT_F_NS:
+        if (human)
+            snprintf(buf, len, "%" PRIu64 ".%09" PRIu64 " s", v / 1000000000u, v % 1000000000u);
+        else
+            snprintf(buf, len, "%" PRIu64, v);
+        break;
+    case PTT_F_SIGNO: {
+        const char *sn = human ? sigabbrev_np((int)v) : NULL;
+        if (sn)
+            snprintf(buf, len, "SIG%s", sn);
+        else
+            snprintf(buf, len, "%" PRId64, (int64_t)v);
+        break;
+    }
+    case PTT_F_SIGSET:
+    case PTT_F_CPUSET:
+        if (human)
+            mask_list(buf, len, v, type == PTT_F_SIGSET ? 1 : 0);
+        else
+            snprintf(buf, len, "0x%" PRIx64, v);
+        break;
     case PTT_F_STR: /* needs the whole event: ptt_fmt_ev_field */
     case PTT_F_OBJ:
     case PTT_F_PTR:

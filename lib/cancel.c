@@ -1,0 +1,50 @@
+/* Cancellation requests and settings. Where a thread is cancelled is seen from the trace: the
+ * thread's start wrapper records THREAD_END (cancelled) after its cleanup handlers, and the
+ * reader names the call it was inside (THREAD_CANCELLED). */
+#define _GNU_SOURCE
+#include <pthread.h>
+
+#include "libptt.h"
+
+PTT_EXPORT int pthread_cancel(pthread_t th)
+{
+    if (!ptt_on())
+        return REAL(pthread_cancel)(th);
+    PTT_REC(THREAD_CANCEL_IN, PTT_U(th));
+    int r = REAL(pthread_cancel)(th);
+    PTT_REC(THREAD_CANCEL_OUT, PTT_I(r));
+    return r;
+}
+
+PTT_EXPORT int pthread_setcancelstate(int state, int *old)
+{
+    if (!ptt_on())
+        return REAL(pthread_setcancelstate)(state, old);
+    PTT_REC(THREAD_SETCANCELSTATE_IN, PTT_I(state));
+    int o = 0;
+    int r = REAL(pthread_setcancelstate)(state, old ? old : &o);
+    PTT_REC(THREAD_SETCANCELSTATE_OUT, PTT_I(r), PTT_I(old ? *old : o));
+    return r;
+}
+
+PTT_EXPORT int pthread_setcanceltype(int type, int *old)
+{
+    if (!ptt_on())
+        return REAL(pthread_setcanceltype)(type, old);
+    PTT_REC(THREAD_SETCANCELTYPE_IN, PTT_I(type));
+    int o = 0;
+    int r = REAL(pthread_setcanceltype)(type, old ? old : &o);
+    PTT_REC(THREAD_SETCANCELTYPE_OUT, PTT_I(r), PTT_I(old ? *old : o));
+    return r;
+}
+
+PTT_EXPORT void pthread_testcancel(void)
+{
+    if (!ptt_on()) {
+        REAL(pthread_testcancel)();
+        return;
+    }
+    PTT_REC0(THREAD_TESTCANCEL_IN);
+    REAL(pthread_testcancel)();
+    PTT_REC0(THREAD_TESTCANCEL_OUT);
+}

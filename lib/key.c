@@ -1,0 +1,80 @@
+/* Thread-specific data (class key, off by default: getspecific and setspecific are hot in real
+ * programs) and pthread_once (who runs the init routine, who waits for it). */
+#define _GNU_SOURCE
+#include <pthread.h>
+
+#include "libptt.h"
+
+PTT_EXPORT int pthread_key_create(pthread_key_t *k, void (*destructor)(void *))
+{
+    if (!ptt_on())
+        return REAL(pthread_key_create)(k, destructor);
+    PTT_REC(KEY_CREATE_IN, PTT_U(k), PTT_U(destructor));
+    int r = REAL(pthread_key_create)(k, destructor);
+    PTT_REC(KEY_CREATE_OUT, PTT_I(r), r == 0 ? (uint64_t)*k : 0);
+    return r;
+}
+
+PTT_EXPORT int pthread_key_delete(pthread_key_t k)
+{
+    if (!ptt_on())
+        return REAL(pthread_key_delete)(k);
+    PTT_REC(KEY_DELETE_IN, (uint64_t)k);
+    int r = REAL(pthread_key_delete)(k);
+    PTT_REC(KEY_DELETE_OUT, PTT_I(r));
+    return r;
+}
+
+PTT_EXPORT int pthread_setspecific(pthread_key_t k, const void *v)
+{
+    if (!ptt_on())
+        return REAL(pthread_setspecific)(k, v);
+    PTT_REC(THREAD_SETSPECIFIC_IN, (uint64_t)k, PTT_U(v));
+    int r = REAL(pthread_setspecific)(k, v);
+    PTT_REC(THREAD_SETSPECIFIC_OUT, PTT_I(r));
+    return r;
+}
+
+PTT_EXPORT void *pthread_getspecific(pthread_key_t k)
+{
+    if (!ptt_on())
+        return REAL(pthread_getspecific)(k);
+    PTT_REC(THREAD_GETSPECIFIC_IN, (uint64_t)k);
+    void *r = REAL(pthread_getspecific)(k);
+    PTT_REC(THREAD_GETSPECIFIC_OUT, PTT_U(r));
+    return r;
+}
+
+/* pthread_once runs the init routine in the calling thread: the trampoline finds the routine in
+ * this thread's TLS (saved and restored around nested calls). */
+struct once_call {
+    pthread_once_t *once;
+    void (*init)(void);
+    int ran;
+};
+static __thread struct once_call once_cur __attribute__((tls_model("initial-exec")));
+
+static void once_trampoline(void)
+{
+    struct once_call c = once_cur;
+    PTT_REC(ONCE_RUN, PTT_U(c.once), PTT_U(c.init));
+    c.init();
+    PTT_REC(ONCE_DONE, PTT_U(c.once));
+    once_cur.ran = 1;
+}
+
+PTT_EXPORT int pthread_once(pthread_once_t *once, void (*init)(void))
+{
+    if (!ptt_on())
+        return REAL(pthread_once)(once, init);
+    /* glibc's state word: bit 1 done, bit 0 running (the init routine of another thread). */
+    int st = __atomic_load_n((int *)once, __ATOMIC_ACQUIRE);
+    PTT_REC(THREAD_ONCE_IN, PTT_U(once), PTT_U(init), (uint64_t)(st & 2 ? 2 : st & 1 ? 1 : 0));
+    struct once_call saved = once_cur;
+    once_cur = (struct once_call){once, init, 0};
+    int r = REAL(pthread_once)(once, once_trampoline);
+    int ran = once_cur.ran;
+    once_cur = saved;
+    PTT_REC(THREAD_ONCE_OUT, PTT_I(r), (uint64_t)ran);
+    return r;
+}

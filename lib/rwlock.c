@@ -1,0 +1,168 @@
+/* Read-write locks. As for mutexes, a lock is tried without blocking first (when that cannot
+ * change glibc's answer) so that a lock that has to wait is seen, with the writer that holds it
+ * and the number of readers. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+
+#include "libptt.h"
+
+enum mode { RD = 0, WR = 1 };
+enum kind { PLAIN, TIMED, CLOCK };
+
+/* Who holds it, as glibc keeps it (racy, for the record only). */
+static uint64_t writer_of(pthread_rwlock_t *l)
+{
+#ifdef __GLIBC__
+    return PTT_I(__atomic_load_n(&l->__data.__cur_writer, __ATOMIC_RELAXED));
+#else
+    (void)l;
+    return 0;
+#endif
+}
+
+static uint64_t readers_of(pthread_rwlock_t *l)
+{
+#ifdef __GLIBC__
+    return __atomic_load_n(&l->__data.__readers, __ATOMIC_RELAXED) >> 3; /* READER_SHIFT */
+#else
+    (void)l;
+    return 0;
+#endif
+}
+
+static int lock(pthread_rwlock_t *l, enum mode m, enum kind k, clockid_t clock,
+                const struct timespec *abstime)
+{
+    int tried = k == PLAIN || ptt_timeout_ok(clock, abstime);
+    int r = !tried    ? EBUSY
+            : m == WR ? REAL(pthread_rwlock_trywrlock)(l)
+                      : REAL(pthread_rwlock_tryrdlock)(l);
+    if (r != EBUSY)
+        return r;
+    if (tried)
+        PTT_REC(RWLOCK_WAIT, PTT_U(l), (uint64_t)m, writer_of(l), readers_of(l));
+    if (m == WR)
+        r = k == PLAIN   ? REAL(pthread_rwlock_wrlock)(l)
+            : k == TIMED ? REAL(pthread_rwlock_timedwrlock)(l, abstime)
+                         : REAL(pthread_rwlock_clockwrlock)(l, clock, abstime);
+    else
+        r = k == PLAIN   ? REAL(pthread_rwlock_rdlock)(l)
+            : k == TIMED ? REAL(pthread_rwlock_timedrdlock)(l, abstime)
+                         : REAL(pthread_rwlock_clockrdlock)(l, clock, abstime);
+    if (tried && r == 0)
+        PTT_REC(RWLOCK_ACQUIRED, PTT_U(l), (uint64_t)m);
+    return r;
+}
+
+PTT_EXPORT int pthread_rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr_t *a)
+{
+    if (!ptt_on())
+        return REAL(pthread_rwlock_init)(l, a);
+    PTT_REC(RWLOCK_INIT_IN, PTT_U(l), PTT_U(a));
+    int r = REAL(pthread_rwlock_init)(l, a);
+    PTT_REC(RWLOCK_INIT_OUT, PTT_I(r));
+    return r;
+}
+
+PTT_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *l)
+{
+    if (!ptt_on())
+        return REAL(pthread_rwlock_rdlock)(l);
+    PTT_REC(RWLOCK_RDLOCK_IN, PTT_U(l));
+    int r = lock(l, RD, PLAIN, CLOCK_REALTIME, NULL);
+    PTT_REC(RWLOCK_RDLOCK_OUT, PTT_I(r));
+    return r;
+}
+
+PTT_EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *l)
+{
+    if (!ptt_on())
+        return REAL(pthread_rwlock_tryrdlock)(l);
+    PTT_REC(RWLOCK_TRYRDLOCK_IN, PTT_U(l));
+    int r = REAL(pthread_rwlock_tryrdlock)(l);
+    PTT_REC(RWLOCK_TRYRDLOCK_OUT, PTT_I(r));
+    return r;
+}
+
+PTT_EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abstime)
+{
+    if (!ptt_on())
+        return REAL(pthread_rwlock_timedrdlock)(l, abstime);
+    PTT_REC(RWLOCK_TIMEDRDLOCK_IN, PTT_U(l), ptt_ts_arg(abstime));
+    int r = lock(l, RD, TIMED, CLOCK_REALTIME, abstime);
+    PTT_REC(RWLOCK_TIMEDRDLOCK_OUT, PTT_I(r));
+    return r;
+}
+
+PTT_EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clock,
+                                          const struct timespec *abstime)
+{
+    if (!ptt_on())
+        return REAL(pthread_rwlock_clockrdlock)(l, clock, abstime);
+    PTT_REC(RWLOCK_CLOCKRDLOCK_IN, PTT_U(l), PTT_I(clock), ptt_ts_arg(abstime));
+    int r = lock(l, RD, CLOCK, clock, abstime);
+    PTT_REC(RWLOCK_CLOCKRDLOCK_OUT, PTT_I(r));
+    return r;
+}
+
+PTT_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *l)
+{
+    if (!ptt_on())
+        return REAL(pthread_rwlock_wrlock)(l);
+    PTT_REC(RWLOCK_WRLOCK_IN, PTT_U(l));
+    int r = lock(l, WR, PLAIN, CLOCK_REALTIME, NULL);
+    PTT_REC(RWLOCK_WRLOCK_OUT, PTT_I(r));
+    return r;
+}
+
+PTT_EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *l)
+{
+    if (!ptt_on())
+        return REAL(pthread_rwlock_trywrlock)(l);
+    PTT_REC(RWLOCK_TRYWRLOCK_IN, PTT_U(l));
+    int r = REAL(pthread_rwlock_trywrlock)(l);
+    PTT_REC(RWLOCK_TRYWRLOCK_OUT, PTT_I(r));
+    return r;
+}
+
+PTT_EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abstime)
+{
+    if (!ptt_on())
+        return REAL(pthread_rwlock_timedwrlock)(l, abstime);
+    PTT_REC(RWLOCK_TIMEDWRLOCK_IN, PTT_U(l), ptt_ts_arg(abstime));
+    int r = lock(l, WR, TIMED, CLOCK_REALTIME, abstime);
+    PTT_REC(RWLOCK_TIMEDWRLOCK_OUT, PTT_I(r));
+    return r;
+}
+
+PTT_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clock,
+                                          const struct timespec *abstime)
+{
+    if (!ptt_on())
+        return REAL(pthread_rwlock_clockwrlock)(l, clock, abstime);
+    PTT_REC(RWLOCK_CLOCKWRLOCK_IN, PTT_U(l), PTT_I(clock), ptt_ts_arg(abstime));
+    int r = lock(l, WR, CLOCK, clock, abstime);
+    PTT_REC(RWLOCK_CLOCKWRLOCK_OUT, PTT_I(r));
+    return r;
+}
+
+PTT_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *l)
+{
+    if (!ptt_on())
+        return REAL(pthread_rwlock_unlock)(l);
+    PTT_REC(RWLOCK_UNLOCK_IN, PTT_U(l));
+    int r = REAL(pthread_rwlock_unlock)(l);
+    PTT_REC(RWLOCK_UNLOCK_OUT, PTT_I(r));
+    return r;
+}
+
+PTT_EXPORT int pthread_rwlock_destroy(pthread_rwlock_t *l)
+{
+    if (!ptt_on())
+        return REAL(pthread_rwlock_destroy)(l);
+    PTT_REC(RWLOCK_DESTROY_IN, PTT_U(l));
+    int r = REAL(pthread_rwlock_destroy)(l);
+    PTT_REC(RWLOCK_DESTROY_OUT, PTT_I(r));
+    return r;
+}

@@ -1,0 +1,74 @@
+/* Thread identity and scheduling: names (later tools name threads by them), priorities,
+ * affinity, yields. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+
+#include "libptt.h"
+
+PTT_EXPORT int pthread_setname_np(pthread_t th, const char *name)
+{
+    if (!ptt_on())
+        return REAL(pthread_setname_np)(th, name);
+    PTT_REC_STR(THREAD_SETNAME_NP_IN, name, PTT_U(th));
+    int r = REAL(pthread_setname_np)(th, name);
+    PTT_REC(THREAD_SETNAME_NP_OUT, PTT_I(r));
+    return r;
+}
+
+PTT_EXPORT int pthread_setschedparam(pthread_t th, int policy, const struct sched_param *p)
+{
+    if (!ptt_on())
+        return REAL(pthread_setschedparam)(th, policy, p);
+    PTT_REC(THREAD_SETSCHEDPARAM_IN, PTT_U(th), PTT_I(policy), PTT_I(p->sched_priority));
+    int r = REAL(pthread_setschedparam)(th, policy, p);
+    PTT_REC(THREAD_SETSCHEDPARAM_OUT, PTT_I(r));
+    return r;
+}
+
+PTT_EXPORT int pthread_setschedprio(pthread_t th, int prio)
+{
+    if (!ptt_on())
+        return REAL(pthread_setschedprio)(th, prio);
+    PTT_REC(THREAD_SETSCHEDPRIO_IN, PTT_U(th), PTT_I(prio));
+    int r = REAL(pthread_setschedprio)(th, prio);
+    PTT_REC(THREAD_SETSCHEDPRIO_OUT, PTT_I(r));
+    return r;
+}
+
+PTT_EXPORT int pthread_setaffinity_np(pthread_t th, size_t size, const cpu_set_t *set)
+{
+    if (!ptt_on())
+        return REAL(pthread_setaffinity_np)(th, size, set);
+    uint64_t m = 0; /* CPUs 0..63 */
+    for (int c = 0; c < 64 && (size_t)c < size * 8; c++)
+        if (CPU_ISSET_S(c, size, set))
+            m |= 1ull << c;
+    PTT_REC(THREAD_SETAFFINITY_NP_IN, PTT_U(th), m);
+    int r = REAL(pthread_setaffinity_np)(th, size, set);
+    PTT_REC(THREAD_SETAFFINITY_NP_OUT, PTT_I(r));
+    return r;
+}
+
+/* glibc's header redirects pthread_yield to sched_yield; binaries built before it still call
+ * pthread_yield by name. */
+PTT_EXPORT int ptt_pthread_yield(void) __asm__("pthread_yield");
+PTT_EXPORT int ptt_pthread_yield(void)
+{
+    if (!ptt_on())
+        return REAL(pthread_yield)();
+    PTT_REC0(THREAD_YIELD_IN);
+    int r = REAL(pthread_yield)();
+    PTT_REC(THREAD_YIELD_OUT, PTT_I(r));
+    return r;
+}
+
+PTT_EXPORT int sched_yield(void)
+{
+    if (!ptt_on())
+        return REAL(sched_yield)();
+    PTT_REC0(SCHED_YIELD_IN);
+    int r = REAL(sched_yield)();
+    PTT_REC(SCHED_YIELD_OUT, PTT_I(r));
+    return r;
+}

@@ -1,0 +1,160 @@
+/* Semaphores, unnamed and named. The value is read (sem_getvalue) before and after waits and
+ * posts. A wait tries without blocking first, to see whether it has to wait; since glibc's
+ * sem_wait acts on a pending cancellation even when it need not block, so does that path. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <semaphore.h>
+#include <stdarg.h>
+
+#include "libptt.h"
+
+static uint64_t value_of(sem_t *s)
+{
+    int v = 0;
+    if (s)
+        REAL(sem_getvalue)(s, &v);
+    return PTT_I(v);
+}
+
+enum kind { PLAIN, TIMED, CLOCK };
+
+static int wait_sem(sem_t *s, enum kind k, clockid_t clock, const struct timespec *abstime)
+{
+    int tried = k == PLAIN || ptt_timeout_ok(clock, abstime);
+    if (tried) {
+        int saved = errno;
+        REAL(pthread_testcancel)();
+        if (REAL(sem_trywait)(s) == 0)
+            return 0;
+        if (errno != EAGAIN)
+            return -1;
+        errno = saved; /* a wait that then succeeds leaves errno as it found it */
+        PTT_REC(SEM_BLOCK, PTT_U(s));
+    }
+    int r = k == PLAIN   ? REAL(sem_wait)(s)
+            : k == TIMED ? REAL(sem_timedwait)(s, abstime)
+                         : REAL(sem_clockwait)(s, clock, abstime);
+    if (tried && r == 0)
+        PTT_REC(SEM_ACQUIRED, PTT_U(s));
+    return r;
+}
+
+PTT_EXPORT int sem_init(sem_t *s, int pshared, unsigned value)
+{
+    if (!ptt_on())
+        return REAL(sem_init)(s, pshared, value);
+    PTT_REC(SEM_INIT_IN, PTT_U(s), (uint64_t)(pshared != 0), (uint64_t)value);
+    int r = REAL(sem_init)(s, pshared, value);
+    PTT_REC(SEM_INIT_OUT, PTT_I(r), PTT_ERRNO(r));
+    return r;
+}
+
+PTT_EXPORT int sem_destroy(sem_t *s)
+{
+    if (!ptt_on())
+        return REAL(sem_destroy)(s);
+    PTT_REC(SEM_DESTROY_IN, PTT_U(s));
+    int r = REAL(sem_destroy)(s);
+    PTT_REC(SEM_DESTROY_OUT, PTT_I(r), PTT_ERRNO(r));
+    return r;
+}
+
+PTT_EXPORT sem_t *sem_open(const char *name, int oflag, ...)
+{
+    mode_t mode = 0;
+    unsigned value = 0;
+    if (oflag & O_CREAT) {
+        va_list ap;
+        va_start(ap, oflag);
+        mode = va_arg(ap, mode_t);
+        value = va_arg(ap, unsigned);
+        va_end(ap);
+    }
+    if (!ptt_on())
+        return REAL(sem_open)(name, oflag, mode, value);
+    PTT_REC_STR(SEM_OPEN_IN, name, PTT_I(oflag), (uint64_t)mode, (uint64_t)value);
+    sem_t *r = REAL(sem_open)(name, oflag, mode, value);
+    PTT_REC(SEM_OPEN_OUT, PTT_U(r), PTT_ERRNO(r == SEM_FAILED));
+    return r;
+}
+
+PTT_EXPORT int sem_close(sem_t *s)
+{
+    if (!ptt_on())
+        return REAL(sem_close)(s);
+    PTT_REC(SEM_CLOSE_IN, PTT_U(s));
+    int r = REAL(sem_close)(s);
+    PTT_REC(SEM_CLOSE_OUT, PTT_I(r), PTT_ERRNO(r));
+    return r;
+}
+
+PTT_EXPORT int sem_unlink(const char *name)
+{
+    if (!ptt_on())
+        return REAL(sem_unlink)(name);
+    PTT_REC_STR(SEM_UNLINK_IN, name);
+    int r = REAL(sem_unlink)(name);
+    PTT_REC(SEM_UNLINK_OUT, PTT_I(r), PTT_ERRNO(r));
+    return r;
+}
+
+PTT_EXPORT int sem_wait(sem_t *s)
+{
+    if (!ptt_on())
+        return REAL(sem_wait)(s);
+    PTT_REC(SEM_WAIT_IN, PTT_U(s), value_of(s));
+    int r = wait_sem(s, PLAIN, CLOCK_REALTIME, NULL);
+    PTT_REC(SEM_WAIT_OUT, PTT_I(r), PTT_ERRNO(r), value_of(s));
+    return r;
+}
+
+PTT_EXPORT int sem_trywait(sem_t *s)
+{
+    if (!ptt_on())
+        return REAL(sem_trywait)(s);
+    PTT_REC(SEM_TRYWAIT_IN, PTT_U(s), value_of(s));
+    int r = REAL(sem_trywait)(s);
+    PTT_REC(SEM_TRYWAIT_OUT, PTT_I(r), PTT_ERRNO(r), value_of(s));
+    return r;
+}
+
+PTT_EXPORT int sem_timedwait(sem_t *s, const struct timespec *abstime)
+{
+    if (!ptt_on())
+        return REAL(sem_timedwait)(s, abstime);
+    PTT_REC(SEM_TIMEDWAIT_IN, PTT_U(s), value_of(s), ptt_ts_arg(abstime));
+    int r = wait_sem(s, TIMED, CLOCK_REALTIME, abstime);
+    PTT_REC(SEM_TIMEDWAIT_OUT, PTT_I(r), PTT_ERRNO(r), value_of(s));
+    return r;
+}
+
+PTT_EXPORT int sem_clockwait(sem_t *s, clockid_t clock, const struct timespec *abstime)
+{
+    if (!ptt_on())
+        return REAL(sem_clockwait)(s, clock, abstime);
+    PTT_REC(SEM_CLOCKWAIT_IN, PTT_U(s), value_of(s), PTT_I(clock), ptt_ts_arg(abstime));
+    int r = wait_sem(s, CLOCK, clock, abstime);
+    PTT_REC(SEM_CLOCKWAIT_OUT, PTT_I(r), PTT_ERRNO(r), value_of(s));
+    return r;
+}
+
+PTT_EXPORT int sem_post(sem_t *s)
+{
+    if (!ptt_on())
+        return REAL(sem_post)(s);
+    PTT_REC(SEM_POST_IN, PTT_U(s), value_of(s));
+    int r = REAL(sem_post)(s);
+    PTT_REC(SEM_POST_OUT, PTT_I(r), PTT_ERRNO(r), value_of(s));
+    return r;
+}
+
+PTT_EXPORT int sem_getvalue(sem_t *s, int *v)
+{
+    if (!ptt_on())
+        return REAL(sem_getvalue)(s, v);
+    PTT_REC(SEM_GETVALUE_IN, PTT_U(s));
+    int r = REAL(sem_getvalue)(s, v);
+    PTT_REC(SEM_GETVALUE_OUT, PTT_I(r), PTT_ERRNO(r), r == 0 ? PTT_I(*v) : 0);
+    return r;
+}

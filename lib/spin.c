@@ -1,0 +1,63 @@
+/* Spinlocks: a lock that finds the lock taken records SPIN_WAIT, then SPIN_ACQUIRED when it gets
+ * it: the spin time is the time between the two. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+
+#include "libptt.h"
+
+PTT_EXPORT int pthread_spin_init(pthread_spinlock_t *l, int pshared)
+{
+    if (!ptt_on())
+        return REAL(pthread_spin_init)(l, pshared);
+    PTT_REC(SPIN_INIT_IN, PTT_U(l), (uint64_t)(pshared == PTHREAD_PROCESS_SHARED));
+    int r = REAL(pthread_spin_init)(l, pshared);
+    PTT_REC(SPIN_INIT_OUT, PTT_I(r));
+    return r;
+}
+
+PTT_EXPORT int pthread_spin_lock(pthread_spinlock_t *l)
+{
+    if (!ptt_on())
+        return REAL(pthread_spin_lock)(l);
+    PTT_REC(SPIN_LOCK_IN, PTT_U(l));
+    int r = REAL(pthread_spin_trylock)(l);
+    if (r == EBUSY) {
+        PTT_REC(SPIN_WAIT, PTT_U(l));
+        r = REAL(pthread_spin_lock)(l);
+        if (r == 0)
+            PTT_REC(SPIN_ACQUIRED, PTT_U(l));
+    }
+    PTT_REC(SPIN_LOCK_OUT, PTT_I(r));
+    return r;
+}
+
+PTT_EXPORT int pthread_spin_trylock(pthread_spinlock_t *l)
+{
+    if (!ptt_on())
+        return REAL(pthread_spin_trylock)(l);
+    PTT_REC(SPIN_TRYLOCK_IN, PTT_U(l));
+    int r = REAL(pthread_spin_trylock)(l);
+    PTT_REC(SPIN_TRYLOCK_OUT, PTT_I(r));
+    return r;
+}
+
+PTT_EXPORT int pthread_spin_unlock(pthread_spinlock_t *l)
+{
+    if (!ptt_on())
+        return REAL(pthread_spin_unlock)(l);
+    PTT_REC(SPIN_UNLOCK_IN, PTT_U(l));
+    int r = REAL(pthread_spin_unlock)(l);
+    PTT_REC(SPIN_UNLOCK_OUT, PTT_I(r));
+    return r;
+}
+
+PTT_EXPORT int pthread_spin_destroy(pthread_spinlock_t *l)
+{
+    if (!ptt_on())
+        return REAL(pthread_spin_destroy)(l);
+    PTT_REC(SPIN_DESTROY_IN, PTT_U(l));
+    int r = REAL(pthread_spin_destroy)(l);
+    PTT_REC(SPIN_DESTROY_OUT, PTT_I(r));
+    return r;
+}
