@@ -250,9 +250,12 @@ void ptt_print_raw(FILE *f, const struct ptt_ev *ev)
 static void print_fields(FILE *f, const struct ptt_ev *ev, unsigned from)
 {
     char vb[128];
+    int n = 0;
     for (unsigned i = from; ptt_ev_has_field(ev, i); i++) {
         const struct ptt_field *fd = &ev->info->fields[i];
-        fprintf(f, "%s%.*s %s", i > from ? ", " : "", fd->name_len, fd->name,
+        if (fd->type == PTT_F_ERRNO && !ev->args[i])
+            continue; /* errno only says something when the call failed */
+        fprintf(f, "%s%.*s %s", n++ ? ", " : "", fd->name_len, fd->name,
                 ptt_fmt_ev_field(vb, sizeof vb, ev, i, 1));
     }
 }
@@ -301,7 +304,8 @@ void ptt_print_human(FILE *f, const struct ptt_ev *ev)
         char vb[128];
         fprintf(f, "leaves function %s, returning %s", e->routine,
                 ptt_ev_has_field(ev, 0) ? ptt_fmt_ev_field(vb, sizeof vb, ev, 0, 1) : "nothing");
-        if (ptt_ev_has_field(ev, 1)) {
+        if (ptt_ev_has_field(ev, 1) &&
+            !(e->nfields == 2 && e->fields[1].type == PTT_F_ERRNO && !ev->args[1])) {
             fputs(" (", f);
             print_fields(f, ev, 1);
             fputc(')', f);
