@@ -1,6 +1,7 @@
 /* Condition variables. The waiter's wake-up (COND_WOKEN) is recorded as soon as the wait
  * returns, the mutex held again. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <pthread.h>
 
 #include "libptt.h"
@@ -21,7 +22,8 @@ PTT_EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
         return REAL(pthread_cond_wait)(c, m);
     PTT_REC(COND_WAIT_IN, PTT_U(c), PTT_U(m));
     int r = REAL(pthread_cond_wait)(c, m);
-    PTT_REC(COND_WOKEN, PTT_U(c), PTT_U(m), PTT_I(r));
+    if (r == 0 || r == ETIMEDOUT) /* it waited, and holds the mutex again */
+        PTT_REC(COND_WOKEN, PTT_U(c), PTT_U(m), PTT_I(r));
     PTT_REC(COND_WAIT_OUT, PTT_I(r));
     return r;
 }
@@ -33,7 +35,8 @@ PTT_EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
         return REAL(pthread_cond_timedwait)(c, m, abstime);
     PTT_REC(COND_TIMEDWAIT_IN, PTT_U(c), PTT_U(m), ptt_ts_arg(abstime));
     int r = REAL(pthread_cond_timedwait)(c, m, abstime);
-    PTT_REC(COND_WOKEN, PTT_U(c), PTT_U(m), PTT_I(r));
+    if (r == 0 || r == ETIMEDOUT) /* it waited, and holds the mutex again */
+        PTT_REC(COND_WOKEN, PTT_U(c), PTT_U(m), PTT_I(r));
     PTT_REC(COND_TIMEDWAIT_OUT, PTT_I(r));
     return r;
 }
@@ -45,7 +48,8 @@ PTT_EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clo
         return REAL(pthread_cond_clockwait)(c, m, clock, abstime);
     PTT_REC(COND_CLOCKWAIT_IN, PTT_U(c), PTT_U(m), PTT_I(clock), ptt_ts_arg(abstime));
     int r = REAL(pthread_cond_clockwait)(c, m, clock, abstime);
-    PTT_REC(COND_WOKEN, PTT_U(c), PTT_U(m), PTT_I(r));
+    if (r == 0 || r == ETIMEDOUT) /* it waited, and holds the mutex again */
+        PTT_REC(COND_WOKEN, PTT_U(c), PTT_U(m), PTT_I(r));
     PTT_REC(COND_CLOCKWAIT_OUT, PTT_I(r));
     return r;
 }

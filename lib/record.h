@@ -21,14 +21,14 @@ struct ptt_thread {
     uintptr_t end;  /* end of the sub-buffer; 0 while there is none (forces the slow path) */
     uint64_t last;  /* time stamp of the last base event */
     uint32_t nest;  /* events being recorded on this thread (>1: inside a signal handler) */
-    uint32_t guard; /* libptt is calling out: its own calls are not traced */
+    uint32_t guard; /* not traced: libptt is calling out, or the thread has ended (THREAD_END)
+                       and only its teardown runs (glibc's unwinder calls pthread_once) */
     uintptr_t data; /* start of the sub-buffer's data */
     struct ptt_desc *desc;
     uint64_t lost; /* dropped events not yet reported in the stream */
     uint32_t serial;
     uint32_t seq;
     int32_t tid;
-    uint32_t ending;     /* THREAD_END already recorded */
     uint64_t exit_value; /* argument of pthread_exit, for THREAD_END */
     uint32_t exiting;
 };

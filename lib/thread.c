@@ -59,6 +59,7 @@ static void thread_end(void *arg)
         PTT_REC(THREAD_END, v, (uint64_t)how);
     }
     ptt_thread_release(t);
+    t->guard = 1; /* THREAD_END is the thread's last event */
 }
 
 static void *thread_main(void *v)

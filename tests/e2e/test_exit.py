@@ -1,0 +1,170 @@
+"""ptt trace's exit status: the program's, 128+N when a signal N killed it, 127 when it cannot
+be found, 126 when it cannot be run, 2 for ptt's own usage errors; and the PROCESS_EXIT event
+that records how the program ended, with the calls it left open."""
+
+import signal
+import subprocess
+
+import pytest
+
+from conftest import (CLASSES, CREATE_IN, E, PTT, SUMMARY_RE, TIMEOUT, parse_output, parse_raw,
+                      prog, run, trace_prog, view)
+
+SIGS = {"kill": signal.SIGKILL, "term": signal.SIGTERM, "segv": signal.SIGSEGV}
+
+
+def ending(tmp_path, action, n, blocked=False):
+    """exit_status ACTION N [blocked] under ptt trace: (Traced, expected PROCESS_EXIT field)."""
+    if action == "exit":
+        rc, plain_rc, status = n, n, f"exit={n}"
+        args = ["exit", n]
+    else:
+        sig = SIGS[action]
+        rc, plain_rc, status = 128 + sig, -sig, f"signal={int(sig)}"
+        args = ["segv", 0] if action == "segv" else ["kill", int(sig)]
+    t = trace_prog(tmp_path, "exit_status", *args, *(["blocked"] if blocked else []), rc=rc,
+                   plain_rc=plain_rc)
+    return t, E("PROCESS_EXIT", status)
+
+
+@pytest.mark.parametrize("action,n", [("exit", 0), ("exit", 3), ("exit", 42), ("exit", 255),
+                                      ("kill", 0), ("term", 0), ("segv", 0)])
+def test_exit_status(tmp_path, action, n):
+    t, exit_event = ending(tmp_path, action, n)
+    o = t.out
+    m = o["m"]
+    assert t.thread(o["tid_main"]) == [
+        t.process_start(),
+        E("MUTEX_LOCK_IN", m), E("MUTEX_LOCK_OUT", 0),
+        E("MUTEX_UNLOCK_IN", m), E("MUTEX_UNLOCK_OUT", 0),
+        exit_event,
+    ]
+    assert [e.key for e in t.events if e.name == "PROCESS_EXIT"] == [exit_event]
+
+
+@pytest.mark.parametrize("action,n", [("exit", 5), ("kill", 0), ("segv", 0)])
+def test_exit_with_blocked_thread(tmp_path, action, n):
+    """The program ends while a thread waits in pthread_mutex_lock: what that thread recorded
+    is saved, and the call is closed by TRACE_UNFINISHED."""
+    t, exit_event = ending(tmp_path, action, n, blocked=True)
+    o = t.out
+    m, me = o["m"], o["tid_main"]
+    assert t.thread(me) == [
+        t.process_start(),
+        E("MUTEX_LOCK_IN", m), E("MUTEX_LOCK_OUT", 0),
+        CREATE_IN(o["th_ptr"], "0x0", o["fn"], "0x0"),
+        E("THREAD_CREATE_OUT", 0, o["th"]),
+        exit_event,
+    ]
+    assert t.thread(o["tid_t2"]) == [
+        E("THREAD_START", o["fn"], "0x0", me, o["th"]),
+        E("MUTEX_LOCK_IN", m), E("MUTEX_WAIT", m, me),
+        E("TRACE_UNFINISHED", "MUTEX_LOCK_IN"),
+    ]
+    # Closed when the process ended.
+    ends = {e.name: e.ns for e in t.events if e.name in ("TRACE_UNFINISHED", "PROCESS_EXIT")}
+    assert ends["TRACE_UNFINISHED"] == ends["PROCESS_EXIT"]
+
+
+@pytest.mark.parametrize("what,rc,message", [
+    ("missing", 127, "No such file or directory"),
+    ("not_executable", 126, "Permission denied"),
+    ("directory", 126, "Permission denied"),
+])
+def test_cannot_run(tmp_path, what, rc, message):
+    target = {"missing": tmp_path / "no-such-program",
+              "not_executable": tmp_path / "data.txt",
+              "directory": tmp_path}[what]
+    if what == "not_executable":
+        target.write_text("#!/bin/sh\nexit 0\n")
+    out = tmp_path / "t.ptt"
+    p = run([PTT, "trace", "-o", out, "--", target, "arg"], cwd=tmp_path)
+    assert p.returncode == rc
+    assert p.stderr.splitlines()[-1] == f"ptt trace: cannot run '{target}': {message}"
+    assert not out.exists(), "a trace file left for a program that never ran"
+
+
+@pytest.mark.parametrize("args", [
+    ["trace"],
+    ["trace", "-o", "t.ptt"],
+    ["trace", "-o", "t.ptt", "--overflow=sometimes", "--", "touch", "ran"],
+    ["trace", "-o", "t.ptt", "--buffer=100K", "--", "touch", "ran"],
+    ["trace", "-o", "t.ptt", "--buffer=lots", "--", "touch", "ran"],
+    ["trace", "-o", "t.ptt", "--buffer=1M", "--subbuffer=1M", "--", "touch", "ran"],
+    ["trace", "-o", "t.ptt", "--subbuffer=5000", "--", "touch", "ran"],
+    ["trace", "-o", "t.ptt", "--subbuffer=2K", "--", "touch", "ran"],
+    ["trace", "-o", "t.ptt", "--events=mutex,nosuch", "--", "touch", "ran"],
+    ["trace", "-o", "t.ptt", "--clock=sundial", "--", "touch", "ran"],
+    ["trace", "-o", "t.ptt", "--bogus", "--", "touch", "ran"],
+    ["trace", "-o", "t.ptt", "-x", "--", "touch", "ran"],
+    ["trace", "-o", "nodir/t.ptt", "--", "touch", "ran"],
+    [],
+    ["nosuchcommand"],
+    ["view"],
+    ["view", "a.ptt", "b.ptt"],
+    ["view", "--format=xml", "t.ptt"],
+    ["view", "--bogus", "t.ptt"],
+    ["view", "missing.ptt"],
+    ["view", "notatrace.txt"],
+])
+def test_usage_errors(tmp_path, args):
+    """Exit status 2 and a message on stderr; the program is not run, no trace is written."""
+    (tmp_path / "notatrace.txt").write_text("hello\n" * 100)
+    p = run([PTT, *args], cwd=tmp_path)
+    assert p.returncode == 2, p.stderr
+    assert p.stdout == ""
+    if args and args[0] in ("trace", "view"):
+        # One line, naming the command.
+        assert len(p.stderr.splitlines()) == 1 and p.stderr.startswith(f"ptt {args[0]}: "), \
+            p.stderr
+    else:
+        assert p.stderr.startswith(("ptt: ", "usage: ptt")), p.stderr
+    assert not (tmp_path / "ran").exists()
+    assert not (tmp_path / "t.ptt").exists()
+
+
+def test_quiet(tmp_path):
+    """-q: the summary is the only line on stderr."""
+    p = run([PTT, "trace", "-q", "-o", "t.ptt", "--", prog("exit_status"), "exit", "7"],
+            cwd=tmp_path)
+    assert p.returncode == 7
+    lines = p.stderr.splitlines()
+    assert len(lines) == 1 and SUMMARY_RE.match(lines[0]), p.stderr
+    p = run([PTT, "trace", "-o", "t.ptt", "--", prog("exit_status"), "exit", "7"], cwd=tmp_path)
+    assert len(p.stderr.splitlines()) == 2
+
+
+def test_help_and_list(tmp_path):
+    for args in (["--help"], ["trace", "--help"], ["view", "--help"]):
+        p = run([PTT, *args])
+        assert p.returncode == 0 and p.stdout.startswith("usage: ptt") and p.stderr == ""
+    p = run([PTT, "trace", "--list"])
+    assert p.returncode == 0
+    assert [line.split()[0] for line in p.stdout.splitlines()] == CLASSES
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+def test_signal_passed_on(tmp_path, sig):
+    """A signal sent to ptt trace goes to the program; ptt trace exits as the program did."""
+    out = tmp_path / "t.ptt"
+    p = subprocess.Popen([str(PTT), "trace", "-o", str(out), "--", str(prog("exit_status")),
+                          "pause", "0"], cwd=tmp_path, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    lines = []
+    while not lines or lines[-1] != "@ready=1\n":  # the program runs, and waits
+        lines.append(p.stdout.readline())
+        assert lines[-1], "the program ended before it was ready"
+    p.send_signal(sig)
+    rest, err = p.communicate(timeout=TIMEOUT)
+    assert p.returncode == 128 + sig, err
+    assert SUMMARY_RE.match(err.splitlines()[-1])
+    o = parse_output("".join(lines) + rest)[1]
+    m = o["m"]
+    events = parse_raw(view("--format=raw", out))
+    assert [e.key for e in events] == [
+        E("PROCESS_START", p.pid, events[0].fields[1]),
+        E("MUTEX_LOCK_IN", m), E("MUTEX_LOCK_OUT", 0),
+        E("MUTEX_UNLOCK_IN", m), E("MUTEX_UNLOCK_OUT", 0),
+        E("PROCESS_EXIT", f"signal={int(sig)}"),
+    ]
+    assert {e.tid for e in events} == {int(o["tid_main"])}

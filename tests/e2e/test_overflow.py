@@ -1,0 +1,72 @@
+"""A small pool and threads that record as fast as they can: by default (--overflow=block) the
+writers wait for ptt trace and nothing is lost; with --overflow=discard events are dropped, and
+every dropped event is counted."""
+
+import collections
+
+import pytest
+
+from conftest import PTT, prog, ptt_trace, run, summary_counts
+
+THREADS, ITERS = 4, 250000
+SMALL = ["--buffer=1M", "--subbuffer=4K"]
+MUTEX = ("MUTEX_LOCK_IN", "MUTEX_LOCK_OUT", "MUTEX_UNLOCK_IN", "MUTEX_UNLOCK_OUT")
+THREAD = ("THREAD_CREATE_IN", "THREAD_CREATE_OUT", "THREAD_START", "THREAD_END",
+          "THREAD_JOIN_IN", "THREAD_JOIN_OUT")
+
+
+def expected(classes=("thread", "mutex")):
+    """The events flood THREADS ITERS records (without ptt trace's PROCESS_EXIT)."""
+    c = collections.Counter({"PROCESS_START": 1})
+    if "thread" in classes:
+        c.update({name: THREADS for name in THREAD})
+    if "mutex" in classes:
+        c.update({name: THREADS * ITERS for name in MUTEX})
+    return c
+
+
+def flood(tmp_path, opts):
+    t = ptt_trace(tmp_path, [prog("flood"), THREADS, ITERS], opts=opts)
+    assert t.stdout == f"done={THREADS * ITERS}\n"
+    counts, head = summary_counts(t.path)
+    assert int(head["lost"]) == t.lost
+    assert int(head["events"]) == sum(counts.values())
+    # ptt view closes the calls whose _OUT was dropped with TRACE_UNFINISHED events.
+    unfinished = counts.pop("TRACE_UNFINISHED", 0)
+    assert t.nevents == sum(counts.values())
+    assert counts.pop("PROCESS_EXIT") == 1
+    return t, counts, unfinished
+
+
+def test_block_loses_nothing(tmp_path):
+    t, counts, unfinished = flood(tmp_path, SMALL)
+    assert t.lost == 0 and unfinished == 0
+    assert counts == expected()
+    # The pool was far too small: the writers had to wait for ptt trace.
+    assert "waited" in t.stderr
+
+
+@pytest.mark.parametrize("classes", [None, "mutex"])
+def test_discard_counts_every_lost_event(tmp_path, classes):
+    opts = SMALL + ["--overflow=discard"] + ([f"--events={classes}"] if classes else [])
+    t, counts, unfinished = flood(tmp_path, opts)
+    assert t.lost > 0, "nothing dropped: the test needs a smaller pool or more events"
+    reported = counts.pop("TRACE_LOST", 0)
+    want = expected() if classes is None else expected(("mutex",))
+    # What was recorded and what was dropped add up to what the program did, kind by kind
+    # where the kind cannot be lost (PROCESS_START comes first, into an empty pool).
+    assert sum(counts.values()) + t.lost == sum(want.values())
+    assert counts["PROCESS_START"] == 1
+    assert set(counts) <= set(want)
+    for name in counts:
+        assert counts[name] <= want[name], name
+    assert f"{t.lost} events were dropped" in t.stderr
+    # Lost events are reported in the threads' streams, when they get a sub-buffer again.
+    assert reported > 0
+    lost_in_stream = 0
+    p = run([PTT, "view", "--format=raw", t.path])
+    assert p.returncode == 0
+    for line in p.stdout.splitlines():
+        if ":TRACE_LOST :" in line:
+            lost_in_stream += int(line.rsplit(" : ", 1)[1])
+    assert 0 < lost_in_stream <= t.lost
