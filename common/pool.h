@@ -5,9 +5,10 @@
  *
  * A sub-buffer moves FREE -> OWNED (a writer thread popped it from the free list) -> READY (the
  * writer filled it, or its thread ended) -> FREE (the daemon wrote it to the file and pushed it
- * back). Writers only pop; only the daemon pushes. When the session ends the daemon also drains
- * OWNED sub-buffers up to their committed length, so a killed or hung process loses nothing it
- * had committed. */
+ * back, zeroed). Writers only pop; only the daemon pushes. A writer hands a sub-buffer over with
+ * its length (committed). The daemon also drains the OWNED sub-buffers of writers that are gone
+ * (killed, crashed, hung when the session ends): up to the first empty header, since a writer
+ * writes an event's header last. */
 #ifndef PTT_POOL_H
 #define PTT_POOL_H
 
@@ -24,7 +25,7 @@ enum ptt_overflow { PTT_OVERFLOW_BLOCK = 0, PTT_OVERFLOW_DISCARD = 1 };
 
 struct ptt_desc {
     _Atomic uint32_t state;
-    _Atomic uint32_t committed; /* bytes of whole events, stored by the owner after each event */
+    _Atomic uint32_t committed; /* bytes of events, stored by the owner when it hands it over */
     uint32_t next;              /* free-list link (daemon-written while FREE) */
     int32_t pid;
     int32_t tid;

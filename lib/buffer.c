@@ -99,21 +99,20 @@ void ptt_drop(struct ptt_thread *t)
 static void put(struct ptt_thread *t, uint16_t id, unsigned n, const uint64_t *a)
 {
     uint64_t ts = ptt_now();
-    uint64_t *w = (uint64_t *)t->pos;
+    uint64_t *w = (uint64_t *)t->pos, *args = w + 1;
     uint64_t d = ts - t->last;
     struct ptt_event h = {id, (uint16_t)(8 + 8 * n), (uint32_t)d};
     if (d > UINT32_MAX) {
         h.id |= PTT_EVF_ABS;
         h.size += 8;
         h.dts = 0;
-        w[1] = ts;
-        __builtin_memcpy(w, &h, 8);
-        w++;
-    } else {
-        __builtin_memcpy(w, &h, 8);
+        *args++ = ts;
     }
     for (unsigned i = 0; i < n; i++)
-        w[1 + i] = a[i];
+        args[i] = a[i];
+    uint64_t hv;
+    __builtin_memcpy(&hv, &h, 8);
+    __atomic_store_n(w, hv, __ATOMIC_RELEASE); /* the header last, as in ptt_write */
     t->last = ts;
     t->pos += h.size;
 }
@@ -147,27 +146,48 @@ void ptt_record_slow(struct ptt_thread *t, uint16_t id, unsigned n, const uint64
     d->serial = t->serial;
     d->seq = t->seq++;
     t->last = d->base_ts = ptt_now();
-    atomic_store_explicit(&d->committed, 0, memory_order_relaxed);
     atomic_store_explicit(&d->state, PTT_BUF_OWNED, memory_order_release);
     t->desc = d;
     t->data = t->pos = (uintptr_t)ptt_pool_data(p, i);
-    if (t->lost) {
-        uint64_t lost = t->lost;
-        t->lost = 0;
+    /* One instruction: a handler dropping an event meanwhile adds to what we report, or later. */
+    uint64_t lost = __atomic_exchange_n(&t->lost, 0, __ATOMIC_RELAXED);
+    if (lost)
         put(t, PTT_EV_TRACE_LOST, 1, &lost);
-    }
     put(t, id, n, a);
     atomic_signal_fence(memory_order_seq_cst);
     t->end = t->data + p->buf_size;
     errno = saved_errno;
 }
 
+void ptt_discard_partial(struct ptt_thread *t)
+{
+    if (!t->desc || t->pos <= t->data)
+        return;
+    uintptr_t p = t->data, end = t->pos < t->end ? t->pos : t->end;
+    while (p + 8 <= end) {
+        struct ptt_event h;
+        __builtin_memcpy(&h, (void *)p, 8);
+        if (!h.size || p + h.size > end)
+            break;
+        p += h.size;
+    }
+    for (uintptr_t q = p; q < end; q += 8)
+        *(uint64_t *)q = 0;
+    t->pos = p;
+}
+
 void ptt_thread_release(struct ptt_thread *t)
 {
-    if (!t->desc)
-        return;
-    t->end = 0;
+    /* As in the slow path: a signal handler recording meanwhile is nested, so it drops its
+     * event rather than switching sub-buffers under us. */
+    t->nest++;
     atomic_signal_fence(memory_order_seq_cst);
-    hand_off(t);
-    t->data = t->pos = 0;
+    if (t->desc) {
+        t->end = 0;
+        atomic_signal_fence(memory_order_seq_cst);
+        hand_off(t);
+        t->data = t->pos = 0;
+    }
+    atomic_signal_fence(memory_order_seq_cst);
+    t->nest--;
 }

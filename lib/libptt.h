@@ -12,6 +12,10 @@
 extern struct ptt_pool *ptt_pool;
 extern int ptt_pid;
 
+/* After an asynchronous cancellation inside an event: move back to the end of the whole events,
+ * and clear what the cut event had written, so no stale word is ever read as a header. */
+void ptt_discard_partial(struct ptt_thread *t);
+
 /* Hand the calling thread's sub-buffer to the daemon (its thread ends, or the process exits). */
 void ptt_thread_release(struct ptt_thread *t);
 

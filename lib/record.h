@@ -3,9 +3,10 @@
  * Each thread owns a sub-buffer of the shared pool (struct ptt_thread, initial-exec TLS).
  * Recording an event: read the clock, reserve space with one non-locked xadd (a single
  * instruction, so a signal handler on this thread sees the reservation done or not done), write
- * the event, and publish the committed length when the outermost event is complete. An event
- * written by a signal handler that interrupted an event of the same thread lands after it, whole
- * (see PTT_EVF_NEST in common/event.h). */
+ * the arguments, then the header. Nothing else is published per event: sub-buffers are zeroed
+ * before reuse and a writer hands its sub-buffer over with its length. An event written by a
+ * signal handler that interrupted an event of the same thread lands after it, whole (see
+ * PTT_EVF_NEST in common/event.h). */
 #ifndef PTT_RECORD_H
 #define PTT_RECORD_H
 
@@ -77,26 +78,25 @@ static inline __attribute__((always_inline)) void ptt_write(struct ptt_thread *t
         else
             ptt_drop(t);
     } else {
-        uint64_t *w = (uint64_t *)p;
+        uint64_t *w = (uint64_t *)p, *args = w + 1;
         struct ptt_event h = {id, (uint16_t)size, (uint32_t)d};
         if (__builtin_expect(wide, 0)) {
             h.id |= PTT_EVF_ABS | (nest != 1 ? PTT_EVF_NEST : 0);
             h.dts = 0;
-            __builtin_memcpy(w, &h, 8);
-            w[1] = ts;
-            w++;
-        } else {
-            __builtin_memcpy(w, &h, 8);
+            *args++ = ts;
         }
         if (nest == 1)
             t->last = ts;
         for (unsigned i = 0; i < n; i++)
-            w[1 + i] = a[i];
+            args[i] = a[i];
+        /* The header last: the daemon reads a dead process's sub-buffer up to the first empty
+         * header, so an event cut short by a kill is never taken for a whole one. */
+        uint64_t hv;
+        __builtin_memcpy(&hv, &h, 8);
+        __atomic_store_n(w, hv, __ATOMIC_RELEASE);
     }
     atomic_signal_fence(memory_order_seq_cst);
-    if (--t->nest == 0 && t->desc)
-        atomic_store_explicit(&t->desc->committed, (uint32_t)(t->pos - t->data),
-                              memory_order_release);
+    --t->nest;
 }
 
 /* Record event NAME with its arguments; the count is checked against the table at compile time. */

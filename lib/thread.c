@@ -46,9 +46,8 @@ static void thread_end(void *arg)
 {
     struct end_ctx *c = arg;
     struct ptt_thread *t = &ptt_self;
-    if (t->nest) { /* asynchronously cancelled inside an event: drop the half-written one */
-        if (t->desc)
-            t->pos = t->data + atomic_load_explicit(&t->desc->committed, memory_order_relaxed);
+    if (t->nest) { /* asynchronously cancelled inside an event: go back to its start */
+        ptt_discard_partial(t);
         t->nest = 0;
     }
     if (ptt_on()) {

@@ -84,8 +84,10 @@ int ptt_daemon_create(struct ptt_daemon *d, const struct ptt_pool_config *c, cha
     return 0;
 }
 
-/* Count the events of a sub-buffer, and cut it at the first malformed one. */
-static uint32_t walk(const uint8_t *data, uint32_t *len, uint64_t *corrupt)
+/* Count the events of a sub-buffer and find where they end: at len for one handed over (a
+ * shorter walk is a malformed event, counted), at the first empty header for one whose writer is
+ * gone. */
+static uint32_t walk(const uint8_t *data, uint32_t *len, int exact, uint64_t *corrupt)
 {
     uint32_t p = 0, n = 0;
     while (p + 8 <= *len) {
@@ -96,18 +98,17 @@ static uint32_t walk(const uint8_t *data, uint32_t *len, uint64_t *corrupt)
         p += h.size;
         n++;
     }
-    if (p != *len) {
+    if (p != *len && exact)
         ++*corrupt;
-        *len = p;
-    }
+    *len = p;
     return n;
 }
 
 static void write_chunk(struct ptt_daemon *d, const struct ptt_rec_chunk *proto, const void *data,
-                        uint32_t len)
+                        uint32_t len, int exact)
 {
     struct ptt_rec_chunk c = *proto;
-    c.nevents = walk(data, &len, &d->corrupt);
+    c.nevents = walk(data, &len, exact, &d->corrupt);
     if (!c.nevents)
         return;
     ptt_writer_record(d->out, PTT_REC_CHUNK, &c, sizeof c, data, len);
@@ -137,11 +138,16 @@ size_t ptt_daemon_drain(struct ptt_daemon *d, int which)
         uint32_t st = atomic_load_explicit(&b->state, memory_order_acquire);
         if (st != PTT_BUF_READY && !(st == PTT_BUF_OWNED && writer_gone(b, which)))
             continue;
-        uint32_t len = atomic_load_explicit(&b->committed, memory_order_acquire);
+        int ready = st == PTT_BUF_READY;
+        uint32_t len =
+            ready ? atomic_load_explicit(&b->committed, memory_order_acquire) : p->buf_size;
         if (len > p->buf_size)
             len = p->buf_size;
         struct ptt_rec_chunk c = {{0, 0}, b->pid, b->tid, b->serial, b->seq, b->base_ts, 0, 0};
-        write_chunk(d, &c, ptt_pool_data(p, i), len);
+        uint8_t *data = ptt_pool_data(p, i);
+        write_chunk(d, &c, data, len, ready);
+        /* Zeroed for its next writer: only its own events may read as events. */
+        memset(data, 0, len);
         atomic_store_explicit(&b->committed, 0, memory_order_relaxed);
         atomic_store_explicit(&b->state, PTT_BUF_FREE, memory_order_relaxed);
         push_free(p, i);
@@ -157,7 +163,7 @@ void ptt_daemon_process_exit(struct ptt_daemon *d, int pid, int status)
         uint64_t status;
     } ev = {{PTT_EV_PROCESS_EXIT, 16, 0}, (uint64_t)(uint32_t)status};
     struct ptt_rec_chunk c = {{0, 0}, pid, pid, 0, 0, ptt_ticks(d->clock_tsc), 0, PTT_CHUNK_DAEMON};
-    write_chunk(d, &c, &ev, sizeof ev);
+    write_chunk(d, &c, &ev, sizeof ev, 1);
 }
 
 void ptt_daemon_destroy(struct ptt_daemon *d)

@@ -359,6 +359,11 @@ static uint64_t pid_end_ticks(struct ptt_reader *r, int32_t pid)
 static int64_t to_ns(struct ptt_reader *r, uint64_t ticks)
 {
     long double d = (long double)(int64_t)(ticks - r->clk_first.ticks) * r->ns_per_tick;
+    /* A corrupt time stamp or calibration must not overflow the conversion. */
+    if (d >= 9.2e18L)
+        return INT64_MAX;
+    if (d <= -9.2e18L)
+        return -INT64_MAX;
     return (int64_t)d;
 }
 
@@ -413,8 +418,8 @@ static int advance(struct ptt_reader *r, struct stream *s)
         *ev = s->held;
         return s->has_next = 1;
     }
-    if (s->done)
-        return 0;
+    if (s->done) /* what is left: the calls it never left */
+        return s->has_next = synth_unfinished(r, s, ev);
     while (s->pos + 8 > s->len) {
         if (s->pos != s->len)
             set_err(r, "corrupt event at offset %llu (chunk ends inside it)",

@@ -221,14 +221,13 @@ const char *ptt_fmt_ev_field(char *buf, size_t len, const struct ptt_ev *ev, uns
 
 static void print_time(FILE *f, int64_t ns, int decimals)
 {
-    if (ns < 0) {
+    uint64_t m = ns < 0 ? -(uint64_t)ns : (uint64_t)ns; /* INT64_MIN too */
+    if (ns < 0)
         fputc('-', f);
-        ns = -ns;
-    }
     if (decimals == 9)
-        fprintf(f, "%" PRId64 ".%09" PRId64, ns / 1000000000, ns % 1000000000);
+        fprintf(f, "%" PRIu64 ".%09" PRIu64, m / 1000000000, m % 1000000000);
     else
-        fprintf(f, "%" PRId64 ".%06" PRId64, ns / 1000000000, ns % 1000000000 / 1000);
+        fprintf(f, "%" PRIu64 ".%06" PRIu64, m / 1000000000, m % 1000000000 / 1000);
 }
 
 void ptt_print_raw(FILE *f, const struct ptt_ev *ev)

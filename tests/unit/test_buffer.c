@@ -1,0 +1,973 @@
+/* The recorder (lib/record.h, lib/buffer.c) against a real pool, drained by the daemon's code into
+ * a real file and read back by the reader: what was recorded is what is read. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#ifndef sigev_notify_thread_id /* glibc before 2.35 */
+#define sigev_notify_thread_id _sigev_un._tid
+#endif
+
+#include "lib/libptt.h"
+#include "src/daemon.h"
+#include "src/reader.h"
+#include "src/writer.h"
+
+/* ---------------------------------------------------------------- session: pool, file, drain */
+
+struct session {
+    struct ptt_daemon d;
+    struct ptt_writer w;
+    char path[PATH_MAX];
+    pthread_t drainer;
+    int draining;
+    unsigned drain_sleep_us;
+    atomic_int stop;
+    uint64_t clock0;      /* ticks of the first clock record */
+    struct ptt_reader *r; /* closed by teardown, also when a test fails */
+};
+
+static uint64_t clock_ns(clockid_t id)
+{
+    struct timespec t;
+    clock_gettime(id, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static int have_tsc(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+/* In monotonic mode ticks are the monotonic ns themselves: the reader's slope is then exactly 1. */
+static void write_clock(struct session *s)
+{
+    uint64_t m = clock_ns(CLOCK_MONOTONIC);
+    uint64_t t = s->d.clock_tsc ? ptt_ticks(1) : m;
+    if (!s->clock0)
+        s->clock0 = t;
+    assert_int_equal(ptt_writer_clock(&s->w, t, m, clock_ns(CLOCK_REALTIME)), 0);
+}
+
+static int setup(void **state)
+{
+    struct session *s = calloc(1, sizeof *s);
+    if (!s)
+        return -1;
+    *state = s;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct session *s = *state;
+    if (s->draining) {
+        atomic_store(&s->stop, 1);
+        pthread_join(s->drainer, NULL);
+    }
+    ptt_active = 0;
+    ptt_pool = NULL;
+    memset(&ptt_self, 0, sizeof ptt_self);
+    ptt_reader_close(s->r);
+    ptt_daemon_destroy(&s->d);
+    if (s->path[0])
+        unlink(s->path);
+    free(s);
+    return 0;
+}
+
+/* Create the pool and the file, and point libptt's globals at the pool as its constructor would. */
+static void begin(struct session *s, uint64_t size, uint32_t buf_size, int tsc, int overflow)
+{
+    struct ptt_pool_config c = {size, buf_size, tsc, overflow, ~0ull};
+    char err[256];
+    if (ptt_daemon_create(&s->d, &c, err, sizeof err))
+        fail_msg("ptt_daemon_create: %s", err);
+    shm_unlink(s->d.shm_name); /* mapped already: nothing is left in /dev/shm if the test dies */
+    const char *dir = getenv("TMPDIR");
+    snprintf(s->path, sizeof s->path, "%s/ptt-unit-buffer-XXXXXX", dir ? dir : "/tmp");
+    int fd = mkstemp(s->path);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(ptt_writer_open(&s->w, s->path), 0);
+    s->d.out = &s->w;
+    assert_int_equal(ptt_writer_info(&s->w, tsc ? "clock=tsc\n" : "clock=monotonic\n"), 0);
+    write_clock(s);
+
+    ptt_pool = s->d.pool;
+    ptt_clock_tsc = ptt_pool->clock == PTT_CLOCK_TSC;
+    ptt_class_mask = ~0ull;
+    ptt_pid = (int)getpid();
+    memset(&ptt_self, 0, sizeof ptt_self); /* the main thread's state from an earlier test */
+    ptt_active = 1;
+}
+
+static void *drain_loop(void *arg)
+{
+    struct session *s = arg;
+    while (!atomic_load(&s->stop)) {
+        size_t n = ptt_daemon_drain(&s->d, PTT_DRAIN_READY);
+        atomic_fetch_add_explicit(&s->d.pool->heartbeat, 1, memory_order_relaxed);
+        if (!n || s->drain_sleep_us)
+            usleep(s->drain_sleep_us ? s->drain_sleep_us : 100);
+    }
+    return NULL;
+}
+
+static void start_drainer(struct session *s, unsigned sleep_us)
+{
+    s->drain_sleep_us = sleep_us;
+    atomic_store(&s->stop, 0);
+    assert_int_equal(pthread_create(&s->drainer, NULL, drain_loop, s), 0);
+    s->draining = 1;
+}
+
+/* End the session as ptt trace does, and open the file. */
+static struct ptt_reader *finish(struct session *s)
+{
+    if (s->draining) {
+        atomic_store(&s->stop, 1);
+        pthread_join(s->drainer, NULL);
+        s->draining = 0;
+    }
+    ptt_thread_release(&ptt_self);
+    ptt_daemon_drain(&s->d, PTT_DRAIN_ALL);
+    write_clock(s);
+    struct ptt_pool *p = s->d.pool;
+    struct ptt_rec_end end = {{0, 0},
+                              s->d.events,
+                              s->d.bytes,
+                              atomic_load(&p->lost),
+                              atomic_load(&p->wait_ns),
+                              atomic_load(&p->waits),
+                              0,
+                              0};
+    assert_int_equal(ptt_writer_record(&s->w, PTT_REC_END, &end, sizeof end, 0, 0), 0);
+    assert_int_equal(ptt_writer_close(&s->w), 0);
+    assert_int_equal(s->d.corrupt, 0);
+    char err[512];
+    s->r = ptt_reader_open(s->path, err, sizeof err);
+    if (!s->r)
+        fail_msg("ptt_reader_open: %s", err);
+    return s->r;
+}
+
+static void assert_clean_end(struct ptt_reader *r)
+{
+    const char *e = ptt_reader_error(r);
+    if (e)
+        fail_msg("reader error: %s", e);
+    assert_non_null(ptt_reader_end(r));
+}
+
+/* The chunk records of the file, for what the reader does not show (seq, nevents, flags). */
+struct rawchunk {
+    uint32_t serial, seq, nevents;
+    const uint8_t *data;
+    uint32_t len;
+};
+
+struct rawfile {
+    uint8_t *buf;
+    size_t size;
+    struct rawchunk *chunks;
+    size_t n;
+};
+
+static void raw_load(const char *path, struct rawfile *f)
+{
+    memset(f, 0, sizeof *f);
+    int fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    struct stat st;
+    assert_int_equal(fstat(fd, &st), 0);
+    f->size = (size_t)st.st_size;
+    f->buf = malloc(f->size + 1);
+    assert_non_null(f->buf);
+    assert_int_equal(pread(fd, f->buf, f->size, 0), (ssize_t)f->size);
+    close(fd);
+    f->chunks = calloc(f->size / sizeof(struct ptt_rec_chunk) + 1, sizeof *f->chunks);
+    assert_non_null(f->chunks);
+    for (size_t off = sizeof(struct ptt_file_header); off + 8 <= f->size;) {
+        struct ptt_record h;
+        memcpy(&h, f->buf + off, sizeof h);
+        assert_true(h.size >= 8 && off + h.size <= f->size);
+        if (h.type == PTT_REC_CHUNK) {
+            struct ptt_rec_chunk c;
+            memcpy(&c, f->buf + off, sizeof c);
+            f->chunks[f->n++] = (struct rawchunk){
+                c.serial, c.seq, c.nevents, f->buf + off + sizeof c, (uint32_t)(h.size - sizeof c)};
+        }
+        off += h.size;
+    }
+}
+
+static void raw_free(struct rawfile *f)
+{
+    free(f->buf);
+    free(f->chunks);
+}
+
+/* Sort a thread's chunks by seq; returns how many. */
+static size_t raw_thread(struct rawfile *f, uint32_t serial, struct rawchunk *out, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < f->n; i++)
+        if (f->chunks[i].serial == serial) {
+            assert_true(n < max);
+            out[n++] = f->chunks[i];
+        }
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && out[j - 1].seq > out[j].seq; j--) {
+            struct rawchunk t = out[j];
+            out[j] = out[j - 1];
+            out[j - 1] = t;
+        }
+    return n;
+}
+
+/* ----------------------------------------------------- several threads, sub-buffer switches */
+
+#define RT_THREADS 4
+#define RT_EVENTS 20000
+
+struct worker {
+    int idx;
+    int n;
+    pid_t tid;
+    uint64_t lost;
+    int broken; /* saw its state broken (test_signal_during_release) */
+    pthread_barrier_t *barrier;
+    struct session *s;
+};
+
+static const uint16_t mix_ids[4] = {PTT_EV_MUTEX_ACQUIRED, PTT_EV_MUTEX_WAIT, PTT_EV_COND_WOKEN,
+                                    PTT_EV_THREAD_START};
+
+/* Event i of thread idx: 1 to 4 arguments derived from one key, so that a torn or shifted event
+ * cannot pass for a whole one. */
+static void mix_expect(int idx, uint32_t i, uint16_t *id, unsigned *n, uint64_t *a)
+{
+    uint64_t k = (uint64_t)idx << 32 | i;
+    *id = mix_ids[i % 4];
+    *n = i % 4 + 1;
+    a[0] = k;
+    a[1] = ~k;
+    a[2] = k * 3;
+    a[3] = k ^ 0x5555aaaa5555aaaaull;
+}
+
+static void mix_record(int idx, uint32_t i)
+{
+    uint64_t k = (uint64_t)idx << 32 | i;
+    switch (i % 4) {
+    case 0: PTT_REC(MUTEX_ACQUIRED, k); break;
+    case 1: PTT_REC(MUTEX_WAIT, k, ~k); break;
+    case 2: PTT_REC(COND_WOKEN, k, ~k, k * 3); break;
+    default: PTT_REC(THREAD_START, k, ~k, k * 3, k ^ 0x5555aaaa5555aaaaull); break;
+    }
+}
+
+static void *mix_worker(void *arg)
+{
+    struct worker *w = arg;
+    w->tid = gettid();
+    for (int i = 0; i < w->n; i++)
+        mix_record(w->idx, (uint32_t)i);
+    ptt_thread_release(&ptt_self);
+    return NULL;
+}
+
+/* Check the merged stream of mix_worker threads: each thread's sequence exactly, in time order. */
+static void check_mix(struct ptt_reader *r, struct worker *w, int nthreads, uint64_t *ids_seen)
+{
+    uint32_t next[RT_THREADS] = {0}, serial[RT_THREADS] = {0};
+    uint64_t last_ticks = 0;
+    int64_t last_ns = INT64_MIN;
+    struct ptt_ev ev;
+    while (ptt_reader_next(r, &ev)) {
+        if (ev.ticks < last_ticks || ev.ns < last_ns)
+            fail_msg("merge out of time order at offset %llu", (unsigned long long)ev.offset);
+        last_ticks = ev.ticks;
+        last_ns = ev.ns;
+        assert_int_equal(ev.pid, getpid());
+        assert_false(ev.nested);
+        int idx = (int)(ev.args[0] >> 32);
+        if (ev.id == PTT_EV_TRACE_LOST || idx >= nthreads)
+            fail_msg("unexpected event 0x%04x arg 0x%llx", ev.id, (unsigned long long)ev.args[0]);
+        uint32_t i = (uint32_t)ev.args[0];
+        if (i != next[idx])
+            fail_msg("thread %d: event %u where %u was expected", idx, i, next[idx]);
+        next[idx]++;
+        if (!serial[idx])
+            serial[idx] = ev.serial;
+        assert_int_equal(ev.serial, serial[idx]);
+        assert_int_equal(ev.tid, w[idx].tid);
+        uint16_t id;
+        unsigned n;
+        uint64_t a[4];
+        mix_expect(idx, i, &id, &n, a);
+        assert_int_equal(ev.id, id);
+        assert_int_equal(ev.nargs, n);
+        assert_memory_equal(ev.args, a, n * sizeof a[0]);
+        assert_ptr_equal(ev.info, ptt_evinfo(id));
+        ids_seen[i % 4]++;
+    }
+    for (int t = 0; t < nthreads; t++) {
+        assert_int_equal(next[t], w[t].n);
+        for (int u = 0; u < t; u++)
+            assert_int_not_equal(serial[t], serial[u]);
+    }
+}
+
+static void run_threads(void **state, int tsc)
+{
+    struct session *s = *state;
+    begin(s, 1u << 20, 4096, tsc, PTT_OVERFLOW_BLOCK);
+    start_drainer(s, 0);
+    struct worker w[RT_THREADS];
+    pthread_t th[RT_THREADS];
+    for (int t = 0; t < RT_THREADS; t++) {
+        w[t] = (struct worker){.idx = t, .n = RT_EVENTS};
+        assert_int_equal(pthread_create(&th[t], NULL, mix_worker, &w[t]), 0);
+    }
+    for (int t = 0; t < RT_THREADS; t++)
+        pthread_join(th[t], NULL);
+    struct ptt_reader *r = finish(s);
+    uint64_t ids[4] = {0};
+    check_mix(r, w, RT_THREADS, ids);
+    for (int k = 0; k < 4; k++)
+        assert_int_equal(ids[k], RT_THREADS * RT_EVENTS / 4);
+    assert_clean_end(r);
+    assert_int_equal(ptt_reader_end(r)->events, RT_THREADS * RT_EVENTS);
+    assert_int_equal(ptt_reader_end(r)->lost, 0);
+    assert_int_equal(ptt_reader_nthreads(r), RT_THREADS);
+    assert_int_equal(atomic_load(&s->d.pool->lost), 0);
+    /* 20000 events of 24 bytes on average: many more than a 4 KiB sub-buffer holds */
+    assert_true(s->d.chunks > RT_THREADS * 100);
+}
+
+static void test_threads_mono(void **state)
+{
+    run_threads(state, 0);
+}
+
+static void test_threads_tsc(void **state)
+{
+    if (!have_tsc())
+        skip();
+    run_threads(state, 1);
+}
+
+/* A sub-buffer is filled to the last event that fits (exactly, when events divide its size) and
+ * the next event opens a new chunk with the next seq: nothing is lost at the switch. */
+static void test_subbuffer_switch(void **state)
+{
+    struct session *s = *state;
+    begin(s, 1u << 20, 4096, 0, PTT_OVERFLOW_BLOCK);
+    const uint32_t per24 = 4096 / 24, per32 = 4096 / 32, n24 = per24 * 5 + 3, n32 = per32 * 4;
+    for (uint32_t i = 0; i < n24; i++)
+        PTT_REC(MUTEX_WAIT, i, ~(uint64_t)i); /* 24 bytes: 16 left over in each sub-buffer */
+    ptt_thread_release(&ptt_self);
+    for (uint32_t i = 0; i < n32; i++)
+        PTT_REC(COND_WOKEN, i, ~(uint64_t)i, 7); /* 32 bytes: fills each sub-buffer exactly */
+    struct ptt_reader *r = finish(s);
+    struct ptt_ev ev;
+    uint32_t k = 0;
+    while (ptt_reader_next(r, &ev)) {
+        int second = k >= n24;
+        uint32_t i = second ? k - n24 : k;
+        assert_int_equal(ev.id, second ? PTT_EV_COND_WOKEN : PTT_EV_MUTEX_WAIT);
+        assert_int_equal(ev.args[0], i);
+        assert_int_equal(ev.args[1], ~(uint64_t)i);
+        k++;
+    }
+    assert_int_equal(k, n24 + n32);
+    assert_clean_end(r);
+
+    struct rawfile f;
+    raw_load(s->path, &f);
+    struct rawchunk c[32];
+    size_t n = raw_thread(&f, 1, c, 32);
+    assert_int_equal(n, 6 + 4);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(c[i].seq, i);
+        uint32_t want = i < 5 ? per24 : i == 5 ? 3 : per32;
+        if (c[i].nevents != want)
+            fail_msg("chunk seq %zu holds %u events, %u expected", i, c[i].nevents, want);
+    }
+    raw_free(&f);
+}
+
+/* The pool is full and nobody drains: with --overflow=discard every event is either recorded or
+ * counted, exactly; a thread's count is reported by TRACE_LOST in its stream when it gets a
+ * sub-buffer again. */
+#define DS_THREADS 4
+#define DS_EVENTS 3000
+
+static void *discard_worker(void *arg)
+{
+    struct worker *w = arg;
+    w->tid = gettid();
+    for (int i = 0; i < w->n; i++)
+        PTT_REC(MUTEX_WAIT, (uint64_t)w->idx << 32 | (uint32_t)i, 1);
+    w->lost = ptt_self.lost;
+    pthread_barrier_wait(w->barrier); /* phase 1 done */
+    pthread_barrier_wait(w->barrier); /* the main thread drained */
+    PTT_REC(MUTEX_ACQUIRED, (uint64_t)w->idx << 32 | 0xffffffffu);
+    ptt_thread_release(&ptt_self);
+    return NULL;
+}
+
+static void test_discard_exact(void **state)
+{
+    struct session *s = *state;
+    /* 8 sub-buffers of 4 KiB: 32 KiB for 4 x 3000 x 24 bytes: every thread loses events */
+    begin(s, 4096 + 8 * (4096 + 64), 4096, 0, PTT_OVERFLOW_DISCARD);
+    assert_int_equal(s->d.pool->nbufs, 8);
+    pthread_barrier_t b;
+    pthread_barrier_init(&b, NULL, DS_THREADS + 1);
+    struct worker w[DS_THREADS];
+    pthread_t th[DS_THREADS];
+    for (int t = 0; t < DS_THREADS; t++) {
+        w[t] = (struct worker){.idx = t, .n = DS_EVENTS, .barrier = &b};
+        assert_int_equal(pthread_create(&th[t], NULL, discard_worker, &w[t]), 0);
+    }
+    pthread_barrier_wait(&b);
+    uint64_t lost = atomic_load(&s->d.pool->lost), sum = 0;
+    for (int t = 0; t < DS_THREADS; t++) {
+        assert_true(w[t].lost > 0);
+        sum += w[t].lost;
+    }
+    assert_int_equal(lost, sum);
+    assert_int_equal(atomic_load(&s->d.pool->waits), 0); /* discard never waits */
+    ptt_daemon_drain(&s->d, PTT_DRAIN_READY);
+    pthread_barrier_wait(&b);
+    for (int t = 0; t < DS_THREADS; t++)
+        pthread_join(th[t], NULL);
+    pthread_barrier_destroy(&b);
+    assert_int_equal(atomic_load(&s->d.pool->lost), lost); /* phase 2 lost nothing */
+
+    struct ptt_reader *r = finish(s);
+    uint32_t recorded[DS_THREADS] = {0};
+    int state_[DS_THREADS] = {0}; /* 0: phase 1, 1: TRACE_LOST seen, 2: the last event seen */
+    uint32_t serial[DS_THREADS] = {0};
+    struct ptt_ev ev;
+    while (ptt_reader_next(r, &ev)) {
+        int t;
+        for (t = 0; t < DS_THREADS && w[t].tid != ev.tid; t++)
+            ;
+        assert_true(t < DS_THREADS);
+        if (!serial[t])
+            serial[t] = ev.serial;
+        assert_int_equal(serial[t], ev.serial);
+        if (ev.id == PTT_EV_MUTEX_WAIT) {
+            assert_int_equal(state_[t], 0);
+            assert_int_equal(ev.args[0], (uint64_t)t << 32 | recorded[t]); /* a prefix */
+            recorded[t]++;
+        } else if (ev.id == PTT_EV_TRACE_LOST) {
+            assert_int_equal(state_[t], 0);
+            assert_int_equal(ev.args[0], w[t].lost);
+            state_[t] = 1;
+        } else {
+            assert_int_equal(ev.id, PTT_EV_MUTEX_ACQUIRED);
+            assert_int_equal(state_[t], 1); /* TRACE_LOST just before, in the same stream */
+            assert_int_equal(ev.args[0], (uint64_t)t << 32 | 0xffffffffu);
+            state_[t] = 2;
+        }
+    }
+    for (int t = 0; t < DS_THREADS; t++) {
+        assert_int_equal(state_[t], 2);
+        if (recorded[t] + w[t].lost != DS_EVENTS)
+            fail_msg("thread %d: %u recorded + %llu lost != %d attempted", t, recorded[t],
+                     (unsigned long long)w[t].lost, DS_EVENTS);
+    }
+    assert_clean_end(r);
+    assert_int_equal(ptt_reader_end(r)->lost, lost);
+}
+
+/* Back-pressure: a slow daemon makes writers wait, never drop. */
+static void test_block_waits(void **state)
+{
+    struct session *s = *state;
+    begin(s, 4096 + 8 * (4096 + 64), 4096, 0, PTT_OVERFLOW_BLOCK);
+    start_drainer(s, 1000);
+    struct worker w[2];
+    pthread_t th[2];
+    for (int t = 0; t < 2; t++) {
+        w[t] = (struct worker){.idx = t, .n = 20000};
+        assert_int_equal(pthread_create(&th[t], NULL, mix_worker, &w[t]), 0);
+    }
+    for (int t = 0; t < 2; t++)
+        pthread_join(th[t], NULL);
+    struct ptt_reader *r = finish(s);
+    uint64_t ids[4] = {0};
+    check_mix(r, w, 2, ids);
+    assert_clean_end(r);
+    assert_int_equal(atomic_load(&s->d.pool->lost), 0);
+    assert_true(atomic_load(&s->d.pool->waits) > 0);
+    assert_true(atomic_load(&s->d.pool->wait_ns) > 0);
+    assert_int_equal(ptt_active, 1);
+}
+
+/* A daemon that stops ticking: a blocked writer gives up after 2 s and recording stops for the
+ * process, which runs on. The event that waited counts as lost; nothing is recorded after. */
+static void test_dead_daemon(void **state)
+{
+    struct session *s = *state;
+    begin(s, 4096 + 2 * (4096 + 64), 4096, 0, PTT_OVERFLOW_BLOCK);
+    assert_int_equal(s->d.pool->nbufs, 2);
+    uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
+    uint32_t i;
+    for (i = 0; i < 1000; i++)
+        PTT_REC(MUTEX_WAIT, i, 0); /* 2 x 170 fit */
+    uint64_t took = clock_ns(CLOCK_MONOTONIC) - t0;
+    assert_int_equal(ptt_active, 0);
+    assert_true(took >= 2000000000u && took < 10000000000u);
+    assert_int_equal(atomic_load(&s->d.pool->waits), 1);
+    assert_int_equal(atomic_load(&s->d.pool->lost), 1);
+    struct ptt_reader *r = finish(s);
+    struct ptt_ev ev;
+    uint32_t k = 0;
+    while (ptt_reader_next(r, &ev))
+        assert_int_equal(ev.args[0], k++);
+    assert_int_equal(k, 2 * (4096 / 24));
+}
+
+/* Sub-buffers a thread still owns reach the file only once it is gone: its thread ended without
+ * handing them over (PTT_DRAIN_DEAD), its process ended (its pid), or the session ended. */
+static void *owned_worker(void *arg)
+{
+    struct worker *w = arg;
+    w->tid = gettid();
+    for (int i = 0; i < w->n; i++)
+        PTT_REC(MUTEX_ACQUIRED, (uint64_t)w->idx << 32 | (uint32_t)i);
+    return NULL; /* no hand-off: a thread that ended outside the wrapper */
+}
+
+static void test_drain_owned(void **state)
+{
+    struct session *s = *state;
+    begin(s, 1u << 20, 4096, 0, PTT_OVERFLOW_BLOCK);
+    for (uint32_t i = 0; i < 10; i++)
+        PTT_REC(MUTEX_ACQUIRED, i);
+    struct worker w = {.idx = 1, .n = 7};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, owned_worker, &w), 0);
+    pthread_join(th, NULL);
+    assert_int_equal(ptt_daemon_drain(&s->d, PTT_DRAIN_READY), 0);
+    assert_int_equal(ptt_daemon_drain(&s->d, getpid() + 100000), 0);
+    assert_int_equal(s->d.events, 0);
+    /* the worker is gone, the main thread is not */
+    assert_int_equal(ptt_daemon_drain(&s->d, PTT_DRAIN_DEAD), 1);
+    assert_int_equal(s->d.events, 7);
+    assert_int_equal(ptt_daemon_drain(&s->d, getpid()), 1);
+    assert_int_equal(s->d.events, 17);
+    /* The daemon does that for an ended process only; go on as a new thread. */
+    memset(&ptt_self, 0, sizeof ptt_self);
+    for (uint32_t i = 10; i < 15; i++)
+        PTT_REC(MUTEX_ACQUIRED, i);
+    struct ptt_reader *r = finish(s); /* drains the new sub-buffer with PTT_DRAIN_ALL */
+    struct ptt_ev ev;
+    uint32_t k = 0, kw = 0;
+    uint32_t serials[3] = {0};
+    while (ptt_reader_next(r, &ev)) {
+        if (ev.tid == w.tid) {
+            assert_int_equal(ev.args[0], (uint64_t)1 << 32 | kw++);
+            serials[1] = ev.serial;
+            continue;
+        }
+        serials[k < 10 ? 0 : 2] = ev.serial;
+        assert_int_equal(ev.args[0], k++);
+    }
+    assert_int_equal(k, 15);
+    assert_int_equal(kw, 7);
+    /* session-unique serials, from 1 in the order threads took their first sub-buffer */
+    assert_int_equal(serials[0], 1);
+    assert_int_equal(serials[1], 2);
+    assert_int_equal(serials[2], 3);
+    assert_int_equal(ptt_reader_nthreads(r), 3);
+    assert_clean_end(r);
+}
+
+/* ptt_thread_release hands the sub-buffer over; the thread's next event opens a new one, with the
+ * next seq. The daemon writes chunks in pool order, so they can reach the file out of seq order:
+ * the reader must sort them. */
+static void test_handoff(void **state)
+{
+    struct session *s = *state;
+    begin(s, 1u << 20, 4096, 0, PTT_OVERFLOW_BLOCK);
+    enum { SEGS = 4, PER = 50 };
+    uint64_t before[SEGS], after[SEGS];
+    for (int g = 0; g < SEGS; g++) {
+        before[g] = ptt_now();
+        for (uint32_t i = 0; i < PER; i++)
+            PTT_REC(MUTEX_WAIT, (uint64_t)g * PER + i, g);
+        after[g] = ptt_now();
+        ptt_thread_release(&ptt_self);
+        assert_null(ptt_self.desc);
+        if (g % 2)
+            assert_int_equal(ptt_daemon_drain(&s->d, PTT_DRAIN_READY),
+                             2); /* the free list now runs 1, 0 */
+    }
+    struct ptt_reader *r = finish(s);
+    struct ptt_ev ev;
+    uint32_t k = 0;
+    while (ptt_reader_next(r, &ev)) {
+        unsigned g = k / PER;
+        assert_int_equal(ev.args[0], k);
+        assert_int_equal(ev.args[1], g);
+        assert_in_range(ev.ticks, before[g], after[g]);
+        k++;
+    }
+    assert_int_equal(k, SEGS * PER);
+    assert_clean_end(r);
+
+    struct rawfile f;
+    raw_load(s->path, &f);
+    assert_int_equal(f.n, SEGS);
+    assert_int_equal(f.chunks[2].seq, 3); /* written before seq 2 */
+    assert_int_equal(f.chunks[3].seq, 2);
+    struct rawchunk c[SEGS];
+    assert_int_equal(raw_thread(&f, 1, c, SEGS), SEGS);
+    for (unsigned g = 0; g < SEGS; g++) {
+        assert_int_equal(c[g].seq, g);
+        assert_int_equal(c[g].nevents, PER);
+    }
+    raw_free(&f);
+}
+
+/* A gap of more than 2^32 ticks (or a clock going backwards) gives an event with an absolute time
+ * stamp, which becomes the new base: every event decodes to the time it was recorded at. */
+static void run_abs(void **state, int tsc)
+{
+    struct session *s = *state;
+    begin(s, 1u << 20, 4096, tsc, PTT_OVERFLOW_BLOCK);
+    enum { N = 30 };
+    uint64_t before[N], after[N];
+    for (uint32_t k = 0; k < N; k++) {
+        before[k] = ptt_now();
+        if (k % 3 == 1)
+            ptt_self.last = before[k] - (1ull << 33); /* the last base event long ago */
+        else if (k % 3 == 2)
+            ptt_self.last = before[k] + (1ull << 40); /* in the future: a negative gap */
+        PTT_REC(MUTEX_WAIT, k, before[k]);
+        after[k] = ptt_now();
+    }
+    struct ptt_reader *r = finish(s);
+    struct ptt_ev ev;
+    uint32_t k = 0;
+    while (ptt_reader_next(r, &ev)) {
+        assert_int_equal(ev.args[0], k);
+        if (ev.ticks < before[k] || ev.ticks > after[k])
+            fail_msg("event %u decodes to %llu, recorded between %llu and %llu", k,
+                     (unsigned long long)ev.ticks, (unsigned long long)before[k],
+                     (unsigned long long)after[k]);
+        if (!tsc) /* ticks are ns: the reader's time is exact */
+            assert_int_equal(ev.ns, ev.ticks - s->clock0);
+        k++;
+    }
+    assert_int_equal(k, N);
+    assert_clean_end(r);
+
+    struct rawfile f;
+    raw_load(s->path, &f);
+    assert_int_equal(f.n, 1);
+    unsigned nabs = 0;
+    for (uint32_t p = 0; p < f.chunks[0].len;) {
+        struct ptt_event h;
+        memcpy(&h, f.chunks[0].data + p, 8);
+        if (h.id & PTT_EVF_ABS) {
+            nabs++;
+            assert_int_equal(h.dts, 0);
+            assert_int_equal(h.size, 32);
+            assert_false(h.id & PTT_EVF_NEST);
+        }
+        p += h.size;
+    }
+    assert_int_equal(nabs, 2 * N / 3);
+    raw_free(&f);
+}
+
+static void test_abs_mono(void **state)
+{
+    run_abs(state, 0);
+}
+
+static void test_abs_tsc(void **state)
+{
+    if (!have_tsc())
+        skip();
+    run_abs(state, 1);
+}
+
+/* Only the selected classes are recorded. */
+static void test_class_mask(void **state)
+{
+    struct session *s = *state;
+    begin(s, 1u << 20, 4096, 0, PTT_OVERFLOW_BLOCK);
+    ptt_class_mask = 1ull << PTT_CLASS_mutex | 1;
+    for (uint32_t i = 0; i < 10; i++) {
+        PTT_REC(MUTEX_ACQUIRED, i);
+        PTT_REC(COND_WOKEN, i, 0, 0);
+        PTT_REC(BARRIER_RELEASED, i, 0);
+    }
+    struct ptt_reader *r = finish(s);
+    struct ptt_ev ev;
+    uint32_t k = 0;
+    while (ptt_reader_next(r, &ev)) {
+        assert_int_equal(ev.id, PTT_EV_MUTEX_ACQUIRED);
+        assert_int_equal(ev.args[0], k++);
+    }
+    assert_int_equal(k, 10);
+}
+
+/* --------------------------------------------------------------- signal handlers that record */
+
+#define SIG_LOOP 200000      /* loop events at least */
+#define SIG_MIN 2000         /* signals handled at least */
+#define SIG_LOOP_MAX 2000000 /* loop events at most */
+
+static atomic_uint_fast64_t sig_count;
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    int e = errno;
+    uint64_t k = atomic_fetch_add(&sig_count, 1);
+    uint64_t t = ptt_now();
+    PTT_REC(COND_WOKEN, k, t, ~k);
+    errno = e;
+}
+
+/* The storm: a timer that sends SIGALRM to the calling thread every 10 us. The kernel delivers
+ * each when it interrupts the thread, at whatever instruction it is (a pthread_kill from another
+ * thread depends on the scheduler: signals sent while one is pending merge). */
+static int storm_start(timer_t *timer)
+{
+    struct sigevent sev;
+    memset(&sev, 0, sizeof sev);
+    sev.sigev_notify = SIGEV_THREAD_ID;
+    sev.sigev_signo = SIGALRM;
+    sev.sigev_notify_thread_id = gettid();
+    if (timer_create(CLOCK_MONOTONIC, &sev, timer))
+        return -1;
+    struct itimerspec its = {{0, 10000}, {0, 10000}};
+    return timer_settime(*timer, 0, &its, NULL);
+}
+
+static void *sig_worker(void *arg)
+{
+    struct worker *w = arg;
+    w->tid = gettid();
+    timer_t timer;
+    if (storm_start(&timer))
+        return NULL; /* w->n stays 0: the test fails */
+    uint32_t i;
+    for (i = 0; i < SIG_LOOP_MAX && (i < SIG_LOOP || atomic_load(&sig_count) < SIG_MIN); i++) {
+        uint64_t t = ptt_now();
+        PTT_REC(MUTEX_WAIT, i, t);
+    }
+    timer_delete(timer);
+    w->n = (int)i;
+    ptt_thread_release(&ptt_self);
+    return NULL;
+}
+
+/* A storm of signals on a thread recording in a loop; the handler records too. Every event is
+ * in the file, whole; those that interrupted another event are flagged nested; the loop's time
+ * base is not disturbed by them. Small sub-buffers (1 KiB): handlers often land at a switch. */
+static void test_signal_nesting(void **state)
+{
+    struct session *s = *state;
+    begin(s, 8u << 20, 1024, 0, PTT_OVERFLOW_BLOCK);
+    start_drainer(s, 0);
+    atomic_store(&sig_count, 0);
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_alarm;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    assert_int_equal(sigaction(SIGALRM, &sa, &old), 0);
+    struct worker w = {.idx = 0};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, sig_worker, &w), 0);
+    pthread_join(th, NULL);
+    sigaction(SIGALRM, &old, NULL);
+    assert_true(w.n >= SIG_LOOP); /* else timer_create failed */
+    uint64_t handled = atomic_load(&sig_count);
+
+    struct ptt_reader *r = finish(s);
+    uint64_t lost = atomic_load(&s->d.pool->lost), reported = 0;
+    uint64_t nloop = 0, nhandler = 0, nnested = 0, next_k = 0, prev_loop_ticks = 0;
+    struct ptt_ev ev;
+    while (ptt_reader_next(r, &ev)) {
+        assert_int_equal(ev.tid, w.tid);
+        if (ev.id == PTT_EV_MUTEX_WAIT) {
+            assert_false(ev.nested);
+            assert_int_equal(ev.args[0], nloop);
+            /* recorded after the stamp in args[1], before the next loop event's stamp */
+            if (ev.ticks < ev.args[1])
+                fail_msg("loop event %llu decodes before it was recorded",
+                         (unsigned long long)nloop);
+            if (nloop && prev_loop_ticks > ev.args[1])
+                fail_msg("loop event %llu decodes after the next one started",
+                         (unsigned long long)nloop - 1);
+            prev_loop_ticks = ev.ticks;
+            nloop++;
+        } else if (ev.id == PTT_EV_COND_WOKEN) {
+            if (ev.args[0] < next_k || ev.args[2] != ~ev.args[0] || ev.ticks < ev.args[1])
+                fail_msg("handler event %llu (expected >= %llu) torn or misdated",
+                         (unsigned long long)ev.args[0], (unsigned long long)next_k);
+            next_k = ev.args[0] + 1;
+            nhandler++;
+            nnested += ev.nested;
+        } else {
+            assert_int_equal(ev.id, PTT_EV_TRACE_LOST);
+            reported += ev.args[0];
+        }
+    }
+    print_message("%d loop events, %llu signals handled, %llu nested, %llu lost\n", w.n,
+                  (unsigned long long)handled, (unsigned long long)nnested,
+                  (unsigned long long)lost);
+    assert_int_equal(nloop, w.n);
+    assert_int_equal(nhandler + lost, handled); /* only a handler's event can be dropped */
+    assert_true(reported <= lost);
+    assert_true(handled >= SIG_MIN);
+    assert_true(nnested > 0);
+    assert_clean_end(r);
+}
+
+/* Sub-buffers handed over (ptt_thread_release, as at a thread's end) while signal handlers
+ * record: the thread's state stays consistent (no sub-buffer owned without a position in it) and
+ * every handler's event is in the file or counted as lost. */
+#define REL_ROUNDS 20000
+
+static atomic_int rel_broken;
+
+/* Recording enabled (end set) with the position outside the sub-buffer: the next event would be
+ * written at address pos. (While end is 0 the state is in flux, and a handler drops its event.) */
+static int state_broken(void)
+{
+    return ptt_self.end && (!ptt_self.data || ptt_self.pos < ptt_self.data);
+}
+
+static void on_alarm_guarded(int sig)
+{
+    if (state_broken()) {
+        atomic_store(&rel_broken, 1); /* and do not crash on it */
+        return;
+    }
+    on_alarm(sig);
+}
+
+static void *release_worker(void *arg)
+{
+    struct worker *w = arg;
+    w->tid = gettid();
+    sigset_t alrm;
+    sigemptyset(&alrm);
+    sigaddset(&alrm, SIGALRM);
+    timer_t timer;
+    if (storm_start(&timer))
+        return NULL;
+    int i;
+    for (i = 0; i < REL_ROUNDS; i++) {
+        PTT_REC(MUTEX_WAIT, (uint64_t)i, 0);
+        ptt_thread_release(&ptt_self);
+        pthread_sigmask(SIG_BLOCK, &alrm, NULL); /* look at the state without a handler */
+        if (state_broken() || atomic_load(&rel_broken)) {
+            w->broken = 1;
+            break;
+        }
+        pthread_sigmask(SIG_UNBLOCK, &alrm, NULL);
+    }
+    timer_delete(timer);
+    w->n = i;
+    memset(&ptt_self, 0, sizeof ptt_self); /* what ptt_self.desc still owns is drained at the end */
+    pthread_sigmask(SIG_UNBLOCK, &alrm, NULL);
+    return NULL;
+}
+
+static void test_signal_during_release(void **state)
+{
+    struct session *s = *state;
+    begin(s, 8u << 20, 1024, 0, PTT_OVERFLOW_BLOCK);
+    start_drainer(s, 0);
+    atomic_store(&sig_count, 0);
+    atomic_store(&rel_broken, 0);
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_alarm_guarded;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    assert_int_equal(sigaction(SIGALRM, &sa, &old), 0);
+    struct worker w = {.idx = 0};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, release_worker, &w), 0);
+    pthread_join(th, NULL);
+    sigaction(SIGALRM, &old, NULL);
+    uint64_t handled = atomic_load(&sig_count);
+    struct ptt_reader *r = finish(s);
+    uint64_t nloop = 0, nhandler = 0, lost = atomic_load(&s->d.pool->lost);
+    struct ptt_ev ev;
+    while (ptt_reader_next(r, &ev)) {
+        if (ev.id == PTT_EV_MUTEX_WAIT)
+            assert_int_equal(ev.args[0], nloop++);
+        else if (ev.id == PTT_EV_COND_WOKEN)
+            nhandler++;
+    }
+    print_message("%d rounds, %llu signals handled, %llu lost\n", w.n, (unsigned long long)handled,
+                  (unsigned long long)lost);
+    if (w.broken)
+        fail_msg("round %d: after ptt_thread_release the thread owns a sub-buffer but its position "
+                 "is 0 (a handler took the sub-buffer during the hand-off): its next event would "
+                 "be written at address 0",
+                 w.n);
+    assert_int_equal(w.n, REL_ROUNDS);
+    assert_int_equal(nloop, REL_ROUNDS);
+    assert_int_equal(nhandler + lost, handled);
+    assert_true(handled >= 100);
+    assert_clean_end(r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_threads_mono, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_threads_tsc, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_subbuffer_switch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_discard_exact, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_block_waits, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dead_daemon, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_drain_owned, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_handoff, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_abs_mono, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_abs_tsc, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_class_mask, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_signal_nesting, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_signal_during_release, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

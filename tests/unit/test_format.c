@@ -1,0 +1,871 @@
+/* The trace file (common/format.h, docs/format.md): files written with the writer, or crafted
+ * byte by byte, read back with the reader, including every way a file can be damaged. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "src/reader.h"
+#include "src/textfmt.h"
+#include "src/writer.h"
+
+/* ------------------------------------------------------------------------ building files */
+
+struct file {
+    struct ptt_writer w;
+    char path[PATH_MAX];
+    uint64_t rec[1024]; /* start offset of each record, and the end of the last */
+    size_t nrec;
+};
+
+/* An expected event. */
+struct xev {
+    uint64_t offset, ticks, rec_end;
+    uint16_t id;
+    uint16_t nested;
+    int32_t pid, tid;
+    uint32_t serial;
+    unsigned nargs;
+    uint64_t args[PTT_EVENT_MAX_ARGS];
+};
+
+/* A chunk's events being built, with the time each decodes to. */
+struct chunkb {
+    uint8_t data[8192];
+    uint32_t len;
+    uint64_t base;
+    unsigned n;
+    struct xev ev[128];
+};
+
+static struct ptt_reader *live; /* closed by teardown when a test fails */
+
+static void close_r(struct ptt_reader *r)
+{
+    ptt_reader_close(r);
+    live = NULL;
+}
+
+static void tmp_path(char *buf, size_t len)
+{
+    const char *dir = getenv("TMPDIR");
+    snprintf(buf, len, "%s/ptt-unit-format-XXXXXX", dir ? dir : "/tmp");
+    int fd = mkstemp(buf);
+    assert_true(fd >= 0);
+    close(fd);
+}
+
+static int setup(void **state)
+{
+    struct file *f = calloc(1, sizeof *f);
+    if (!f)
+        return -1;
+    tmp_path(f->path, sizeof f->path);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct file *f = *state;
+    close_r(live);
+    unlink(f->path);
+    free(f);
+    return 0;
+}
+
+static void fopen_w(struct file *f)
+{
+    assert_int_equal(ptt_writer_open(&f->w, f->path), 0);
+    f->nrec = 0;
+    f->rec[0] = f->w.offset;
+}
+
+static void mark(struct file *f)
+{
+    assert_true(f->nrec + 1 < sizeof f->rec / sizeof f->rec[0]);
+    f->rec[++f->nrec] = f->w.offset;
+}
+
+static void info(struct file *f, const char *text)
+{
+    assert_int_equal(ptt_writer_info(&f->w, text), 0);
+    mark(f);
+}
+
+static void clk(struct file *f, uint64_t ticks, uint64_t mono)
+{
+    assert_int_equal(ptt_writer_clock(&f->w, ticks, mono, mono + 1000000), 0);
+    mark(f);
+}
+
+static void end(struct file *f)
+{
+    struct ptt_rec_end e = {{0, 0}, 11, 222, 3, 4, 5, 7, 0};
+    assert_int_equal(ptt_writer_record(&f->w, PTT_REC_END, &e, sizeof e, 0, 0), 0);
+    mark(f);
+}
+
+static void fclose_w(struct file *f)
+{
+    assert_int_equal(ptt_writer_close(&f->w), 0);
+}
+
+static void cb_init(struct chunkb *c, uint64_t base)
+{
+    memset(c, 0, sizeof *c);
+    c->base = base;
+}
+
+/* Append an event: relative (dts) or, with PTT_EVF_ABS in id, at absolute time ts. Returns its
+ * offset in the chunk's data. */
+static uint32_t ev_full(struct chunkb *c, uint16_t id, uint64_t t, unsigned n, const uint64_t *a)
+{
+    int abs = (id & PTT_EVF_ABS) != 0;
+    struct ptt_event h = {id, (uint16_t)(8 + 8 * n + (abs ? 8 : 0)), abs ? 0 : (uint32_t)t};
+    uint32_t off = c->len;
+    assert_true(off + h.size <= sizeof c->data && c->n < 128);
+    memcpy(c->data + off, &h, 8);
+    if (abs)
+        memcpy(c->data + off + 8, &t, 8);
+    if (n)
+        memcpy(c->data + off + 8 + (abs ? 8 : 0), a, 8 * n);
+    c->len += h.size;
+    struct xev *x = &c->ev[c->n++];
+    x->offset = off;
+    x->id = id & PTT_EV_ID_MASK;
+    x->nested = (id & PTT_EVF_NEST) != 0;
+    x->nargs = n;
+    if (n)
+        memcpy(x->args, a, 8 * n);
+    uint64_t ts = abs ? t : c->base + t;
+    if (!x->nested)
+        c->base = ts;
+    x->ticks = ts;
+    return off;
+}
+
+#define EV(c, id, t, ...) \
+    ev_full(c, id, t, sizeof((uint64_t[]){__VA_ARGS__}) / 8, (const uint64_t[]){__VA_ARGS__})
+#define EV0(c, id, t) ev_full(c, id, t, 0, NULL)
+
+/* Write a chunk record; its events' file offsets are appended to out (if not NULL). */
+static uint64_t chunk(struct file *f, struct chunkb *c, int32_t pid, int32_t tid, uint32_t serial,
+                      uint32_t seq, uint64_t base, uint32_t flags, struct xev *out, size_t *nout)
+{
+    struct ptt_rec_chunk h = {{0, 0}, pid, tid, serial, seq, base, c->n, flags};
+    uint64_t at = f->w.offset;
+    assert_int_equal(ptt_writer_record(&f->w, PTT_REC_CHUNK, &h, sizeof h, c->data, c->len), 0);
+    mark(f);
+    for (unsigned i = 0; out && i < c->n; i++) {
+        struct xev x = c->ev[i];
+        x.offset += at + sizeof h;
+        x.rec_end = f->w.offset;
+        x.pid = pid;
+        x.tid = tid;
+        x.serial = flags & PTT_CHUNK_DAEMON ? 0 : serial;
+        out[(*nout)++] = x;
+    }
+    return at;
+}
+
+static int by_ticks(const void *a, const void *b)
+{
+    const struct xev *x = a, *y = b;
+    return x->ticks < y->ticks ? -1 : x->ticks > y->ticks;
+}
+
+/* A file of three threads in two processes, chunks out of seq order, an ABS event, a process end
+ * and two clock records 2 ns per tick apart; every event time distinct. Expected events sorted. */
+static size_t build_sample(struct file *f, struct xev *x)
+{
+    size_t n = 0;
+    struct chunkb c;
+    fopen_w(f);
+    info(f, "name=sample\nticks_per_second=500000000\n");
+    clk(f, 1000, 5000);
+    cb_init(&c, 1500); /* thread 1, second chunk first */
+    EV(&c, PTT_EV_COND_WOKEN, 7, 4, 5, 6);
+    EV(&c, PTT_EV_MUTEX_ACQUIRED, 3, 7);
+    chunk(f, &c, 42, 100, 1, 1, 1500, 0, x, &n);
+    cb_init(&c, 1105); /* thread 2 */
+    EV(&c, PTT_EV_THREAD_START, 0, 8, 9, 10, 11);
+    EV(&c, PTT_EV_BARRIER_RELEASED, 400, 12, 13);
+    chunk(f, &c, 42, 101, 2, 0, 1105, 0, x, &n);
+    cb_init(&c, 1100); /* thread 1, first chunk */
+    EV(&c, PTT_EV_MUTEX_ACQUIRED, 1, 1);
+    EV(&c, PTT_EV_MUTEX_WAIT, 10, 2, 3);
+    EV(&c, PTT_EV_MUTEX_ACQUIRED | PTT_EVF_ABS, 1300, 14);
+    EV(&c, PTT_EV_MUTEX_ACQUIRED, 2, 15);
+    chunk(f, &c, 42, 100, 1, 0, 1100, 0, x, &n);
+    cb_init(&c, 1200); /* process 43, thread 1: the same serial as in process 42 */
+    EV(&c, PTT_EV_MUTEX_WAIT, 0, 16, 17);
+    EV(&c, PTT_EV_TRACE_LOST, 50, 3);
+    chunk(f, &c, 43, 200, 1, 0, 1200, 0, x, &n);
+    cb_init(&c, 1600); /* ptt trace saw process 43 end */
+    EV(&c, PTT_EV_PROCESS_EXIT, 0, 0);
+    chunk(f, &c, 43, 43, 0, 0, 1600, PTT_CHUNK_DAEMON, x, &n);
+    clk(f, 3000, 9000);
+    end(f);
+    fclose_w(f);
+    qsort(x, n, sizeof *x, by_ticks);
+    for (size_t i = 1; i < n; i++)
+        assert_true(x[i].ticks > x[i - 1].ticks);
+    return n;
+}
+
+static struct ptt_reader *open_ok(const char *path)
+{
+    char err[512];
+    struct ptt_reader *r = ptt_reader_open(path, err, sizeof err);
+    if (!r)
+        fail_msg("ptt_reader_open: %s", err);
+    return live = r;
+}
+
+/* Open must fail with a message containing want (and the path). */
+static void open_fails(const char *path, const char *want)
+{
+    char err[512] = "";
+    struct ptt_reader *r = ptt_reader_open(path, err, sizeof err);
+    if (r) {
+        close_r(r);
+        fail_msg("%s opened; expected: %s", path, want);
+    }
+    if (!strstr(err, want) || !strstr(err, path))
+        fail_msg("error '%s' does not say '%s'", err, want);
+}
+
+static void check_ev(const struct ptt_ev *ev, const struct xev *x)
+{
+    if (ev->offset != x->offset || ev->id != x->id || ev->ticks != x->ticks)
+        fail_msg("event 0x%04x at %" PRIu64 " (ticks %" PRIu64 "), expected 0x%04x at %" PRIu64
+                 " (ticks %" PRIu64 ")",
+                 ev->id, ev->offset, ev->ticks, x->id, x->offset, x->ticks);
+    assert_int_equal(ev->nargs, x->nargs);
+    assert_memory_equal(ev->args, x->args, 8 * x->nargs);
+    assert_int_equal(ev->pid, x->pid);
+    assert_int_equal(ev->tid, x->tid);
+    assert_int_equal(ev->serial, x->serial);
+    assert_int_equal(ev->nested, x->nested);
+    assert_ptr_equal(ev->info, ptt_evinfo(x->id));
+}
+
+static void write_bytes(const char *path, const void *data, size_t len)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, data, len), (ssize_t)len);
+    close(fd);
+}
+
+static size_t read_bytes(const char *path, uint8_t *buf, size_t max)
+{
+    int fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    ssize_t n = read(fd, buf, max);
+    close(fd);
+    assert_true(n > 0 && (size_t)n < max);
+    return (size_t)n;
+}
+
+static void patch(const char *path, uint64_t off, const void *data, size_t len)
+{
+    int fd = open(path, O_WRONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(pwrite(fd, data, len, (off_t)off), (ssize_t)len);
+    close(fd);
+}
+
+/* ------------------------------------------------------------------------------ the tests */
+
+static void test_roundtrip(void **state)
+{
+    struct file *f = *state;
+    struct xev x[64];
+    size_t n = build_sample(f, x);
+    struct ptt_reader *r = open_ok(f->path);
+    struct ptt_ev ev;
+    size_t k = 0;
+    while (ptt_reader_next(r, &ev)) {
+        assert_true(k < n);
+        check_ev(&ev, &x[k]);
+        assert_int_equal(ev.ns, (int64_t)(x[k].ticks - 1000) * 2); /* the clock records' line */
+        k++;
+    }
+    assert_int_equal(k, n);
+    assert_int_equal(n, 11);
+    assert_null(ptt_reader_error(r));
+    assert_int_equal(ptt_reader_next(r, &ev), 0); /* stays at the end */
+    const struct ptt_rec_end *e = ptt_reader_end(r);
+    assert_non_null(e);
+    assert_int_equal(e->events, 11);
+    assert_int_equal(e->bytes, 222);
+    assert_int_equal(e->lost, 3);
+    assert_int_equal(e->wait_ns, 4);
+    assert_int_equal(e->waits, 5);
+    assert_int_equal(e->exit_status, 7);
+    assert_int_equal(ptt_reader_nthreads(r), 3); /* the daemon's stream is not a thread */
+    assert_string_equal(ptt_reader_info(r, "name"), "sample");
+    close_r(r);
+}
+
+/* The first records are a file's metadata; key lookup across records and edge cases. */
+static void test_info(void **state)
+{
+    struct file *f = *state;
+    fopen_w(f);
+    info(f, "alpha=1\nalphabet=2\nempty=\n");
+    info(f, "gamma=three words"); /* no newline: NUL padding ends it */
+    info(f, "=nokey\nx==y\nnoequals\n");
+    char big[6000];
+    memset(big, 'v', sizeof big);
+    memcpy(big, "big=", 4);
+    big[sizeof big - 1] = 0;
+    info(f, big);
+    info(f, "alpha=shadowed\n");
+    fclose_w(f);
+    struct ptt_reader *r = open_ok(f->path);
+    assert_string_equal(ptt_reader_info(r, "alpha"), "1"); /* the first one */
+    assert_string_equal(ptt_reader_info(r, "alphabet"), "2");
+    assert_null(ptt_reader_info(r, "alph"));
+    assert_null(ptt_reader_info(r, "alphabetical"));
+    assert_string_equal(ptt_reader_info(r, "empty"), "");
+    assert_string_equal(ptt_reader_info(r, "gamma"), "three words");
+    assert_string_equal(ptt_reader_info(r, "x"), "=y");
+    assert_null(ptt_reader_info(r, "noequals"));
+    assert_null(ptt_reader_info(r, "missing"));
+    const char *v = ptt_reader_info(r, "big");
+    assert_non_null(v);
+    assert_true(strlen(v) > 1000 && strspn(v, "v") == strlen(v)); /* cut, not overrun */
+    assert_null(ptt_reader_error(r));
+    assert_null(ptt_reader_end(r)); /* no END: the session did not end cleanly */
+    struct ptt_ev ev;
+    assert_int_equal(ptt_reader_next(r, &ev), 0);
+    close_r(r);
+}
+
+static void test_not_a_trace(void **state)
+{
+    struct file *f = *state;
+    write_bytes(f->path, "", 0);
+    open_fails(f->path, "too short");
+    write_bytes(f->path, "PTTRACE", 8);
+    open_fails(f->path, "too short");
+    struct ptt_file_header h = {"PTTRACE", PTT_FORMAT_MAJOR, PTT_FORMAT_MINOR, 16};
+    write_bytes(f->path, &h, 15);
+    open_fails(f->path, "too short");
+    memcpy(h.magic, "PTTRACX", 8);
+    write_bytes(f->path, &h, sizeof h);
+    open_fails(f->path, "bad magic");
+    write_bytes(f->path, "#!/bin/sh\necho not a trace\n", 27);
+    open_fails(f->path, "bad magic");
+    memcpy(h.magic, PTT_FILE_MAGIC, 8);
+    h.header_size = 12;
+    write_bytes(f->path, &h, sizeof h);
+    open_fails(f->path, "corrupt file header");
+    h.header_size = 20;
+    write_bytes(f->path, &h, sizeof h);
+    open_fails(f->path, "corrupt file header");
+    h.header_size = 24; /* beyond the file */
+    write_bytes(f->path, &h, sizeof h);
+    open_fails(f->path, "corrupt file header");
+    h.header_size = 16; /* a header alone: an empty trace */
+    write_bytes(f->path, &h, sizeof h);
+    struct ptt_reader *r = open_ok(f->path);
+    struct ptt_ev ev;
+    assert_int_equal(ptt_reader_next(r, &ev), 0);
+    assert_null(ptt_reader_error(r));
+    close_r(r);
+
+    char missing[PATH_MAX + 16];
+    snprintf(missing, sizeof missing, "%s.missing", f->path);
+    open_fails(missing, strerror(ENOENT));
+    open_fails("/", "not a regular file");
+}
+
+/* Another major version is refused, naming it; a newer minor is read, skipping what it adds. */
+static void test_versions(void **state)
+{
+    struct file *f = *state;
+    struct ptt_file_header h = {"PTTRACE", 2, 0, 16};
+    write_bytes(f->path, &h, sizeof h);
+    open_fails(f->path, "version 2.0");
+    h.major = 0;
+    h.minor = 9;
+    write_bytes(f->path, &h, sizeof h);
+    open_fails(f->path, "version 0.9");
+
+    /* 1.7: a longer header, a record type 1.0 does not know, an event id it does not know */
+    uint8_t buf[512];
+    size_t o = 0;
+    h = (struct ptt_file_header){"PTTRACE", PTT_FORMAT_MAJOR, 7, 24};
+    memcpy(buf, &h, sizeof h);
+    memset(buf + 16, 0xee, 8);
+    o = 24;
+    struct ptt_record u = {99, 32};
+    memcpy(buf + o, &u, 8);
+    memset(buf + o + 8, 0xab, 24);
+    o += 32;
+    struct chunkb c;
+    cb_init(&c, 100);
+    EV(&c, PTT_EV_MUTEX_ACQUIRED, 1, 5);
+    EV(&c, 0x3f07, 1, 6, 7);
+    EV(&c, PTT_EV_MUTEX_ACQUIRED, 1, 8);
+    struct ptt_rec_chunk ch = {
+        {PTT_REC_CHUNK, (uint32_t)(sizeof ch + c.len)}, 1, 2, 1, 0, 100, c.n, 0};
+    memcpy(buf + o, &ch, sizeof ch);
+    memcpy(buf + o + sizeof ch, c.data, c.len);
+    uint64_t data = o + sizeof ch;
+    o += sizeof ch + c.len;
+    struct ptt_record u2 = {0x10000, 8}; /* an empty unknown record at the end */
+    memcpy(buf + o, &u2, 8);
+    o += 8;
+    write_bytes(f->path, buf, o);
+    struct ptt_reader *r = open_ok(f->path);
+    struct ptt_ev ev;
+    for (unsigned i = 0; i < 3; i++) {
+        assert_int_equal(ptt_reader_next(r, &ev), 1);
+        assert_int_equal(ev.offset, data + c.ev[i].offset);
+        assert_int_equal(ev.args[0], 5 + i + (i == 2));
+        assert_int_equal(ev.ticks, 101 + i);
+    }
+    assert_int_equal(ptt_reader_next(r, &ev), 0);
+    assert_null(ptt_reader_error(r));
+    close_r(r);
+}
+
+/* A file cut at every byte: never a crash; the events of the whole records before the cut are
+ * delivered, in order; the error names the offset of the record cut short. */
+static void test_truncation(void **state)
+{
+    struct file *f = *state;
+    struct xev x[64];
+    size_t n = build_sample(f, x);
+    static uint8_t full[8192];
+    size_t size = read_bytes(f->path, full, sizeof full);
+    assert_int_equal(size, f->rec[f->nrec]);
+    char cut[PATH_MAX + 8];
+    snprintf(cut, sizeof cut, "%s.cut", f->path);
+    for (size_t len = 0; len < size; len++) {
+        write_bytes(cut, full, len);
+        char err[512];
+        struct ptt_reader *r = live = ptt_reader_open(cut, err, sizeof err);
+        if (len < sizeof(struct ptt_file_header)) {
+            if (r)
+                fail_msg("opened a file of %zu bytes", len);
+            assert_non_null(strstr(err, "too short"));
+            continue;
+        }
+        if (!r)
+            fail_msg("cut at %zu: %s", len, err);
+        size_t k = 0;
+        struct ptt_ev ev;
+        while (ptt_reader_next(r, &ev)) {
+            while (k < n && x[k].rec_end > len)
+                k++; /* in a record cut off: not expected */
+            if (k == n)
+                fail_msg("cut at %zu: event at %" PRIu64 " not expected", len, ev.offset);
+            check_ev(&ev, &x[k]);
+            k++;
+        }
+        for (; k < n; k++)
+            if (x[k].rec_end <= len)
+                fail_msg("cut at %zu: event at %" PRIu64 " missing", len, x[k].offset);
+        size_t rec = 0;
+        while (f->rec[rec + 1] <= len)
+            rec++;
+        const char *e = ptt_reader_error(r);
+        if (f->rec[rec] == len) {
+            if (e)
+                fail_msg("cut at record boundary %zu: error %s", len, e);
+        } else {
+            char want[64];
+            snprintf(want, sizeof want, "at offset %" PRIu64, f->rec[rec]);
+            if (!e || !strstr(e, want))
+                fail_msg("cut at %zu: error '%s' does not say '%s'", len, e ? e : "(none)", want);
+        }
+        assert_null(ptt_reader_end(r));
+        close_r(r);
+    }
+    unlink(cut);
+}
+
+/* A malformed event ends its thread's stream there, with an error naming its offset; the other
+ * threads are read to the end. */
+static void test_corrupt_event(void **state)
+{
+    struct file *f = *state;
+    enum { SIZE, ID };
+    static const struct {
+        const char *what;
+        int field;
+        uint16_t v;
+    } bad[] = {
+        {"size not a multiple of 8", SIZE, 12},
+        {"size 0", SIZE, 0},
+        {"size beyond the chunk", SIZE, 4096},
+        {"more than 16 arguments", SIZE, 8 + 8 * 17},
+        {"id 0", ID, 0},
+        {"ABS without its time stamp", ID, PTT_EV_MUTEX_ACQUIRED | PTT_EVF_ABS},
+    };
+    for (size_t v = 0; v < sizeof bad / sizeof bad[0]; v++) {
+        struct xev x[64];
+        size_t n = 0;
+        struct chunkb c;
+        fopen_w(f);
+        clk(f, 0, 0);
+        cb_init(&c, 100);
+        EV(&c, PTT_EV_MUTEX_ACQUIRED, 0, 1);               /* 100 */
+        uint32_t at = EV0(&c, PTT_EV_MUTEX_ACQUIRED, 100); /* 8 bytes: the one damaged */
+        for (unsigned i = 0; i < 20; i++)
+            EV(&c, PTT_EV_MUTEX_ACQUIRED, 1, 3 + i);
+        uint64_t rec = chunk(f, &c, 1, 10, 1, 0, 100, 0, x, &n);
+        cb_init(&c, 1000);
+        EV(&c, PTT_EV_MUTEX_ACQUIRED, 0, 50);
+        chunk(f, &c, 1, 10, 1, 1, 1000, 0, x, &n);
+        cb_init(&c, 150);
+        for (unsigned i = 0; i < 5; i++)
+            EV(&c, PTT_EV_MUTEX_WAIT, 10, 60 + i, 0);
+        chunk(f, &c, 1, 11, 2, 0, 150, 0, x, &n);
+        fclose_w(f);
+        uint64_t off = rec + sizeof(struct ptt_rec_chunk) + at;
+        patch(f->path, off + (bad[v].field == SIZE ? 2 : 0), &bad[v].v, 2);
+
+        struct ptt_reader *r = open_ok(f->path);
+        struct ptt_ev ev;
+        unsigned got1 = 0, got2 = 0;
+        while (ptt_reader_next(r, &ev)) {
+            if (ev.serial == 1) {
+                assert_int_equal(ev.args[0], 1); /* only the event before the bad one */
+                got1++;
+            } else {
+                assert_int_equal(ev.args[0], 60 + got2);
+                got2++;
+            }
+        }
+        if (got1 != 1 || got2 != 5)
+            fail_msg("%s: %u and %u events delivered", bad[v].what, got1, got2);
+        const char *e = ptt_reader_error(r);
+        char want[64];
+        snprintf(want, sizeof want, "at offset %" PRIu64, off);
+        if (!e || !strstr(e, want) || !strstr(e, "corrupt event"))
+            fail_msg("%s: error '%s' does not say '%s'", bad[v].what, e ? e : "(none)", want);
+        close_r(r);
+    }
+}
+
+/* Damaged record headers: the error names the record; what came before is delivered. */
+static void test_corrupt_record(void **state)
+{
+    struct file *f = *state;
+    static const struct {
+        uint32_t type, size;
+        const char *want;
+    } bad[] = {
+        {0, 16, "corrupt record (type 0, size 16)"},
+        {PTT_REC_CHUNK, 12, "corrupt record (type 3, size 12)"},
+        {PTT_REC_CHUNK, 4, "corrupt record (type 3, size 4)"},
+        {PTT_REC_CHUNK, 24, "corrupt chunk record"},
+        {PTT_REC_CLOCK, 16, "corrupt clock record"},
+        {PTT_REC_CHUNK, 0x7ffffff8, "truncated record (type 3, 2147483640 bytes)"},
+    };
+    for (size_t v = 0; v < sizeof bad / sizeof bad[0]; v++) {
+        struct xev x[8];
+        size_t n = 0;
+        struct chunkb c;
+        fopen_w(f);
+        cb_init(&c, 100);
+        EV(&c, PTT_EV_MUTEX_ACQUIRED, 0, 1);
+        chunk(f, &c, 1, 10, 1, 0, 100, 0, x, &n);
+        uint64_t at = f->w.offset;
+        cb_init(&c, 200);
+        EV(&c, PTT_EV_MUTEX_ACQUIRED, 0, 2);
+        EV(&c, PTT_EV_MUTEX_ACQUIRED, 0, 3);
+        chunk(f, &c, 1, 10, 1, 1, 200, 0, x, &n);
+        cb_init(&c, 300);
+        EV(&c, PTT_EV_MUTEX_ACQUIRED, 0, 4);
+        chunk(f, &c, 1, 10, 1, 2, 300, 0, x, &n);
+        fclose_w(f);
+        struct ptt_record h = {bad[v].type, bad[v].size};
+        patch(f->path, at, &h, sizeof h);
+        struct ptt_reader *r = open_ok(f->path);
+        struct ptt_ev ev;
+        assert_int_equal(ptt_reader_next(r, &ev), 1);
+        assert_int_equal(ev.args[0], 1);
+        assert_int_equal(ptt_reader_next(r, &ev), 0); /* the index stops at the damage */
+        const char *e = ptt_reader_error(r);
+        char want[64];
+        snprintf(want, sizeof want, "at offset %" PRIu64, at);
+        if (!e || !strstr(e, bad[v].want) || !strstr(e, want))
+            fail_msg("error '%s' does not say '%s ... %s'", e ? e : "(none)", bad[v].want, want);
+        close_r(r);
+    }
+}
+
+/* An event id this reader does not know: delivered as it is, without a table entry. */
+static void test_unknown_event(void **state)
+{
+    struct file *f = *state;
+    struct xev x[8];
+    size_t n = 0;
+    struct chunkb c;
+    fopen_w(f);
+    cb_init(&c, 100);
+    EV(&c, 0x3f05, 1, 0xdead, 0xbeef);
+    EV0(&c, 0x1ff0, 1);
+    EV(&c, PTT_EV_MUTEX_ACQUIRED, 1, 7);
+    chunk(f, &c, 1, 10, 1, 0, 100, 0, x, &n);
+    fclose_w(f);
+    struct ptt_reader *r = open_ok(f->path);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    struct ptt_ev ev;
+    for (size_t k = 0; k < n; k++) {
+        assert_int_equal(ptt_reader_next(r, &ev), 1);
+        check_ev(&ev, &x[k]);
+        assert_true((ev.info == NULL) == (k < 2));
+        ptt_print_raw(out, &ev);
+        ptt_print_human(out, &ev);
+    }
+    assert_int_equal(ptt_reader_next(r, &ev), 0);
+    assert_null(ptt_reader_error(r));
+    close_r(r);
+    fclose(out);
+    assert_non_null(strstr(text, ":UNKNOWN_0x3f05 : 1 : 10 : 0xdead : 0xbeef\n"));
+    assert_non_null(strstr(text, ":UNKNOWN_0x1ff0 : 1 : 10\n"));
+    assert_non_null(strstr(text, "unknown to this ptt (id 0x3f05)"));
+    free(text);
+}
+
+/* Times: relative events count from the chunk's base, then from the previous event; ABS sets
+ * the time; a nested (signal handler) event does not move the base, and the stream's times are
+ * merged on their running maximum. */
+static void test_time_decoding(void **state)
+{
+    struct file *f = *state;
+    struct xev x[16];
+    size_t n = 0;
+    struct chunkb c;
+    fopen_w(f);
+    cb_init(&c, 1000);
+    EV(&c, PTT_EV_MUTEX_ACQUIRED, 10, 1);                                /* 1010 */
+    EV(&c, PTT_EV_MUTEX_ACQUIRED | PTT_EVF_ABS, 5000, 2);                /* 5000 */
+    EV(&c, PTT_EV_MUTEX_ACQUIRED, 5, 3);                                 /* 5005 */
+    EV(&c, PTT_EV_MUTEX_ACQUIRED | PTT_EVF_ABS | PTT_EVF_NEST, 4000, 4); /* before: 5005 */
+    EV(&c, PTT_EV_MUTEX_ACQUIRED, 5, 5);                                 /* 5010: base kept */
+    EV(&c, PTT_EV_MUTEX_ACQUIRED | PTT_EVF_ABS | PTT_EVF_NEST, 6000, 6); /* 6000 */
+    EV(&c, PTT_EV_MUTEX_ACQUIRED, 1, 7);                                 /* 5011: 6000 */
+    EV(&c, PTT_EV_MUTEX_ACQUIRED, 0xffffffffu, 8);                       /* 5011 + 2^32 - 1 */
+    chunk(f, &c, 1, 10, 1, 0, 1000, 0, x, &n);
+    fclose_w(f);
+    static const uint64_t want[] = {1010, 5000, 5005, 5005, 5010, 6000, 6000, 5011 + 0xffffffffull};
+    struct ptt_reader *r = open_ok(f->path);
+    struct ptt_ev ev;
+    for (size_t k = 0; k < n; k++) {
+        assert_int_equal(ptt_reader_next(r, &ev), 1);
+        assert_int_equal(ev.args[0], k + 1);
+        assert_int_equal(ev.ticks, want[k]);
+        assert_int_equal(ev.nested, k == 3 || k == 5);
+        assert_int_equal(ev.offset, x[k].offset);
+    }
+    assert_int_equal(ptt_reader_next(r, &ev), 0);
+    assert_null(ptt_reader_error(r));
+    close_r(r);
+}
+
+/* Ticks to ns: through the first and last clock records, else ticks_per_second, else 1:1. */
+static void test_clock_conversion(void **state)
+{
+    struct file *f = *state;
+    for (int variant = 0; variant < 3; variant++) {
+        struct xev x[4];
+        size_t n = 0;
+        struct chunkb c;
+        fopen_w(f);
+        info(f, "ticks_per_second=250000000\n"); /* 4 ns per tick */
+        if (variant < 2)
+            clk(f, 100, 7777);
+        cb_init(&c, 350);
+        EV(&c, PTT_EV_MUTEX_ACQUIRED, 0, 1);
+        EV(&c, PTT_EV_MUTEX_ACQUIRED, 50, 2);
+        chunk(f, &c, 1, 10, 1, 0, 350, 0, x, &n);
+        if (variant == 0)
+            clk(f, 1100, 7777 + 10000); /* 10 ns per tick wins over ticks_per_second */
+        fclose_w(f);
+        struct ptt_reader *r = open_ok(f->path);
+        struct ptt_ev ev;
+        static const int64_t want[3][2] = {{2500, 3000}, {1000, 1200}, {1400, 1600}};
+        for (int k = 0; k < 2; k++) {
+            assert_int_equal(ptt_reader_next(r, &ev), 1);
+            if (ev.ns != want[variant][k])
+                fail_msg("variant %d: event %d at %" PRId64 " ns, expected %" PRId64, variant, k,
+                         ev.ns, want[variant][k]);
+        }
+        close_r(r);
+    }
+}
+
+/* Calls entered and not left get a TRACE_UNFINISHED each, innermost first: at the end of their
+ * process when ptt trace saw it, else at the last clock record. Calls left, calls that do not
+ * return (pthread_exit) and calls made by a signal handler do not. */
+static void test_unfinished(void **state)
+{
+    struct file *f = *state;
+    struct xev x[16];
+    size_t n = 0;
+    struct chunkb c;
+    fopen_w(f);
+    clk(f, 1000, 1000);
+    cb_init(&c, 1100);
+    EV(&c, PTT_EV_MUTEX_LOCK_IN, 0, 0xa);
+    EV(&c, PTT_EV_COND_WAIT_IN, 10, 0xc, 0xa);
+    EV(&c, PTT_EV_COND_WAIT_OUT, 10, 0);
+    EV(&c, PTT_EV_THREAD_EXIT_IN, 10, 0);
+    EV(&c, PTT_EV_BARRIER_WAIT_IN, 10, 0xb);
+    EV(&c, PTT_EV_MUTEX_UNLOCK_IN | PTT_EVF_ABS | PTT_EVF_NEST, 1150, 0xd);
+    chunk(f, &c, 50, 500, 1, 0, 1100, 0, x, &n);
+    cb_init(&c, 1200);
+    EV(&c, PTT_EV_MUTEX_TRYLOCK_IN, 0, 0xe);
+    chunk(f, &c, 51, 510, 1, 0, 1200, 0, x, &n);
+    cb_init(&c, 1300);
+    EV(&c, PTT_EV_MUTEX_LOCK_IN, 0, 0xf);
+    EV(&c, PTT_EV_MUTEX_LOCK_OUT, 5, 0);
+    chunk(f, &c, 51, 511, 2, 0, 1300, 0, x, &n);
+    cb_init(&c, 2500);
+    EV(&c, PTT_EV_PROCESS_EXIT, 0, 0);
+    chunk(f, &c, 50, 50, 0, 0, 2500, PTT_CHUNK_DAEMON, x, &n);
+    clk(f, 3000, 3000);
+    fclose_w(f);
+
+    struct ptt_reader *r = open_ok(f->path);
+    struct ptt_ev ev;
+    struct {
+        int32_t tid;
+        uint64_t ticks, what;
+    } got[8];
+    unsigned ng = 0, real = 0;
+    while (ptt_reader_next(r, &ev)) {
+        if (ev.offset) {
+            assert_int_not_equal(ev.id, PTT_EV_TRACE_UNFINISHED);
+            real++;
+            continue;
+        }
+        assert_int_equal(ev.id, PTT_EV_TRACE_UNFINISHED);
+        assert_non_null(ev.info);
+        assert_string_equal(ev.info->name, "TRACE_UNFINISHED");
+        assert_int_equal(ev.nargs, 1);
+        assert_true(ng < 8);
+        got[ng].tid = ev.tid;
+        got[ng].ticks = ev.ticks;
+        got[ng].what = ev.args[0];
+        assert_int_equal(ev.pid, ev.tid == 500 ? 50 : 51);
+        assert_int_equal(ev.serial, 1);
+        ng++;
+    }
+    assert_int_equal(real, n);
+    assert_int_equal(ng, 3);
+    assert_int_equal(got[0].tid, 500); /* at the process end, innermost first */
+    assert_int_equal(got[0].ticks, 2500);
+    assert_int_equal(got[0].what, PTT_EV_BARRIER_WAIT_IN);
+    assert_int_equal(got[1].tid, 500);
+    assert_int_equal(got[1].ticks, 2500);
+    assert_int_equal(got[1].what, PTT_EV_MUTEX_LOCK_IN);
+    assert_int_equal(got[2].tid, 510); /* no process end seen: the end of the trace */
+    assert_int_equal(got[2].ticks, 3000);
+    assert_int_equal(got[2].what, PTT_EV_MUTEX_TRYLOCK_IN);
+    assert_null(ptt_reader_error(r));
+    close_r(r);
+}
+
+/* Times far from the clock records (a damaged or hostile file): read and printed without
+ * undefined behaviour (the sanitizer build checks that). Found by tests/fuzz. */
+static void test_extreme_times(void **state)
+{
+    struct file *f = *state;
+    struct xev x[8];
+    size_t n = 0;
+    struct chunkb c;
+    fopen_w(f);
+    info(f, "ticks_per_second=250000000\n"); /* 4 ns per tick, no clock record */
+    cb_init(&c, 0x5000000000000000ull);
+    EV(&c, PTT_EV_MUTEX_ACQUIRED, 0, 1);
+    EV(&c, PTT_EV_MUTEX_ACQUIRED | PTT_EVF_ABS, 0xffffffffffffffffull, 2);
+    EV(&c, PTT_EV_MUTEX_ACQUIRED | PTT_EVF_ABS, 0x8000000000000000ull, 3);
+    chunk(f, &c, 1, 10, 1, 0, 0x5000000000000000ull, 0, x, &n);
+    fclose_w(f);
+    struct ptt_reader *r = open_ok(f->path);
+    FILE *out = fopen("/dev/null", "w");
+    assert_non_null(out);
+    struct ptt_ev ev;
+    unsigned k = 0;
+    while (ptt_reader_next(r, &ev)) {
+        ptt_print_raw(out, &ev);
+        ptt_print_human(out, &ev);
+        k++;
+    }
+    fclose(out);
+    assert_int_equal(k, 3);
+    close_r(r);
+}
+
+/* Many threads and chunks: the index and the merge scale past their first allocations. */
+static void test_many_streams(void **state)
+{
+    struct file *f = *state;
+    enum { THREADS = 300, CHUNKS = 3, PER = 4 };
+    fopen_w(f);
+    for (uint32_t seq = CHUNKS; seq-- > 0;)
+        for (uint32_t t = 0; t < THREADS; t++) {
+            struct chunkb c;
+            uint64_t base = 1000 + seq * 100000 + t;
+            cb_init(&c, base);
+            for (uint32_t i = 0; i < PER; i++)
+                EV(&c, PTT_EV_MUTEX_ACQUIRED, i ? 1000 : 0, (uint64_t)t << 32 | (seq * PER + i));
+            chunk(f, &c, 7 + (int32_t)(t % 3), (int32_t)t, t + 1, seq, base, 0, NULL, NULL);
+        }
+    fclose_w(f);
+    struct ptt_reader *r = open_ok(f->path);
+    assert_int_equal(ptt_reader_nthreads(r), THREADS);
+    struct ptt_ev ev;
+    static uint32_t next[THREADS];
+    uint64_t last = 0, count = 0;
+    while (ptt_reader_next(r, &ev)) {
+        uint32_t t = (uint32_t)(ev.args[0] >> 32);
+        assert_true(t < THREADS);
+        assert_int_equal((uint32_t)ev.args[0], next[t]);
+        next[t]++;
+        assert_true(ev.ticks >= last);
+        last = ev.ticks;
+        count++;
+    }
+    assert_int_equal(count, THREADS * CHUNKS * PER);
+    assert_null(ptt_reader_error(r));
+    close_r(r);
+}
+
+int main(void)
+{
+#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+    const struct CMUnitTest tests[] = {
+        T(test_roundtrip),        T(test_info),          T(test_not_a_trace),
+        T(test_versions),         T(test_truncation),    T(test_corrupt_event),
+        T(test_corrupt_record),   T(test_unknown_event), T(test_time_decoding),
+        T(test_clock_conversion), T(test_unfinished),    T(test_extreme_times),
+        T(test_many_streams),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
