@@ -5,7 +5,7 @@ PREFIX ?= /usr/local
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE ?= cmake
 
-.PHONY: all check check-fast check-san demo install clean events-md format
+.PHONY: all check check-fast check-san demo bench install clean events-md format
 
 all: $(BUILD)/CMakeCache.txt
 	$(CMAKE) --build $(BUILD) -j$(JOBS)
@@ -33,6 +33,10 @@ demo: all
 	$(BUILD)/bin/ptt trace -o $(BUILD)/demo.ptt -- $(BUILD)/examples/prodcons 5
 	$(BUILD)/bin/ptt view $(BUILD)/demo.ptt
 	$(BUILD)/bin/ptt view --summary $(BUILD)/demo.ptt
+
+# The recording cost against the floor, events/s with 1, 2, 4 threads (docs/performance.md).
+bench: all
+	$(BUILD)/bench/ptt-bench
 
 events-md: all
 	$(CMAKE) --build $(BUILD) --target events-md

@@ -43,8 +43,8 @@ enum lock_kind { LOCK_PLAIN, LOCK_TIMED, LOCK_CLOCK };
 
 /* Lock, trying without blocking first when that cannot change glibc's answer (a timeout it would
  * refuse up front is left to it), so that a lock that has to wait is seen with its owner. */
-static int lock(pthread_mutex_t *m, enum lock_kind k, clockid_t clock,
-                const struct timespec *abstime)
+static inline __attribute__((always_inline)) int
+lock(pthread_mutex_t *m, enum lock_kind k, clockid_t clock, const struct timespec *abstime)
 {
     int tried = k == LOCK_PLAIN || ptt_timeout_ok(clock, abstime);
     int r = tried ? REAL(pthread_mutex_trylock)(m) : EBUSY;

@@ -31,8 +31,8 @@ static uint64_t readers_of(pthread_rwlock_t *l)
 #endif
 }
 
-static int lock(pthread_rwlock_t *l, enum mode m, enum kind k, clockid_t clock,
-                const struct timespec *abstime)
+static inline __attribute__((always_inline)) int
+lock(pthread_rwlock_t *l, enum mode m, enum kind k, clockid_t clock, const struct timespec *abstime)
 {
     int tried = k == PLAIN || ptt_timeout_ok(clock, abstime);
     int r = !tried    ? EBUSY
