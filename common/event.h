@@ -16,6 +16,15 @@ enum ptt_event_nargs {
 #include "events.def"
 };
 
+/* Whether an event is a STATE event: with the light level only calls (IN, OUT) and META events
+ * are recorded. ptt_masks[PTT_STATE_<name>] is the mask of classes its kind is recorded for. */
+enum { PTT_IS_STATE_IN = 0, PTT_IS_STATE_OUT = 0, PTT_IS_STATE_META = 0, PTT_IS_STATE_STATE = 1 };
+enum ptt_event_state {
+#define PTT_EVENT(name, id, class, kind, routine, nargs, fields, human)                           \
+    PTT_STATE_##name = PTT_IS_STATE_##kind,
+#include "events.def"
+};
+
 /* Class numbers and masks (bit n = class n), for event selection. */
 enum ptt_class_id {
 #define PTT_CLASS(name, number, description) PTT_CLASS_##name = number,

@@ -48,8 +48,13 @@ struct ptt_pool {
     uint64_t desc_offset; /* from the start of the pool */
     uint64_t data_offset;
     uint64_t total_size;
-    uint64_t class_mask; /* bit n: class n is recorded */
+    uint64_t class_mask_unused;
     uint8_t pad0[64];
+
+    /* What is recorded, read on every event and written only by the daemon (ptt ctl): bit n of
+     * masks[0] records the calls (IN, OUT) and META events of class n, of masks[1] its STATE
+     * events. Stopped: only meta. Light level: masks[1] is 0. */
+    _Alignas(64) _Atomic uint64_t masks[2];
 
     /* Each contended word sits on a line of its own. */
     _Alignas(64) _Atomic uint64_t free_head;   /* low 32 bits: index, high: ABA tag */
@@ -74,5 +79,6 @@ static inline uint8_t *ptt_pool_data(struct ptt_pool *p, uint32_t i)
 
 /* Environment passed from ptt trace to libptt. */
 #define PTT_ENV_SHM "PTT_SHM"
+#define PTT_META_MASK 1ull /* class meta (0): the process's start and end, losses */
 
 #endif

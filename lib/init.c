@@ -14,7 +14,8 @@
 __thread struct ptt_thread ptt_self __attribute__((tls_model("initial-exec")));
 int ptt_active;
 int ptt_clock_tsc;
-uint64_t ptt_class_mask;
+static _Atomic uint64_t no_masks[2]; /* before the pool is attached: nothing */
+_Atomic uint64_t *ptt_masks = no_masks;
 struct ptt_pool *ptt_pool;
 int ptt_pid;
 
@@ -78,7 +79,7 @@ __attribute__((constructor(101))) static void ptt_init(void)
     if (!name || !(ptt_pool = attach(name)))
         return; /* not under ptt trace, or its pool is gone: trace nothing */
     ptt_clock_tsc = ptt_pool->clock == PTT_CLOCK_TSC;
-    ptt_class_mask = ptt_pool->class_mask | 1; /* meta events always */
+    ptt_masks = ptt_pool->masks;
     ptt_pid = (int)getpid();
     pthread_atfork(0, 0, atfork_child);
     ptt_active = 1;

@@ -39,7 +39,7 @@ extern __thread struct ptt_thread ptt_self __attribute__((tls_model("initial-exe
 /* Process-wide state, written at start-up, fork and daemon death; read on every event. */
 extern int ptt_active;    /* 1 while recording */
 extern int ptt_clock_tsc; /* time stamps from the TSC (else CLOCK_MONOTONIC) */
-extern uint64_t ptt_class_mask;
+extern _Atomic uint64_t *ptt_masks; /* the pool's masks (common/pool.h) */
 
 void ptt_record_slow(struct ptt_thread *t, uint16_t id, unsigned n, const uint64_t *a);
 void ptt_drop(struct ptt_thread *t);
@@ -99,19 +99,25 @@ static inline __attribute__((always_inline)) void ptt_write(struct ptt_thread *t
     --t->nest;
 }
 
+/* Whether event NAME is recorded now: its class and kind, as ptt ctl last set them. */
+#define PTT_RECORDS(name)                                                                        \
+    ((atomic_load_explicit(&ptt_masks[PTT_STATE_##name], memory_order_relaxed) >>                \
+      PTT_CLASS_OF(PTT_EV_##name)) &                                                             \
+     1)
+
 /* Record event NAME with its arguments; the count is checked against the table at compile time. */
 #define PTT_NARGS_(...) (sizeof((uint64_t[]){0, __VA_ARGS__}) / sizeof(uint64_t) - 1)
 #define PTT_REC(name, ...)                                                                       \
     do {                                                                                         \
         _Static_assert(PTT_NARGS_(__VA_ARGS__) == PTT_NARGS_##name, "argument count of " #name); \
         const uint64_t ptt_a_[] = {0, __VA_ARGS__};                                              \
-        if ((ptt_class_mask >> PTT_CLASS_OF(PTT_EV_##name)) & 1)                                 \
+        if (PTT_RECORDS(name))                                                                   \
             ptt_write(&ptt_self, PTT_EV_##name, PTT_NARGS_##name, ptt_a_ + 1);                   \
     } while (0)
 #define PTT_REC0(name)                                                     \
     do {                                                                   \
         _Static_assert(PTT_NARGS_##name == 0, "argument count of " #name); \
-        if ((ptt_class_mask >> PTT_CLASS_OF(PTT_EV_##name)) & 1)           \
+        if (PTT_RECORDS(name))                                             \
             ptt_write(&ptt_self, PTT_EV_##name, 0, 0);                     \
     } while (0)
 
@@ -136,7 +142,7 @@ static inline unsigned ptt_pack_str(uint64_t *w, const char *s)
 #define PTT_REC_STR(name, str, ...)                                                              \
     do {                                                                                         \
         _Static_assert(PTT_NARGS_(__VA_ARGS__) == PTT_NARGS_##name, "argument count of " #name); \
-        if ((ptt_class_mask >> PTT_CLASS_OF(PTT_EV_##name)) & 1) {                               \
+        if (PTT_RECORDS(name)) {                                                                 \
             uint64_t ptt_a_[PTT_NARGS_##name + PTT_STR_WORDS] = {__VA_ARGS__};                   \
             unsigned ptt_k_ = ptt_pack_str(ptt_a_ + PTT_NARGS_##name, (str));                    \
             ptt_write(&ptt_self, PTT_EV_##name, PTT_NARGS_##name + ptt_k_, ptt_a_);              \

@@ -17,7 +17,9 @@
 
 #include "../common/clock.h"
 #include "cmds.h"
+#include "control.h"
 #include "daemon.h"
+#include "session.h"
 #include "events.h"
 #include "util.h"
 
@@ -29,7 +31,7 @@ static const char usage_text[] =
     "usage: ptt trace [OPTIONS] [--] PROGRAM [ARGS...]\n"
     "Run PROGRAM with its POSIX threads routines traced, and write the trace to a file.\n"
     "\n"
-    "  -o, --output=FILE      trace file (default: ptt-PID.ptt in the current directory)\n"
+    "  -o, --output=FILE      trace file (default: ptt-PID.ptt in $PTT_DIR, else here)\n"
     "      --events=CLASS,... event classes to record (default: all but key; 'all' for\n"
     "                         every one); see 'ptt trace --list'\n"
     "      --buffer=SIZE      shared pool size, e.g. 64M (default: memory x cpus / 128,\n"
@@ -39,6 +41,14 @@ static const char usage_text[] =
     "                         discard: drop events and count them\n"
     "      --clock=CLOCK      tsc or monotonic (default: tsc when invariant)\n"
     "      --no-follow        end when PROGRAM ends, not when the last process it started ends\n"
+    "      --level=LEVEL      full (default): calls and what happens inside them; light:\n"
+    "                         calls only (_IN, _OUT)\n"
+    "      --start-stopped    record nothing until 'ptt ctl SESSION start'\n"
+    "      --hang-timeout=S   report a hang when no thread records an event for S seconds\n"
+    "                         while some are blocked in a call\n"
+    "      --kill-on-hang     then end the program (with --hang-timeout)\n"
+    "      --flight-recorder=SIZE  keep only the newest SIZE of events, written at the end,\n"
+    "                         on a hang, or on 'ptt ctl SESSION dump'\n"
     "      --list             list the event classes\n"
     "  -q, --quiet            no start line on stderr\n";
 
@@ -101,22 +111,11 @@ static int find_lib(char *out, size_t len)
 
 static int parse_classes(const char *list, uint64_t *mask)
 {
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", list);
-    *mask = 0;
-    for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        if (!strcmp(tok, "all")) {
-            *mask = ~0ull;
-            continue;
-        }
-        int n = ptt_class_number(tok);
-        if (n < 0) {
-            ptt_warn("trace", "unknown event class '%s'; 'ptt trace --list' lists them", tok);
-            return -1;
-        }
-        *mask |= 1ull << n;
-    }
-    return 0;
+    char bad[32];
+    if (ptt_parse_classes(list, mask, bad, sizeof bad) == 0)
+        return 0;
+    ptt_warn("trace", "unknown event class '%s'; 'ptt trace --list' lists them", bad);
+    return -1;
 }
 
 static void append_quoted(char *buf, size_t len, const char *arg)
@@ -136,8 +135,8 @@ static void append_quoted(char *buf, size_t len, const char *arg)
     snprintf(buf + l, len - l, "'");
 }
 
-static void write_info(struct ptt_writer *w, char **argv, int tsc, double hz,
-                       const struct ptt_pool *pool, const char *events)
+static char *make_info(char **argv, int tsc, double hz, const struct ptt_pool *pool,
+                       const char *events)
 {
     char cmd[8192] = "";
     for (char **a = argv; *a; a++)
@@ -158,8 +157,7 @@ static void write_info(struct ptt_writer *w, char **argv, int tsc, double hz,
             (unsigned long long)pool->total_size, pool->buf_size, pool->nbufs,
             pool->overflow ? "discard" : "block", events);
     fclose(f);
-    ptt_writer_info(w, text);
-    free(text);
+    return text;
 }
 
 /* Ticks per second of the trace clock, measured against CLOCK_MONOTONIC over 20 ms; the reader
@@ -176,35 +174,23 @@ static double measure_hz(int tsc, uint64_t *t0, uint64_t *m0)
     return (double)(t1 - *t0) * 1e9 / (double)(m1 - *m0);
 }
 
-static void write_clock(struct ptt_daemon *d, struct ptt_writer *w)
-{
-    uint64_t m = ptt_mono_ns(), t = ptt_ticks(d->clock_tsc), r = ptt_real_ns();
-    ptt_writer_clock(w, t, m, r);
-}
-
-static int status_code(int st)
-{
-    return WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1;
-}
-
 int cmd_trace(int argc, char **argv)
 {
-    static const struct option opts[] = {{"output", required_argument, 0, 'o'},
-                                         {"events", required_argument, 0, 'e'},
-                                         {"buffer", required_argument, 0, 'b'},
-                                         {"subbuffer", required_argument, 0, 's'},
-                                         {"overflow", required_argument, 0, 'O'},
-                                         {"clock", required_argument, 0, 'c'},
-                                         {"no-follow", no_argument, 0, 'n'},
-                                         {"list", no_argument, 0, 'l'},
-                                         {"quiet", no_argument, 0, 'q'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"output", required_argument, 0, 'o'},   {"events", required_argument, 0, 'e'},
+        {"buffer", required_argument, 0, 'b'},   {"subbuffer", required_argument, 0, 's'},
+        {"overflow", required_argument, 0, 'O'}, {"clock", required_argument, 0, 'c'},
+        {"no-follow", no_argument, 0, 'n'},      {"list", no_argument, 0, 'l'},
+        {"quiet", no_argument, 0, 'q'},          {"hang-timeout", required_argument, 0, 'H'},
+        {"kill-on-hang", no_argument, 0, 'K'},   {"flight-recorder", required_argument, 0, 'F'},
+        {"start-stopped", no_argument, 0, 'S'},  {"level", required_argument, 0, 'L'},
+        {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
     const char *output = NULL, *events = getenv("PTT_EVENTS");
     /* Default: every class but key (getspecific and setspecific are hot in real programs). */
-    struct ptt_pool_config cfg = {0, 32u << 10, tsc_invariant(), PTT_OVERFLOW_BLOCK,
-                                  ~0ull & ~(1ull << PTT_CLASS_key)};
-    int follow = 1, quiet = 0;
+    struct ptt_pool_config cfg = {
+        0, 32u << 10, tsc_invariant(), PTT_OVERFLOW_BLOCK, ~0ull & ~(1ull << PTT_CLASS_key), 0, 0};
+    int follow = 1, quiet = 0, kill_on_hang = 0;
+    uint64_t hang_ns = 0, flight_size = 0;
     const char *bufenv = getenv("PTT_BUFFER");
     int64_t v;
     if (bufenv && *bufenv) {
@@ -271,9 +257,40 @@ int cmd_trace(int argc, char **argv)
             return 0;
         }
         case 'q': quiet = 1; break;
+        case 'H': {
+            char *end;
+            double sec = strtod(optarg, &end);
+            if (*end || !(sec > 0) || sec > 1e6) {
+                ptt_warn("trace", "--hang-timeout=%s: give seconds, e.g. 5 or 0.5", optarg);
+                return PTT_EXIT_USAGE;
+            }
+            hang_ns = (uint64_t)(sec * 1e9);
+            break;
+        }
+        case 'K': kill_on_hang = 1; break;
+        case 'F':
+            if ((v = ptt_parse_size(optarg)) < 65536) {
+                ptt_warn("trace", "--flight-recorder=%s: give a size of at least 64K, e.g. 16M",
+                         optarg);
+                return PTT_EXIT_USAGE;
+            }
+            flight_size = (uint64_t)v;
+            break;
+        case 'S': cfg.stopped = 1; break;
+        case 'L':
+            if (strcmp(optarg, "light") && strcmp(optarg, "full")) {
+                ptt_warn("trace", "--level=%s: use light or full", optarg);
+                return PTT_EXIT_USAGE;
+            }
+            cfg.light = optarg[0] == 'l';
+            break;
         case 'h': fputs(usage_text, stdout); return 0;
         default: ptt_bad_option("trace", argv); return PTT_EXIT_USAGE;
         }
+    }
+    if (kill_on_hang && !hang_ns) {
+        ptt_warn("trace", "--kill-on-hang needs --hang-timeout=SECONDS");
+        return PTT_EXIT_USAGE;
     }
     if (optind >= argc) {
         ptt_warn("trace", "no program to run; usage: ptt trace [-o FILE] -- PROGRAM [ARGS...]");
@@ -290,29 +307,53 @@ int cmd_trace(int argc, char **argv)
         ptt_warn("trace", "cannot find libptt.so (looked at %s; set PTT_LIB)", lib);
         return PTT_EXIT_USAGE;
     }
-    char outbuf[64];
-    if (!output) {
-        snprintf(outbuf, sizeof outbuf, "ptt-%d.ptt", (int)getpid());
+    char outbuf[PATH_MAX];
+    if (!output) { /* ptt-PID.ptt, in $PTT_DIR if set */
+        const char *dir = getenv("PTT_DIR");
+        if (snprintf(outbuf, sizeof outbuf, "%s%sptt-%d.ptt", dir && *dir ? dir : "",
+                     dir && *dir ? "/" : "", (int)getpid()) >= (int)sizeof outbuf) {
+            ptt_warn("trace", "PTT_DIR is too long");
+            return PTT_EXIT_USAGE;
+        }
         output = outbuf;
     }
 
+    static struct ptt_session s;
+    s.output = output;
+    s.follow = follow;
+    s.quiet = quiet;
+    s.overflow = cfg.overflow;
+    s.class_mask = cfg.class_mask;
+    s.light = cfg.light;
+    s.stopped = cfg.stopped;
+    s.hang_ns = hang_ns;
+    s.kill_on_hang = kill_on_hang;
+    s.ctl_fd = -1;
     uint64_t t0 = 0, m0 = 0;
     double hz = measure_hz(cfg.clock_tsc, &t0, &m0);
-    struct ptt_daemon d;
+    s.ns_per_tick = 1e9 / hz;
     char err[512];
-    if (ptt_daemon_create(&d, &cfg, err, sizeof err)) {
+    if (ptt_daemon_create(&s.d, &cfg, err, sizeof err)) {
         ptt_warn("trace", "%s", err);
         return PTT_EXIT_USAGE;
     }
-    struct ptt_writer w;
-    if (ptt_writer_open(&w, output)) {
+    s.name = s.d.shm_name + 1;
+    if (flight_size) {
+        s.flight = ptt_flight_new(flight_size);
+        s.d.sink = ptt_flight_add;
+        s.d.sink_arg = s.flight;
+    } else if (ptt_writer_open(&s.w, output)) {
         ptt_warn("trace", "cannot create %s: %s", output, strerror(errno));
-        ptt_daemon_destroy(&d);
+        ptt_daemon_destroy(&s.d);
         return PTT_EXIT_USAGE;
     }
-    d.out = &w;
-    write_info(&w, prog, cfg.clock_tsc, hz, d.pool, events ? events : "all but key");
-    write_clock(&d, &w);
+    s.d.out = &s.w;
+    s.info = make_info(prog, cfg.clock_tsc, hz, s.d.pool, events ? events : "all but key");
+    if (!s.flight)
+        ptt_writer_info(&s.w, s.info);
+    ptt_session_clock(&s);
+    if ((s.ctl_fd = ptt_ctl_listen(s.name, s.ctl_path, sizeof s.ctl_path, err, sizeof err)) < 0)
+        ptt_warn("trace", "no live control: %s", err);
 
     /* The environment the program and its descendants inherit. */
     const char *pre = getenv("LD_PRELOAD");
@@ -320,7 +361,7 @@ int cmd_trace(int argc, char **argv)
     if (asprintf(&preload, "%s%s%s", lib, pre && *pre ? ":" : "", pre ? pre : "") < 0)
         return PTT_EXIT_USAGE;
     setenv("LD_PRELOAD", preload, 1);
-    setenv(PTT_ENV_SHM, d.shm_name, 1);
+    setenv(PTT_ENV_SHM, s.d.shm_name, 1);
     free(preload);
 
     /* Orphaned descendants are re-parented to us, so we see every process of the session end. */
@@ -339,15 +380,15 @@ int cmd_trace(int argc, char **argv)
         return PTT_EXIT_USAGE;
     }
     if (!quiet)
-        fprintf(stderr, "ptt: session %s records into %s\n", d.shm_name + 1, output);
+        fprintf(stderr, "ptt: session %s records into %s\n", s.name, output);
     fflush(NULL);
-    pid_t child = fork();
-    if (child < 0) {
+    s.child = fork();
+    if (s.child < 0) {
         ptt_warn("trace", "fork: %s", strerror(errno));
-        ptt_daemon_destroy(&d);
+        ptt_daemon_destroy(&s.d);
         return PTT_EXIT_USAGE;
     }
-    if (child == 0) {
+    if (s.child == 0) {
         sigprocmask(SIG_SETMASK, &old, NULL);
         close(pipefd[0]);
         execvp(prog[0], prog);
@@ -357,85 +398,22 @@ int cmd_trace(int argc, char **argv)
         _exit(e == ENOENT ? 127 : 126);
     }
     close(pipefd[1]);
-    int exec_errno = 0;
-    if (read(pipefd[0], &exec_errno, sizeof exec_errno) != sizeof exec_errno)
-        exec_errno = 0;
+    if (read(pipefd[0], &s.exec_errno, sizeof s.exec_errno) != sizeof s.exec_errno)
+        s.exec_errno = 0;
     close(pipefd[0]);
     char pidinfo[64];
-    snprintf(pidinfo, sizeof pidinfo, "pid=%d", (int)child);
-    ptt_writer_info(&w, pidinfo);
+    snprintf(pidinfo, sizeof pidinfo, "\npid=%d", (int)s.child);
+    size_t il = strlen(s.info);
+    s.info = realloc(s.info, il + sizeof pidinfo);
+    memcpy(s.info + il, pidinfo, strlen(pidinfo) + 1);
+    if (!s.flight)
+        ptt_writer_info(&s.w, pidinfo + 1);
 
-    int child_status = 0, child_done = 0;
-    uint64_t last_clock = ptt_mono_ns(), last_reap = last_clock;
-    for (;;) {
-        size_t n = ptt_daemon_drain(&d, PTT_DRAIN_READY);
-        atomic_fetch_add_explicit(&d.pool->heartbeat, 1, memory_order_relaxed);
-        int st;
-        pid_t p;
-        int none_left = 0;
-        while ((p = waitpid(-1, &st, WNOHANG)) != 0) {
-            if (p < 0) {
-                none_left = errno == ECHILD;
-                break;
-            }
-            ptt_daemon_drain(&d, p); /* what the ended process had not handed over */
-            ptt_daemon_process_exit(&d, p, st);
-            if (p == child) {
-                child_status = st;
-                child_done = 1;
-            }
-        }
-        if (none_left || (child_done && !follow))
-            break;
-        uint64_t now = ptt_mono_ns();
-        if (now - last_reap > 1000000000ull) {
-            ptt_daemon_drain(&d, PTT_DRAIN_DEAD);
-            last_reap = now;
-        }
-        if (now - last_clock > 10000000000ull) {
-            write_clock(&d, &w);
-            last_clock = now;
-        }
-        struct timespec to = {0, n ? 500000 : 5000000};
-        siginfo_t si;
-        int sig = sigtimedwait(&wanted, &si, &to);
-        if (sig > 0 && sig != SIGCHLD && !child_done) {
-            /* A terminal's signal reached the program already; pass on the ones sent to us. */
-            if (si.si_code <= 0 || si.si_pid != 0)
-                kill(child, sig);
-        }
-    }
-    ptt_daemon_drain(&d, PTT_DRAIN_ALL);
-    write_clock(&d, &w);
-    uint64_t lost = atomic_load(&d.pool->lost), wait_ns = atomic_load(&d.pool->wait_ns),
-             waits = atomic_load(&d.pool->waits);
-    int code = exec_errno ? (exec_errno == ENOENT ? 127 : 126) : status_code(child_status);
-    struct ptt_rec_end end = {{0, 0}, d.events, d.bytes, lost, wait_ns, waits, code, 0};
-    ptt_writer_record(&w, PTT_REC_END, &end, sizeof end, 0, 0);
-    ptt_daemon_destroy(&d);
-    if (ptt_writer_close(&w))
-        ptt_warn("trace", "writing %s: %s; the trace is incomplete", output, strerror(errno));
-    if (exec_errno) { /* the file records nothing but the failure, which we say here */
+    int code = ptt_session_run(&s);
+    if (s.exec_errno) { /* the file records nothing but the failure, which we say here */
         unlink(output);
-        ptt_warn("trace", "cannot run '%s': %s", prog[0], strerror(exec_errno));
-        return code;
+        ptt_warn("trace", "cannot run '%s': %s", prog[0], strerror(s.exec_errno));
     }
-    if (d.corrupt)
-        ptt_warn("trace", "%llu sub-buffers held a malformed event and were cut short",
-                 (unsigned long long)d.corrupt);
-    if (waits)
-        fprintf(stderr,
-                "ptt: warning: threads waited %.3f ms in all, %llu times, for a free "
-                "sub-buffer (a larger --buffer avoids it)\n",
-                (double)wait_ns / 1e6, (unsigned long long)waits);
-    if (lost)
-        fprintf(stderr, "ptt: warning: %llu events were dropped: the pool was exhausted (%s)\n",
-                (unsigned long long)lost,
-                cfg.overflow == PTT_OVERFLOW_DISCARD
-                    ? "--overflow=discard"
-                    : "every sub-buffer held by a live thread; a larger --buffer avoids it");
-    fprintf(stderr, "ptt: wrote %llu events (%llu bytes) to %s, %llu lost\n",
-            (unsigned long long)d.events, (unsigned long long)w.offset, output,
-            (unsigned long long)lost);
+    free(s.info);
     return code;
 }

@@ -5,7 +5,8 @@
 /* X(name, summary) */
 #define PTT_COMMANDS(X)                                                             \
     X(trace, "run a program and record its POSIX threads events into a trace file") \
-    X(view, "print a trace file as text, in time order")
+    X(view, "print a trace file as text, in time order")                            \
+    X(ctl, "control a running session: start, stop, level, events, dump, status")
 
 #define PTT_DECLARE_CMD(name, summary) int cmd_##name(int argc, char **argv);
 PTT_COMMANDS(PTT_DECLARE_CMD)

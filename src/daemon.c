@@ -74,7 +74,8 @@ int ptt_daemon_create(struct ptt_daemon *d, const struct ptt_pool_config *c, cha
     p->desc_offset = head;
     p->data_offset = data;
     p->total_size = total;
-    p->class_mask = c->class_mask;
+    atomic_store(&p->masks[0], c->stopped ? PTT_META_MASK : c->class_mask | PTT_META_MASK);
+    atomic_store(&p->masks[1], c->stopped || c->light ? 0 : c->class_mask | PTT_META_MASK);
     atomic_store(&p->free_head, PTT_POOL_EMPTY);
     for (uint32_t i = n; i-- > 0;)
         push_free(p, i);
@@ -104,6 +105,15 @@ static uint32_t walk(const uint8_t *data, uint32_t *len, int exact, uint64_t *co
     return n;
 }
 
+void ptt_daemon_put(struct ptt_daemon *d, const struct ptt_rec_chunk *c, const void *data,
+                    uint32_t len, int daemon_own)
+{
+    if (d->sink)
+        d->sink(d->sink_arg, c, data, len, daemon_own);
+    else
+        ptt_writer_record(d->out, PTT_REC_CHUNK, c, sizeof *c, data, len);
+}
+
 static void write_chunk(struct ptt_daemon *d, const struct ptt_rec_chunk *proto, const void *data,
                         uint32_t len, int exact)
 {
@@ -111,7 +121,7 @@ static void write_chunk(struct ptt_daemon *d, const struct ptt_rec_chunk *proto,
     c.nevents = walk(data, &len, exact, &d->corrupt);
     if (!c.nevents)
         return;
-    ptt_writer_record(d->out, PTT_REC_CHUNK, &c, sizeof c, data, len);
+    ptt_daemon_put(d, &c, data, len, (c.flags & PTT_CHUNK_DAEMON) != 0);
     d->events += c.nevents;
     d->bytes += len;
     d->chunks++;
@@ -156,14 +166,30 @@ size_t ptt_daemon_drain(struct ptt_daemon *d, int which)
     return done;
 }
 
+void ptt_daemon_events(struct ptt_daemon *d, int pid, unsigned n, const uint16_t *ids,
+                       const unsigned *nargs, const uint64_t *args)
+{
+    uint64_t buf[512];
+    size_t w = 0;
+    for (unsigned i = 0; i < n; i++) {
+        if (w + 1 + nargs[i] > sizeof buf / sizeof buf[0])
+            break;
+        struct ptt_event h = {ids[i], (uint16_t)(8 + 8 * nargs[i]), 0};
+        memcpy(&buf[w++], &h, 8);
+        memcpy(&buf[w], args, 8 * nargs[i]);
+        w += nargs[i];
+        args += nargs[i];
+    }
+    struct ptt_rec_chunk c = {{0, 0}, pid, pid, 0, 0, ptt_ticks(d->clock_tsc), 0, PTT_CHUNK_DAEMON};
+    write_chunk(d, &c, buf, (uint32_t)(w * 8), 1);
+}
+
 void ptt_daemon_process_exit(struct ptt_daemon *d, int pid, int status)
 {
-    struct {
-        struct ptt_event h;
-        uint64_t status;
-    } ev = {{PTT_EV_PROCESS_EXIT, 16, 0}, (uint64_t)(uint32_t)status};
-    struct ptt_rec_chunk c = {{0, 0}, pid, pid, 0, 0, ptt_ticks(d->clock_tsc), 0, PTT_CHUNK_DAEMON};
-    write_chunk(d, &c, &ev, sizeof ev, 1);
+    uint16_t id = PTT_EV_PROCESS_EXIT;
+    unsigned n = 1;
+    uint64_t a = (uint64_t)(uint32_t)status;
+    ptt_daemon_events(d, pid, 1, &id, &n, &a);
 }
 
 void ptt_daemon_destroy(struct ptt_daemon *d)

@@ -8,8 +8,15 @@
 #include "../common/pool.h"
 #include "writer.h"
 
+/* Where drained chunks go: the trace file by default, the flight recorder's window with
+ * --flight-recorder. daemon_own: one of ptt trace's own chunks (process ends, switches, hangs). */
+typedef void (*ptt_chunk_sink)(void *arg, const struct ptt_rec_chunk *c, const void *data,
+                               uint32_t len, int daemon_own);
+
 struct ptt_daemon {
     struct ptt_pool *pool;
+    ptt_chunk_sink sink; /* NULL: write to out */
+    void *sink_arg;
     size_t size;
     char shm_name[64];
     int clock_tsc;
@@ -24,6 +31,8 @@ struct ptt_pool_config {
     int clock_tsc;
     int overflow;
     uint64_t class_mask;
+    int light;   /* record calls only, no STATE events */
+    int stopped; /* start with recording off (ptt ctl start) */
 };
 
 /* Create and map the pool, its memory reserved up front so that a full /dev/shm is an error
@@ -42,6 +51,13 @@ enum {
 size_t ptt_daemon_drain(struct ptt_daemon *d, int which);
 /* Record that a process of the session ended, with its wait status. */
 void ptt_daemon_process_exit(struct ptt_daemon *d, int pid, int status);
+/* Record events of ptt trace's own, about process pid (ptt trace's pid for the session), all
+ * at the current time: ids[i] with nargs[i] arguments taken in turn from args. */
+void ptt_daemon_events(struct ptt_daemon *d, int pid, unsigned n, const uint16_t *ids,
+                       const unsigned *nargs, const uint64_t *args);
+/* Write a chunk the way drained ones are (file or sink). */
+void ptt_daemon_put(struct ptt_daemon *d, const struct ptt_rec_chunk *c, const void *data,
+                    uint32_t len, int daemon_own);
 void ptt_daemon_destroy(struct ptt_daemon *d);
 
 #endif

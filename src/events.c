@@ -67,6 +67,8 @@ static const struct {
     {"canceltype", PTT_F_CANCELTYPE},
     {"signo", PTT_F_SIGNO},
     {"sighow", PTT_F_SIGHOW},
+    {"classes", PTT_F_CLASSES},
+    {"dumpwhy", PTT_F_DUMPWHY},
     {"sigset", PTT_F_SIGSET},
     {"sigev", PTT_F_SIGEV},
     {"cpuset", PTT_F_CPUSET},
@@ -174,4 +176,41 @@ const char *ptt_kind_name(enum ptt_kind k)
 {
     static const char *names[] = {"IN", "OUT", "STATE", "META"};
     return names[k];
+}
+
+const char *ptt_class_list(char *buf, size_t len, uint64_t mask)
+{
+    size_t o = 0, n = sizeof classes / sizeof classes[0];
+    uint64_t all = 0;
+    for (size_t i = 0; i < n; i++)
+        all |= 1ull << classes[i].number;
+    buf[0] = 0;
+    if ((mask & all) == all)
+        return snprintf(buf, len, "all"), buf;
+    for (size_t i = 0; i < n && o < len; i++)
+        if ((mask >> classes[i].number) & 1)
+            o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? "," : "", classes[i].name);
+    if (!o)
+        snprintf(buf, len, "none");
+    return buf;
+}
+
+int ptt_parse_classes(const char *list, uint64_t *mask, char *bad, size_t badlen)
+{
+    *mask = 0;
+    for (const char *p = list; *p;) {
+        size_t n = strcspn(p, ",");
+        char name[32];
+        snprintf(name, sizeof name, "%.*s", (int)(n < 31 ? n : 31), p);
+        if (!strcmp(name, "all"))
+            *mask = ~0ull;
+        else if (ptt_class_number(name) >= 0)
+            *mask |= 1ull << ptt_class_number(name);
+        else if (n) {
+            snprintf(bad, badlen, "%s", name);
+            return -1;
+        }
+        p += n + (p[n] == ',');
+    }
+    return 0;
 }

@@ -2,6 +2,7 @@
 #ifndef PTT_EVENTS_H
 #define PTT_EVENTS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "../common/event.h"
@@ -41,6 +42,8 @@ enum ptt_ftype {
     PTT_F_SIGSET,      /* signals 1..64 as a bit mask (bit n-1: signal n) */
     PTT_F_SIGEV,       /* sigev_notify: SIGEV_SIGNAL, _NONE, _THREAD, _THREAD_ID */
     PTT_F_CPUSET,      /* CPUs 0..63 as a bit mask */
+    PTT_F_CLASSES,     /* event classes as a bit mask (bit n: class n) */
+    PTT_F_DUMPWHY,     /* why the flight recorder wrote its window: 0 end, 1 ptt ctl dump, 2 hang */
 };
 
 struct ptt_field {
@@ -77,6 +80,10 @@ const struct ptt_classinfo *ptt_classes(unsigned *n);
 /* Class number by name, -1 if unknown. */
 int ptt_class_number(const char *name);
 const char *ptt_kind_name(enum ptt_kind k);
+/* "mutex,cond" for a class mask ("none" for 0, "all" when every class is in). */
+const char *ptt_class_list(char *buf, size_t len, uint64_t mask);
+/* A class list ("all", "mutex,cond", ...) as a mask; -1 and *bad set to the unknown name. */
+int ptt_parse_classes(const char *list, uint64_t *mask, char *bad, size_t badlen);
 const char *ptt_ftype_name(enum ptt_ftype t);
 
 #endif

@@ -39,6 +39,7 @@ static const char *enum_name(enum ptt_ftype type, uint64_t v)
     static const char *hows[] = {"SIG_BLOCK", "SIG_UNBLOCK", "SIG_SETMASK"};
     static const char *sigevs[] = {"SIGEV_SIGNAL", "SIGEV_NONE", "SIGEV_THREAD", "?",
                                    "SIGEV_THREAD_ID"};
+    static const char *dumps[] = {"the session ended", "ptt ctl dump", "a hang"};
 #define PTT_PICK(t, a) \
     case t: return v < sizeof a / sizeof a[0] ? a[v] : NULL
     switch (type) {
@@ -52,6 +53,7 @@ static const char *enum_name(enum ptt_ftype type, uint64_t v)
         PTT_PICK(PTT_F_CANCELTYPE, ctype);
         PTT_PICK(PTT_F_SIGHOW, hows);
         PTT_PICK(PTT_F_SIGEV, sigevs);
+        PTT_PICK(PTT_F_DUMPWHY, dumps);
     default: return NULL;
     }
 #undef PTT_PICK
@@ -94,7 +96,14 @@ const char *ptt_fmt_field(char *buf, size_t len, enum ptt_ftype type, uint64_t v
     case PTT_F_CANCELSTATE:
     case PTT_F_CANCELTYPE:
     case PTT_F_SIGHOW:
-    case PTT_F_SIGEV: snprintf(buf, len, "%" PRId64, (int64_t)v); break;
+    case PTT_F_SIGEV:
+    case PTT_F_DUMPWHY: snprintf(buf, len, "%" PRId64, (int64_t)v); break;
+    case PTT_F_CLASSES:
+        if (human)
+            ptt_class_list(buf, len, v);
+        else
+            snprintf(buf, len, "0x%" PRIx64, v);
+        break;
     case PTT_F_BOOL: snprintf(buf, len, human ? (v ? "yes" : "no") : "%" PRIu64, v); break;
     case PTT_F_HEX: snprintf(buf, len, "0x%" PRIx64, v); break;
     case PTT_F_OCT: snprintf(buf, len, "0%" PRIo64, v); break;

@@ -100,7 +100,7 @@ static int teardown(void **state)
 /* Create the pool and the file, and point libptt's globals at the pool as its constructor would. */
 static void begin(struct session *s, uint64_t size, uint32_t buf_size, int tsc, int overflow)
 {
-    struct ptt_pool_config c = {size, buf_size, tsc, overflow, ~0ull};
+    struct ptt_pool_config c = {size, buf_size, tsc, overflow, ~0ull, 0, 0};
     char err[256];
     if (ptt_daemon_create(&s->d, &c, err, sizeof err))
         fail_msg("ptt_daemon_create: %s", err);
@@ -117,7 +117,9 @@ static void begin(struct session *s, uint64_t size, uint32_t buf_size, int tsc, 
 
     ptt_pool = s->d.pool;
     ptt_clock_tsc = ptt_pool->clock == PTT_CLOCK_TSC;
-    ptt_class_mask = ~0ull;
+    atomic_store(&ptt_pool->masks[0], ~0ull);
+    atomic_store(&ptt_pool->masks[1], ~0ull);
+    ptt_masks = ptt_pool->masks;
     ptt_pid = (int)getpid();
     memset(&ptt_self, 0, sizeof ptt_self); /* the main thread's state from an earlier test */
     ptt_active = 1;
@@ -727,7 +729,8 @@ static void test_class_mask(void **state)
 {
     struct session *s = *state;
     begin(s, 1u << 20, 4096, 0, PTT_OVERFLOW_BLOCK);
-    ptt_class_mask = 1ull << PTT_CLASS_mutex | 1;
+    atomic_store(&ptt_pool->masks[0], 1ull << PTT_CLASS_mutex | 1);
+    atomic_store(&ptt_pool->masks[1], 1ull << PTT_CLASS_mutex | 1);
     for (uint32_t i = 0; i < 10; i++) {
         PTT_REC(MUTEX_ACQUIRED, i);
         PTT_REC(COND_WOKEN, i, 0, 0);

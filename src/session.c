@@ -1,0 +1,258 @@
+/* The session loop of ptt trace. One thread: it sleeps in poll() on a signalfd (children,
+ * signals to forward) and the control socket, and wakes at least every 5 ms to drain the pool
+ * (every 0.5 ms while there is work). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../common/clock.h"
+#include "control.h"
+#include "events.h"
+#include "hang.h"
+#include "session.h"
+#include "util.h"
+
+void ptt_session_clock(struct ptt_session *s)
+{
+    struct ptt_rec_clock c = {{0, 0}, ptt_ticks(s->d.clock_tsc), ptt_mono_ns(), ptt_real_ns()};
+    s->clocks[s->nclocks ? 1 : 0] = c;
+    s->nclocks = s->nclocks ? 2 : 1;
+    if (!s->flight)
+        ptt_writer_clock(&s->w, c.ticks, c.mono_ns, c.real_ns);
+}
+
+static int status_code(int st)
+{
+    return WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1;
+}
+
+/* The masks the writers read (common/pool.h), from the session's settings; the switch is
+ * recorded, so that a reader knows which spans are partial. */
+static void apply_masks(struct ptt_session *s)
+{
+    uint64_t calls = s->stopped ? PTT_META_MASK : s->class_mask | PTT_META_MASK;
+    uint64_t states = s->stopped || s->light ? 0 : s->class_mask | PTT_META_MASK;
+    atomic_store(&s->d.pool->masks[0], calls);
+    atomic_store(&s->d.pool->masks[1], states);
+    uint16_t id = PTT_EV_TRACE_CONTROL;
+    unsigned n = 2;
+    uint64_t a[2] = {calls, states};
+    ptt_daemon_events(&s->d, s->d.pool->daemon_pid, 1, &id, &n, a);
+}
+
+/* The window of the flight recorder, into the trace file. */
+static int64_t dump(struct ptt_session *s, int why, const struct ptt_rec_end *end)
+{
+    uint16_t id = PTT_EV_TRACE_DUMP;
+    unsigned n = 1;
+    uint64_t a = (uint64_t)why;
+    ptt_daemon_events(&s->d, s->d.pool->daemon_pid, 1, &id, &n, &a);
+    ptt_session_clock(s);
+    int64_t k = ptt_flight_write(s->flight, s->output, s->info, s->clocks, s->nclocks, end);
+    if (k < 0)
+        ptt_warn("trace", "writing %s: %s", s->output, strerror(errno));
+    return k;
+}
+
+static void control(void *arg, const char *req, char *reply, size_t len)
+{
+    struct ptt_session *s = arg;
+    char cls[256];
+    if (!strcmp(req, "ping")) {
+        snprintf(reply, len, "ok\n");
+    } else if (!strcmp(req, "status")) {
+        snprintf(reply, len,
+                 "session %s\npid %d\noutput %s\nrecording %s\nlevel %s\nevents %s\n"
+                 "events_written %llu\nlost %llu\nflight_recorder %s\nhangs %d\n",
+                 s->name, (int)s->child, s->output, s->stopped ? "off" : "on",
+                 s->light ? "light" : "full", ptt_class_list(cls, sizeof cls, s->class_mask),
+                 (unsigned long long)s->d.events, (unsigned long long)atomic_load(&s->d.pool->lost),
+                 s->flight ? "on" : "off", s->hangs);
+    } else if (!strcmp(req, "start") || !strcmp(req, "stop")) {
+        s->stopped = req[2] == 'o';
+        apply_masks(s);
+        snprintf(reply, len, "ok: recording %s\n", s->stopped ? "off" : "on");
+    } else if (!strcmp(req, "level light") || !strcmp(req, "level full")) {
+        s->light = req[6] == 'l';
+        apply_masks(s);
+        snprintf(reply, len, "ok: level %s\n", s->light ? "light" : "full");
+    } else if (!strncmp(req, "events ", 7)) {
+        uint64_t m;
+        char bad[32];
+        if (ptt_parse_classes(req + 7, &m, bad, sizeof bad)) {
+            snprintf(reply, len, "error: unknown event class '%s'\n", bad);
+            return;
+        }
+        s->class_mask = m;
+        apply_masks(s);
+        snprintf(reply, len, "ok: events %s\n", ptt_class_list(cls, sizeof cls, m));
+    } else if (!strcmp(req, "dump")) {
+        ptt_daemon_drain(&s->d, PTT_DRAIN_READY);
+        if (s->flight) {
+            int64_t k = dump(s, 1, NULL);
+            if (k >= 0)
+                snprintf(reply, len, "ok: wrote %lld events to %s\n", (long long)k, s->output);
+            else
+                snprintf(reply, len, "error: cannot write %s\n", s->output);
+        } else {
+            snprintf(reply, len, "ok: %llu events written to %s so far\n",
+                     (unsigned long long)s->d.events, s->output);
+        }
+    } else {
+        snprintf(reply, len,
+                 "error: unknown request '%s' (status, start, stop, level light|full, events "
+                 "CLASS,..., dump)\n",
+                 req);
+    }
+}
+
+/* Every process the session has, for --kill-on-hang. */
+static void kill_all(struct ptt_session *s, struct ptt_hang *h)
+{
+    int pids[1024];
+    unsigned n = ptt_hang_pids(h, s->d.pool, pids, 1024);
+    for (unsigned i = 0; i < n; i++)
+        if (pids[i] > 0)
+            kill(pids[i], SIGKILL);
+    if (!s->child_done)
+        kill(s->child, SIGKILL);
+}
+
+int ptt_session_run(struct ptt_session *s)
+{
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    int forward[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+    sigaddset(&sigs, SIGCHLD);
+    for (size_t i = 0; i < sizeof forward / sizeof forward[0]; i++)
+        sigaddset(&sigs, forward[i]);
+    int sfd = signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC);
+    struct ptt_hang *hang = s->hang_ns ? ptt_hang_new(s->d.pool) : NULL;
+    uint64_t last_clock = ptt_mono_ns(), last_reap = last_clock, last_event = last_clock;
+    uint64_t last_hang_check = last_clock;
+    int hung = 0;
+    for (;;) {
+        size_t n = ptt_daemon_drain(&s->d, PTT_DRAIN_READY);
+        atomic_fetch_add_explicit(&s->d.pool->heartbeat, 1, memory_order_relaxed);
+        int st, none_left = 0;
+        pid_t p;
+        while ((p = waitpid(-1, &st, WNOHANG)) != 0) {
+            if (p < 0) {
+                none_left = errno == ECHILD;
+                break;
+            }
+            ptt_daemon_drain(&s->d, p); /* what the ended process had not handed over */
+            ptt_daemon_process_exit(&s->d, p, st);
+            if (p == s->child) {
+                s->child_status = st;
+                s->child_done = 1;
+            }
+        }
+        if (none_left || (s->child_done && !s->follow))
+            break;
+        uint64_t now = ptt_mono_ns();
+        if (now - last_reap > 1000000000ull) {
+            ptt_daemon_drain(&s->d, PTT_DRAIN_DEAD);
+            last_reap = now;
+        }
+        if (now - last_clock > 10000000000ull) {
+            ptt_session_clock(s);
+            last_clock = now;
+        }
+        if (hang && now - last_hang_check > s->hang_ns / 4) {
+            last_hang_check = now;
+            if (n || ptt_hang_progress(hang, s->d.pool)) {
+                last_event = now;
+                hung = 0;
+            } else if (!hung && now - last_event >= s->hang_ns) {
+                hung = 1; /* once per hang: report again only after some progress */
+                if (ptt_hang_report(hang, &s->d, stderr, now - last_event, s->ns_per_tick)) {
+                    s->hangs++;
+                    if (s->flight)
+                        dump(s, 2, NULL);
+                    if (s->kill_on_hang) {
+                        fprintf(stderr, "ptt: killing the program (--kill-on-hang)\n");
+                        kill_all(s, hang);
+                    }
+                }
+            }
+        }
+        struct pollfd fds[2] = {{sfd, POLLIN, 0}, {s->ctl_fd, POLLIN, 0}};
+        struct timespec to = {0, n ? 500000 : 5000000}; /* busy: drain again soon */
+        if (ppoll(fds, s->ctl_fd >= 0 ? 2 : 1, &to, NULL) > 0) {
+            struct signalfd_siginfo si;
+            while (read(sfd, &si, sizeof si) == sizeof si) {
+                /* A terminal's signal reached the program already; pass on those sent to us. */
+                if (si.ssi_signo != SIGCHLD && !s->child_done &&
+                    (si.ssi_code <= 0 || si.ssi_pid != 0))
+                    kill(s->child, (int)si.ssi_signo);
+            }
+            if (s->ctl_fd >= 0 && (fds[1].revents & POLLIN))
+                ptt_ctl_serve(s->ctl_fd, control, s);
+        }
+    }
+    close(sfd);
+    ptt_daemon_drain(&s->d, PTT_DRAIN_ALL);
+    ptt_hang_free(hang);
+    if (s->ctl_fd >= 0) {
+        close(s->ctl_fd);
+        unlink(s->ctl_path);
+    }
+
+    uint64_t lost = atomic_load(&s->d.pool->lost), wait_ns = atomic_load(&s->d.pool->wait_ns),
+             waits = atomic_load(&s->d.pool->waits);
+    int code = s->exec_errno ? (s->exec_errno == ENOENT ? 127 : 126) : status_code(s->child_status);
+    struct ptt_rec_end end = {{0, 0}, s->d.events, s->d.bytes, lost, wait_ns, waits, code, 0};
+    uint64_t written = s->d.events, bytes = 0;
+    if (s->flight) {
+        int64_t k = dump(s, 0, &end);
+        written = k > 0 ? (uint64_t)k : 0;
+    } else {
+        ptt_session_clock(s);
+        ptt_writer_record(&s->w, PTT_REC_END, &end, sizeof end, 0, 0);
+        bytes = s->w.offset;
+        if (ptt_writer_close(&s->w))
+            ptt_warn("trace", "writing %s: %s; the trace is incomplete", s->output,
+                     strerror(errno));
+    }
+    ptt_daemon_destroy(&s->d);
+    if (s->exec_errno)
+        return code;
+    if (s->flight) {
+        FILE *f = fopen(s->output, "r");
+        if (f) {
+            fseek(f, 0, SEEK_END);
+            bytes = (uint64_t)ftell(f);
+            fclose(f);
+        }
+        fprintf(stderr,
+                "ptt: flight recorder kept the newest %llu events (%llu older ones left out)\n",
+                (unsigned long long)written, (unsigned long long)ptt_flight_dropped(s->flight));
+        ptt_flight_free(s->flight);
+    }
+    if (s->d.corrupt)
+        ptt_warn("trace", "%llu sub-buffers held a malformed event and were cut short",
+                 (unsigned long long)s->d.corrupt);
+    if (waits)
+        fprintf(stderr,
+                "ptt: warning: threads waited %.3f ms in all, %llu times, for a free "
+                "sub-buffer (a larger --buffer avoids it)\n",
+                (double)wait_ns / 1e6, (unsigned long long)waits);
+    if (lost)
+        fprintf(stderr, "ptt: warning: %llu events were dropped: the pool was exhausted (%s)\n",
+                (unsigned long long)lost,
+                s->overflow == PTT_OVERFLOW_DISCARD
+                    ? "--overflow=discard"
+                    : "every sub-buffer held by a live thread; a larger --buffer avoids it");
+    fprintf(stderr, "ptt: wrote %llu events (%llu bytes) to %s, %llu lost\n",
+            (unsigned long long)written, (unsigned long long)bytes, s->output,
+            (unsigned long long)lost);
+    return code;
+}
