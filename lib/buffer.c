@@ -3,6 +3,7 @@
  * application could hold, and calls no cancellation point. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -45,30 +46,57 @@ static void pause_us(long us)
     syscall(SYS_nanosleep, &d, NULL);
 }
 
+/* Whether ptt trace is gone: its heartbeat has not moved for a second (it ticks every few ms)
+ * and its process no longer exists. A daemon merely slow (a slow disk) is waited for. Checked
+ * each time a thread takes a sub-buffer, so a dead daemon is noticed within a sub-buffer's worth
+ * of events, without waiting for the pool to run dry. */
+static _Atomic uint64_t hb_value, hb_since;
+
+static int daemon_gone(struct ptt_pool *p, uint64_t now)
+{
+    uint64_t hb = atomic_load_explicit(&p->heartbeat, memory_order_relaxed);
+    if (hb != atomic_load_explicit(&hb_value, memory_order_relaxed) ||
+        !atomic_load_explicit(&hb_since, memory_order_relaxed)) {
+        atomic_store_explicit(&hb_value, hb, memory_order_relaxed);
+        atomic_store_explicit(&hb_since, now, memory_order_relaxed);
+        return 0;
+    }
+    if (now - atomic_load_explicit(&hb_since, memory_order_relaxed) < 1000000000u)
+        return 0;
+    return kill(p->daemon_pid, 0) < 0 && errno == ESRCH;
+}
+
+/* Nobody drains any more: stop recording in this process, which runs on at full speed, and
+ * remove the pool's name that ptt trace could not. */
+static void abandon(void)
+{
+    ptt_active = 0;
+    ptt_forget_pool();
+}
+
 /* Take a free sub-buffer, waiting for the daemon when the pool is exhausted (the default), or
- * giving up at once with --overflow=discard. Waits end if the daemon stops ticking: then
- * recording stops for the whole process, which runs on at full speed. */
+ * giving up at once with --overflow=discard. */
 static uint32_t take_buffer(struct ptt_pool *p)
 {
+    uint64_t t0 = mono_ns();
+    if (daemon_gone(p, t0)) {
+        abandon();
+        return PTT_POOL_EMPTY;
+    }
     uint32_t i = pool_pop(p);
     if (i != PTT_POOL_EMPTY || p->overflow == PTT_OVERFLOW_DISCARD || starved) {
         if (i != PTT_POOL_EMPTY)
             starved = 0;
         return i;
     }
-    uint64_t t0 = mono_ns(), seen = t0;
-    uint64_t hb = atomic_load_explicit(&p->heartbeat, memory_order_relaxed);
     long us = 20;
     while ((i = pool_pop(p)) == PTT_POOL_EMPTY) {
         pause_us(us);
         if (us < 1000)
             us *= 2;
-        uint64_t now = mono_ns(), h = atomic_load_explicit(&p->heartbeat, memory_order_relaxed);
-        if (h != hb) {
-            hb = h;
-            seen = now;
-        } else if (now - seen > 2000000000u) {
-            ptt_active = 0; /* the daemon is gone */
+        uint64_t now = mono_ns();
+        if (daemon_gone(p, now)) {
+            abandon();
             break;
         }
         if (now - t0 > 10000000000u) {

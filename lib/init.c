@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -18,6 +19,7 @@ static _Atomic uint64_t no_masks[2]; /* before the pool is attached: nothing */
 _Atomic uint64_t *ptt_masks = no_masks;
 struct ptt_pool *ptt_pool;
 int ptt_pid;
+static char pool_name[64];
 
 #define PTT_DEFINE_REAL(ret, name, params) ret(*ptt_real_##name) params;
 PTT_REAL_FUNCS(PTT_DEFINE_REAL)
@@ -51,6 +53,12 @@ static void atfork_child(void)
                 PTT_U(ptt_clock_tsc ? PTT_CLOCK_TSC : PTT_CLOCK_MONO));
 }
 
+void ptt_forget_pool(void)
+{
+    if (pool_name[0])
+        shm_unlink(pool_name);
+}
+
 static struct ptt_pool *attach(const char *name)
 {
     int fd = shm_open(name, O_RDWR | O_CLOEXEC, 0);
@@ -78,6 +86,7 @@ __attribute__((constructor(101))) static void ptt_init(void)
     const char *name = getenv(PTT_ENV_SHM);
     if (!name || !(ptt_pool = attach(name)))
         return; /* not under ptt trace, or its pool is gone: trace nothing */
+    snprintf(pool_name, sizeof pool_name, "%s", name);
     ptt_clock_tsc = ptt_pool->clock == PTT_CLOCK_TSC;
     ptt_masks = ptt_pool->masks;
     ptt_pid = (int)getpid();

@@ -12,6 +12,9 @@
 extern struct ptt_pool *ptt_pool;
 extern int ptt_pid;
 
+/* Unlink the pool's name (ptt trace is gone and cannot). */
+void ptt_forget_pool(void);
+
 /* After an asynchronous cancellation inside an event: move back to the end of the whole events,
  * and clear what the cut event had written, so no stale word is ever read as a header. */
 void ptt_discard_partial(struct ptt_thread *t);

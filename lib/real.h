@@ -7,6 +7,8 @@
 #include <sched.h>
 #include <semaphore.h>
 #include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 
 /* X(return type, name, parameter list) for every routine libptt interposes. */
@@ -95,7 +97,10 @@
     X(ssize_t, mq_timedreceive, (mqd_t, char *, size_t, unsigned *, const struct timespec *))      \
     X(int, mq_notify, (mqd_t, const struct sigevent *))                                            \
     X(int, mq_close, (mqd_t))                                                                      \
-    X(int, mq_unlink, (const char *))
+    X(int, mq_unlink, (const char *))                                                              \
+    X(pid_t, waitpid, (pid_t, int *, int))                                                         \
+    X(pid_t, wait4, (pid_t, int *, int, struct rusage *))                                          \
+    X(int, waitid, (idtype_t, id_t, siginfo_t *, int))
 
 #define PTT_DECLARE_REAL(ret, name, params) extern ret(*ptt_real_##name) params;
 PTT_REAL_FUNCS(PTT_DECLARE_REAL)

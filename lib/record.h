@@ -37,8 +37,8 @@ struct ptt_thread {
 extern __thread struct ptt_thread ptt_self __attribute__((tls_model("initial-exec")));
 
 /* Process-wide state, written at start-up, fork and daemon death; read on every event. */
-extern int ptt_active;    /* 1 while recording */
-extern int ptt_clock_tsc; /* time stamps from the TSC (else CLOCK_MONOTONIC) */
+extern int ptt_active;              /* 1 while recording */
+extern int ptt_clock_tsc;           /* time stamps from the TSC (else CLOCK_MONOTONIC) */
 extern _Atomic uint64_t *ptt_masks; /* the pool's masks (common/pool.h) */
 
 void ptt_record_slow(struct ptt_thread *t, uint16_t id, unsigned n, const uint64_t *a);
@@ -100,9 +100,9 @@ static inline __attribute__((always_inline)) void ptt_write(struct ptt_thread *t
 }
 
 /* Whether event NAME is recorded now: its class and kind, as ptt ctl last set them. */
-#define PTT_RECORDS(name)                                                                        \
-    ((atomic_load_explicit(&ptt_masks[PTT_STATE_##name], memory_order_relaxed) >>                \
-      PTT_CLASS_OF(PTT_EV_##name)) &                                                             \
+#define PTT_RECORDS(name)                                                         \
+    ((atomic_load_explicit(&ptt_masks[PTT_STATE_##name], memory_order_relaxed) >> \
+      PTT_CLASS_OF(PTT_EV_##name)) &                                              \
      1)
 
 /* Record event NAME with its arguments; the count is checked against the table at compile time. */
