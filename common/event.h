@@ -49,6 +49,7 @@ struct ptt_event {
 #define PTT_EVF_NEST 0x4000u
 #define PTT_EVF_ABS 0x8000u
 #define PTT_EV_ID_MASK 0x3fffu
-#define PTT_EVENT_MAX_ARGS 16
+/* Fixed arguments and string words of one event, at most (a string takes up to 32 words). */
+#define PTT_EVENT_MAX_ARGS 48
 
 #endif

@@ -93,6 +93,7 @@ __attribute__((constructor(101))) static void ptt_init(void)
     pthread_atfork(0, 0, atfork_child);
     ptt_active = 1;
     PTT_REC(PROCESS_START, PTT_I(getppid()), PTT_U(ptt_pool->clock));
+    ptt_record_modules();
 }
 
 /* exit(): hand the exiting thread's events over; threads still running keep theirs, which the

@@ -12,6 +12,9 @@
 extern struct ptt_pool *ptt_pool;
 extern int ptt_pid;
 
+/* Record the modules mapped and not yet recorded (MODULE_LOAD). */
+void ptt_record_modules(void);
+
 /* Unlink the pool's name (ptt trace is gone and cannot). */
 void ptt_forget_pool(void);
 

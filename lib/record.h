@@ -122,7 +122,7 @@ static inline __attribute__((always_inline)) void ptt_write(struct ptt_thread *t
     } while (0)
 
 /* Pack up to PTT_STR_MAX - 1 bytes of s and a NUL into words; returns the number of words. */
-#define PTT_STR_MAX 64
+#define PTT_STR_MAX 256 /* file paths of modules */
 #define PTT_STR_WORDS (PTT_STR_MAX / 8)
 static inline unsigned ptt_pack_str(uint64_t *w, const char *s)
 {

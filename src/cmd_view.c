@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "cmds.h"
+#include "filter.h"
+#include "names.h"
 #include "reader.h"
 #include "textfmt.h"
 #include "util.h"
@@ -15,11 +17,20 @@ static const char usage_text[] =
     "usage: ptt view [OPTIONS] FILE\n"
     "Print the events of a trace file in time order.\n"
     "\n"
-    "  -f, --format=FORMAT  human (default): a sentence per event;\n"
-    "                       raw: TIME:EVENT : PID : TID : ARG : ARG ...\n"
-    "  -s, --summary        the trace's header and the number of events of each kind\n";
+    "  -f, --format=FORMAT  human (default): a sentence per event, with names;\n"
+    "                       raw: TIME:EVENT : PID : TID : ARG : ARG ...;\n"
+    "                       json: one JSON object per line\n"
+    "  -s, --summary        the trace's header and the number of events of each kind\n"
+    "      --names=FILE     names for objects: lines 'ADDRESS NAME' or 'SYMBOL NAME'\n"
+    "Filters (combined: all must hold; a list: any of its values):\n"
+    "      --pid=PID,...    processes\n"
+    "      --tid=TID|NAME,...  threads, by id or name (main, producer#2, a set name)\n"
+    "      --object=ADDR|NAME,...  events on these objects\n"
+    "      --event=NAME,... events by name or glob (MUTEX_*)\n"
+    "      --kind=KIND,...  objects of these kinds (mutex, cond, ...: 'ptt trace --list')\n"
+    "      --from=SECONDS, --to=SECONDS  a time span, since the start of the trace\n";
 
-enum { FMT_HUMAN, FMT_RAW };
+enum { FMT_HUMAN, FMT_RAW, FMT_JSON };
 
 static void print_summary(struct ptt_reader *r, const char *path, const uint64_t *counts,
                           uint64_t total, int64_t last_ns)
@@ -38,6 +49,9 @@ static void print_summary(struct ptt_reader *r, const char *path, const uint64_t
         printf("lost:      %" PRIu64 "\nexit:      %d\n", end->lost, end->exit_status);
     else
         printf("end:       missing (ptt trace did not finish this file)\n");
+    const char *dropped = ptt_reader_info(r, "older_events_dropped");
+    if (dropped)
+        printf("window:    flight recorder; %s older events left out\n", dropped);
     printf("events:    %" PRIu64 "\n", total);
     unsigned n;
     const struct ptt_evinfo *all = ptt_evinfo_all(&n);
@@ -48,11 +62,17 @@ static void print_summary(struct ptt_reader *r, const char *path, const uint64_t
 
 int cmd_view(int argc, char **argv)
 {
-    static const struct option opts[] = {{"format", required_argument, 0, 'f'},
-                                         {"summary", no_argument, 0, 's'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    int fmt = FMT_HUMAN, summary = 0, c;
+    static const struct option opts[] = {
+        {"format", required_argument, 0, 'f'}, {"summary", no_argument, 0, 's'},
+        {"names", required_argument, 0, 'N'},  {"pid", required_argument, 0, 'p'},
+        {"tid", required_argument, 0, 't'},    {"object", required_argument, 0, 'o'},
+        {"event", required_argument, 0, 'e'},  {"kind", required_argument, 0, 'k'},
+        {"from", required_argument, 0, 'F'},   {"to", required_argument, 0, 'T'},
+        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+    int fmt = FMT_HUMAN, summary = 0, c, filtered = 0;
+    const char *names_file = NULL;
+    struct ptt_filter *filter = ptt_filter_new();
+    char err[600];
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "f:sh", opts, NULL)) != -1) {
@@ -62,12 +82,36 @@ int cmd_view(int argc, char **argv)
                 fmt = FMT_HUMAN;
             else if (!strcmp(optarg, "raw"))
                 fmt = FMT_RAW;
+            else if (!strcmp(optarg, "json"))
+                fmt = FMT_JSON;
             else {
-                ptt_warn("view", "--format=%s: use human or raw", optarg);
+                ptt_warn("view", "--format=%s: use human, raw or json", optarg);
                 return PTT_EXIT_USAGE;
             }
             break;
         case 's': summary = 1; break;
+        case 'N': names_file = optarg; break;
+        case 'p':
+        case 't':
+        case 'o':
+        case 'e':
+        case 'k':
+        case 'F':
+        case 'T': {
+            const char *what = c == 'p'   ? "pid"
+                               : c == 't' ? "tid"
+                               : c == 'o' ? "object"
+                               : c == 'e' ? "event"
+                               : c == 'k' ? "kind"
+                               : c == 'F' ? "from"
+                                          : "to";
+            if (ptt_filter_add(filter, what, optarg, err, sizeof err)) {
+                ptt_warn("view", "%s", err);
+                return PTT_EXIT_USAGE;
+            }
+            filtered = 1;
+            break;
+        }
         case 'h': fputs(usage_text, stdout); return 0;
         default: ptt_bad_option("view", argv); return PTT_EXIT_USAGE;
         }
@@ -78,12 +122,19 @@ int cmd_view(int argc, char **argv)
         return PTT_EXIT_USAGE;
     }
     const char *path = argv[optind];
-    char err[600];
+    struct ptt_names *names = ptt_names_new();
+    if (names_file && ptt_names_load(names, names_file, err, sizeof err)) {
+        ptt_warn("view", "%s", err);
+        return PTT_EXIT_USAGE;
+    }
     struct ptt_reader *r = ptt_reader_open(path, err, sizeof err);
     if (!r) {
         ptt_warn("view", "%s", err);
         return PTT_EXIT_USAGE;
     }
+    ptt_filter_names(filter, names);
+    if (fmt != FMT_RAW)
+        ptt_textfmt_names(names);
     static char obuf[1 << 20];
     setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
     uint64_t *counts = summary ? calloc(1u << 14, sizeof *counts) : NULL;
@@ -91,12 +142,20 @@ int cmd_view(int argc, char **argv)
     int64_t last_ns = 0;
     struct ptt_ev ev;
     while (ptt_reader_next(r, &ev)) {
+        ptt_names_event(names, &ev);
+        if (filtered && !ptt_filter_match(filter, &ev)) {
+            if (ptt_filter_done(filter, ev.ns))
+                break;
+            continue;
+        }
         total++;
         last_ns = ev.ns;
         if (counts)
             counts[ev.id & PTT_EV_ID_MASK]++;
         else if (fmt == FMT_RAW)
             ptt_print_raw(stdout, &ev);
+        else if (fmt == FMT_JSON)
+            ptt_print_json(stdout, &ev);
         else
             ptt_print_human(stdout, &ev);
     }
@@ -111,5 +170,7 @@ int cmd_view(int argc, char **argv)
         rc = PTT_EXIT_USAGE;
     }
     ptt_reader_close(r);
+    ptt_filter_free(filter);
+    ptt_names_free(names);
     return rc;
 }

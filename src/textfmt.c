@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "names.h"
 #include "textfmt.h"
 
 const char *ptt_ev_name(const struct ptt_ev *ev, char *buf, size_t len)
@@ -220,11 +221,31 @@ int ptt_ev_has_field(const struct ptt_ev *ev, unsigned i)
     return i < ev->info->nargs ? i < ev->nargs : ev->nargs > ev->info->nargs;
 }
 
+static const struct ptt_names *names; /* for the human format, when a command has them */
+
+void ptt_textfmt_names(const struct ptt_names *n)
+{
+    names = n;
+}
+
 const char *ptt_fmt_ev_field(char *buf, size_t len, const struct ptt_ev *ev, unsigned i, int human)
 {
     enum ptt_ftype t = ev->info->fields[i].type;
     if (t == PTT_F_STR)
         return fmt_str(buf, len, ev, i);
+    const char *n = NULL;
+    if (human && names && ev->args[i]) {
+        if (t == PTT_F_OBJ)
+            n = ptt_names_object(names, ev->pid, ev->args[i]);
+        else if (t == PTT_F_SYM)
+            n = ptt_names_code(names, ev->pid, ev->args[i]);
+        else if (t == PTT_F_TID)
+            n = ptt_names_thread(names, ev->pid, (int32_t)ev->args[i]);
+    }
+    if (n) {
+        snprintf(buf, len, "%s", n);
+        return buf;
+    }
     return ptt_fmt_field(buf, len, t, ev->args[i], human);
 }
 
@@ -241,7 +262,7 @@ static void print_time(FILE *f, int64_t ns, int decimals)
 
 void ptt_print_raw(FILE *f, const struct ptt_ev *ev)
 {
-    char nb[32], vb[128];
+    char nb[32], vb[1100];
     print_time(f, ev->ns, 9);
     fprintf(f, ":%s : %d : %d", ptt_ev_name(ev, nb, sizeof nb), ev->pid, ev->tid);
     if (!ev->info) { /* unknown event: its words in hex */
@@ -257,7 +278,7 @@ void ptt_print_raw(FILE *f, const struct ptt_ev *ev)
 /* "name value, name value" for the fields from index from on. */
 static void print_fields(FILE *f, const struct ptt_ev *ev, unsigned from)
 {
-    char vb[128];
+    char vb[1100];
     int n = 0;
     for (unsigned i = from; ptt_ev_has_field(ev, i); i++) {
         const struct ptt_field *fd = &ev->info->fields[i];
@@ -270,7 +291,7 @@ static void print_fields(FILE *f, const struct ptt_ev *ev, unsigned from)
 
 static void print_template(FILE *f, const struct ptt_ev *ev)
 {
-    char vb[128];
+    char vb[1100];
     for (const char *p = ev->info->human; *p; p++) {
         const char *close = *p == '{' ? strchr(p, '}') : NULL;
         unsigned i;
@@ -293,7 +314,11 @@ static void print_template(FILE *f, const struct ptt_ev *ev)
 void ptt_print_human(FILE *f, const struct ptt_ev *ev)
 {
     print_time(f, ev->ns, 6);
-    fprintf(f, " : Pid %d, Thread %d ", ev->pid, ev->tid);
+    const char *tn = names ? ptt_names_thread(names, ev->pid, ev->tid) : NULL;
+    if (tn)
+        fprintf(f, " : Pid %d, Thread %s (%d) ", ev->pid, tn, ev->tid);
+    else
+        fprintf(f, " : Pid %d, Thread %d ", ev->pid, ev->tid);
     const struct ptt_evinfo *e = ev->info;
     if (!e) {
         fprintf(f, "records an event unknown to this ptt (id 0x%04x).\n", ev->id);
@@ -309,7 +334,7 @@ void ptt_print_human(FILE *f, const struct ptt_ev *ev)
         }
         break;
     case PTT_KIND_OUT: {
-        char vb[128];
+        char vb[1100];
         fprintf(f, "leaves function %s, returning %s", e->routine,
                 ptt_ev_has_field(ev, 0) ? ptt_fmt_ev_field(vb, sizeof vb, ev, 0, 1) : "nothing");
         if (ptt_ev_has_field(ev, 1) &&
@@ -323,4 +348,94 @@ void ptt_print_human(FILE *f, const struct ptt_ev *ev)
     default: print_template(f, ev); break;
     }
     fputs(ev->nested ? " [in a signal handler]\n" : ".\n", f);
+}
+
+static void json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+/* Whether a field is a number in JSON (addresses, masks, flags and strings are strings). */
+static int json_number(enum ptt_ftype t)
+{
+    switch (t) {
+    case PTT_F_OBJ:
+    case PTT_F_PTR:
+    case PTT_F_SYM:
+    case PTT_F_PTHREAD:
+    case PTT_F_HEX:
+    case PTT_F_OCT:
+    case PTT_F_SIGSET:
+    case PTT_F_CPUSET:
+    case PTT_F_CLASSES:
+    case PTT_F_STR:
+    case PTT_F_EVID:
+    case PTT_F_WSTATUS:
+    case PTT_F_ENDHOW: return 0;
+    default: return 1;
+    }
+}
+
+void ptt_print_json(FILE *f, const struct ptt_ev *ev)
+{
+    char nb[32], vb[1100];
+    uint64_t m = ev->ns < 0 ? -(uint64_t)ev->ns : (uint64_t)ev->ns;
+    fprintf(f, "{\"time\":%s%" PRIu64 ".%09" PRIu64 ",\"event\":", ev->ns < 0 ? "-" : "",
+            m / 1000000000, m % 1000000000);
+    json_str(f, ptt_ev_name(ev, nb, sizeof nb));
+    if (ev->info)
+        fprintf(f, ",\"class\":\"%s\",\"kind\":\"%s\"", ev->info->cls,
+                ptt_kind_name(ev->info->kind));
+    fprintf(f, ",\"pid\":%d,\"tid\":%d", ev->pid, ev->tid);
+    const char *tn = names ? ptt_names_thread(names, ev->pid, ev->tid) : NULL;
+    if (tn) {
+        fputs(",\"thread\":", f);
+        json_str(f, tn);
+    }
+    fputs(",\"fields\":{", f);
+    int named = 0;
+    for (unsigned i = 0; ptt_ev_has_field(ev, i); i++) {
+        const struct ptt_field *fd = &ev->info->fields[i];
+        fprintf(f, "%s\"%.*s\":", i ? "," : "", fd->name_len, fd->name);
+        if (fd->type == PTT_F_STR) {
+            const char *q = fmt_str(vb, sizeof vb, ev, i); /* quoted and escaped already */
+            fputs(q, f);
+        } else if (json_number(fd->type)) {
+            fprintf(f, "%s", ptt_fmt_field(vb, sizeof vb, fd->type, ev->args[i], 0));
+        } else {
+            json_str(f, ptt_fmt_field(vb, sizeof vb, fd->type, ev->args[i], 0));
+        }
+        named |= fd->type == PTT_F_OBJ || fd->type == PTT_F_SYM || fd->type == PTT_F_TID;
+    }
+    fputc('}', f);
+    if (named && names) { /* the names of addresses and thread ids, where known */
+        int n = 0;
+        for (unsigned i = 0; ptt_ev_has_field(ev, i) && i < ev->info->nargs; i++) {
+            const struct ptt_field *fd = &ev->info->fields[i];
+            const char *v = NULL;
+            if (fd->type == PTT_F_OBJ)
+                v = ptt_names_object(names, ev->pid, ev->args[i]);
+            else if (fd->type == PTT_F_SYM)
+                v = ptt_names_code(names, ev->pid, ev->args[i]);
+            else if (fd->type == PTT_F_TID)
+                v = ptt_names_thread(names, ev->pid, (int32_t)ev->args[i]);
+            if (!v)
+                continue;
+            fprintf(f, "%s\"%.*s\":", n++ ? "," : ",\"names\":{", fd->name_len, fd->name);
+            json_str(f, v);
+        }
+        if (n)
+            fputc('}', f);
+    }
+    fputs("}\n", f);
 }

@@ -6,6 +6,9 @@
 
 #include "reader.h"
 
+struct ptt_names;
+/* Names to use in the human format (NULL: addresses and numbers). */
+void ptt_textfmt_names(const struct ptt_names *names);
 /* One field's value: raw (stable, for programs) or human. Returns buf. */
 const char *ptt_fmt_field(char *buf, size_t len, enum ptt_ftype type, uint64_t v, int human);
 /* Whether the event carries field i of its table entry. */
@@ -16,6 +19,9 @@ const char *ptt_fmt_ev_field(char *buf, size_t len, const struct ptt_ev *ev, uns
 void ptt_print_raw(FILE *f, const struct ptt_ev *ev);
 /* "TIME : Pid P, Thread T <sentence>." */
 void ptt_print_human(FILE *f, const struct ptt_ev *ev);
+/* One JSON object per line: time, event, class, kind, pid, tid, thread (its name), fields (by
+ * name: numbers, or strings for addresses and strings), names (of the fields that have one). */
+void ptt_print_json(FILE *f, const struct ptt_ev *ev);
 /* The event's name, or UNKNOWN_0xID for an id this ptt does not know. */
 const char *ptt_ev_name(const struct ptt_ev *ev, char *buf, size_t len);
 

@@ -51,16 +51,31 @@ CLASSES, EVENTS = load_table()
 # IN events of routines that never return (no OUT event).
 NORETURN = {e.name for e in EVENTS.values() if e.kind == "IN" and not any(
     o.kind == "OUT" and o.routine == e.routine for o in EVENTS.values())}
-# The STATE events recorded inside a call, between its IN and its OUT, and the routines of those
-# calls. Others (THREAD_START, THREAD_END) come outside any call.
+# The STATE events recorded inside a call, between its IN and its OUT (innermost open: nothing
+# else open above it), and the routines of those calls. Others open or close a frame (see
+# check_calls) or come outside any call (THREAD_START, THREAD_END).
+_MUTEX_LOCKS = {"pthread_mutex_lock", "pthread_mutex_timedlock", "pthread_mutex_clocklock"}
+_RWLOCK_LOCKS = {f"pthread_rwlock_{m}{k}lock" for m in ("", "timed", "clock") for k in ("rd", "wr")}
+_SEM_WAITS = {"sem_wait", "sem_timedwait", "sem_clockwait"}
 INSIDE = {
     "MUTEX_INIT": {"pthread_mutex_init"},
-    "MUTEX_WAIT": {"pthread_mutex_lock", "pthread_mutex_timedlock", "pthread_mutex_clocklock"},
-    "MUTEX_ACQUIRED": {"pthread_mutex_lock", "pthread_mutex_timedlock",
-                       "pthread_mutex_clocklock"},
+    "MUTEX_WAIT": _MUTEX_LOCKS,
+    "MUTEX_ACQUIRED": _MUTEX_LOCKS,
     "COND_WOKEN": {"pthread_cond_wait", "pthread_cond_timedwait", "pthread_cond_clockwait"},
     "BARRIER_RELEASED": {"pthread_barrier_wait"},
+    "RWLOCK_WAIT": _RWLOCK_LOCKS,
+    "RWLOCK_ACQUIRED": _RWLOCK_LOCKS,
+    "SPIN_WAIT": {"pthread_spin_lock"},
+    "SPIN_ACQUIRED": {"pthread_spin_lock"},
+    "SEM_BLOCK": _SEM_WAITS,
+    "SEM_ACQUIRED": _SEM_WAITS,
 }
+# Frames other than calls, opened and closed by a pair of STATE events: the init routine that
+# pthread_once runs (inside its call), a signal handler (anywhere), the notification function of
+# a SIGEV_THREAD timer (outside any call, like a thread). Calls nest inside them.
+FRAMES = {"ONCE_RUN": "ONCE_DONE", "SIGNAL_DELIVERED": "SIGNAL_HANDLED",
+          "TIMER_THREAD_START": "TIMER_THREAD_END"}
+FRAME_END = {end: begin for begin, end in FRAMES.items()}
 
 SUMMARY_RE = re.compile(r"^ptt: wrote (\d+) events \((\d+) bytes\) to (.+), (\d+) lost$")
 TIME_RE = re.compile(r"^(\d+)\.(\d{9})$")
@@ -108,8 +123,14 @@ class Event:
         return (self.name,) + self.fields
 
 
-def parse_raw(text):
-    """Lines of ptt view --format=raw into Events; any other line fails the test."""
+# Events that depend on the machine, not on the program: the modules each process maps (for
+# names). parse_raw leaves them out; test_names.py checks them.
+MACHINE_EVENTS = {"MODULE_LOAD"}
+
+
+def parse_raw(text, keep_machine=False):
+    """Lines of ptt view --format=raw into Events; any other line fails the test. MODULE_LOAD
+    events are left out unless keep_machine."""
     events = []
     for line in text.splitlines():
         when, sep, rest = line.partition(":")
@@ -117,6 +138,8 @@ def parse_raw(text):
         m = TIME_RE.match(when)
         assert sep and m and len(parts) >= 3, f"malformed raw line: {line!r}"
         assert re.fullmatch(r"[A-Z][A-Z0-9_]*", parts[0]), f"malformed event name: {line!r}"
+        if parts[0] in MACHINE_EVENTS and not keep_machine:
+            continue
         events.append(Event(int(m[1]) * 10**9 + int(m[2]), parts[0], int(parts[1]),
                             int(parts[2]), tuple(parts[3:])))
     return events
@@ -150,8 +173,9 @@ def view(*args):
     return p.stdout
 
 
-def summary_counts(path):
-    """ptt view --summary FILE: (counts per event name, header fields)."""
+def summary_counts(path, keep_machine=False):
+    """ptt view --summary FILE: (counts per event name, header fields). MODULE_LOAD events are
+    left out of both unless keep_machine, as parse_raw does."""
     counts, head = collections.Counter(), {}
     in_counts = False
     for line in view("--summary", path).splitlines():
@@ -162,6 +186,11 @@ def summary_counts(path):
             key, _, value = line.partition(" ")
             head[key.rstrip(":")] = value.strip()
             in_counts = key == "events:"
+    if not keep_machine:
+        for name in MACHINE_EVENTS:
+            if "events" in head:
+                head["events"] = str(int(head["events"]) - counts[name])
+            del counts[name]
     return counts, head
 
 
@@ -234,6 +263,9 @@ def ptt_trace(tmp_path, argv, opts=(), rc=0, name="t.ptt", env=None, tool=None):
     t.nevents, t.nbytes, t.lost = int(m[1]), int(m[2]), int(m[4])
     assert m[3] == str(path)
     assert path.stat().st_size == t.nbytes, "the summary's byte count is not the file's size"
+    # The tests count the program's events: the machine's (MODULE_LOAD) are left out everywhere.
+    counts = summary_counts(path, keep_machine=True)[0]
+    t.nevents -= sum(counts[name] for name in MACHINE_EVENTS)
     return t
 
 
@@ -261,8 +293,7 @@ def trace_prog(tmp_path, name, *args, opts=(), rc=0, plain_rc=None, compare=True
 def check_trace(t, lost=0):
     """What holds for every trace: the events the summary line counts are those ptt view prints,
     but the TRACE_UNFINISHED and THREAD_CANCELLED it synthesizes; ptt view --summary counts the
-    same; times never go back; every _IN is followed by its _OUT on the same thread, with only
-    the state events of that call in between; nothing lost."""
+    same; times never go back; calls open and close as check_calls says; nothing lost."""
     ev = t.events
     counts = collections.Counter(e.name for e in ev)
     assert t.nevents == len(ev) - counts["TRACE_UNFINISHED"] - counts["THREAD_CANCELLED"]
@@ -277,34 +308,99 @@ def check_trace(t, lost=0):
     check_calls(ev)
 
 
+def _cancelled_calls(events):
+    """Per thread, the index (in events) of the _IN of the call each THREAD_CANCELLED names: the
+    innermost call still open when the thread ended cancelled, matched the way ptt view matches
+    them (an _OUT closes the innermost open call of its routine)."""
+    cancelled, open_ins = set(), collections.defaultdict(list)
+    for i, e in enumerate(events):
+        info = EVENTS.get(e.name)
+        stack = open_ins[(e.pid, e.tid)]
+        if info is None:
+            continue
+        if info.kind == "IN" and e.name not in NORETURN:
+            stack.append(i)
+        elif info.kind == "OUT":
+            for k in range(len(stack) - 1, -1, -1):
+                if routine_of(events[stack[k]].name) == info.routine:
+                    del stack[k:]
+                    break
+        elif e.name == "THREAD_CANCELLED" and stack:
+            cancelled.add(stack[-1])
+            stack.clear()
+    return cancelled
+
+
 def check_calls(events):
-    """Per thread: _IN, then only that call's state events, then its _OUT (or TRACE_UNFINISHED
-    naming the _IN when the trace ended inside the call); no event unknown to the table."""
-    open_call = {}
-    for e in events:
+    """Per thread, a stack of open frames: calls (_IN to its _OUT) and the frames of FRAMES.
+    A call opens where nothing is open, inside a frame of FRAMES, or inside the call a thread is
+    cancelled in (from the cancellation on, its cleanup handlers and the unwinder make calls);
+    a call's state events (INSIDE) come while it is the innermost frame; a signal handler may
+    come anywhere; THREAD_CANCELLED names the innermost open call and closes every frame, right
+    before THREAD_END (cancel); TRACE_UNFINISHED closes the innermost open call when the trace
+    ended inside it; other events about the trace itself (TRACE_LOST...) may come anywhere.
+    Everything else comes with nothing open; no event unknown to the table."""
+    unwound = _cancelled_calls(events)
+    stacks = collections.defaultdict(list)  # (pid, tid) -> [(kind, event name, fields, index)]
+    cancelled = {}  # (pid, tid) -> the THREAD_CANCELLED that must come right before THREAD_END
+    for i, e in enumerate(events):
         assert e.name in EVENTS, f"event {e.name} is not in common/events.def"
         info = EVENTS[e.name]
         key = (e.pid, e.tid)
-        cur = open_call.get(key)
-        where = f"thread {e.tid}: {e.name} {e.fields}"
+        stack = stacks[key]
+        top = stack[-1] if stack else None
+
+        def where():  # for a failure message only
+            return f"thread {e.tid}: {e.name} {e.fields} (open: {[f[1] for f in stack]})"
+
+        if key in cancelled:
+            assert e.name == "THREAD_END" and e.fields[1:] == ("cancel",), \
+                f"{where()} after {cancelled[key]}"
+            del cancelled[key]
+            continue
         if info.kind == "IN":
-            assert cur is None, f"{where} inside {cur}"
+            assert top is None or top[0] == "frame" or top[3] in unwound, \
+                f"{where()}: a call inside a call"
             if e.name not in NORETURN:
-                open_call[key] = e.name
+                stack.append(("call", e.name, e.fields, i))
         elif info.kind == "OUT":
-            assert cur is not None and routine_of(cur) == info.routine, \
-                f"{where} without its _IN (open: {cur})"
-            open_call[key] = None
-        elif e.name in ("TRACE_UNFINISHED", "THREAD_CANCELLED"):
-            assert cur is not None and e.fields == (cur,), f"{where}, open: {cur}"
-            open_call[key] = None
+            assert top and top[0] == "call" and routine_of(top[1]) == info.routine, \
+                f"{where()} without its _IN"
+            stack.pop()
         elif e.name in INSIDE:
-            assert cur is not None and routine_of(cur) in INSIDE[e.name], \
-                f"{where} outside its call (open: {cur})"
+            assert top and top[0] == "call" and routine_of(top[1]) in INSIDE[e.name], \
+                f"{where()} outside its call"
+        elif e.name == "ONCE_RUN":
+            assert top and top[1] == "THREAD_ONCE_IN" and top[2][:2] == e.fields, \
+                f"{where()} outside its pthread_once"
+            stack.append(("frame", e.name, e.fields, i))
+        elif e.name == "SIGNAL_DELIVERED":
+            stack.append(("frame", e.name, e.fields, i))
+        elif e.name == "TIMER_THREAD_START":
+            assert top is None, f"{where()} inside a call"
+            stack.append(("frame", e.name, e.fields, i))
+        elif e.name in FRAME_END:
+            assert top and top[1] == FRAME_END[e.name] and top[2][0] == e.fields[0], \
+                f"{where()} without its {FRAME_END[e.name]}"
+            stack.pop()
+        elif e.name == "THREAD_CANCELLED":
+            calls = [f for f in stack if f[0] == "call"]
+            assert calls and e.fields == (calls[-1][1],) and calls[-1][3] in unwound, \
+                f"{where()}: not the innermost open call"
+            stack.clear()
+            cancelled[key] = where()
+        elif e.name == "TRACE_UNFINISHED":
+            while stack and stack[-1][0] == "frame":
+                stack.pop()
+            assert stack and e.fields == (stack[-1][1],), f"{where()}: not the innermost open call"
+            stack.pop()
+        elif info.kind == "META" and e.name not in ("PROCESS_START", "PROCESS_EXIT"):
+            pass  # about the trace (lost events...), where it was noticed: anywhere
         else:
-            assert cur is None, f"{where} inside {cur}"
-    still = {k: v for k, v in open_call.items() if v}
+            assert top is None, f"{where()} inside a call"
+    still = {k: [f[1] for f in v] for k, v in stacks.items() if v}
     assert not still, f"calls never closed: {still}"
+    assert not cancelled, f"THREAD_CANCELLED without THREAD_END: {cancelled}"
 
 
 THREAD_EVENTS = ("THREAD_CREATE_IN", "THREAD_CREATE_OUT", "THREAD_START", "THREAD_END",

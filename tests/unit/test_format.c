@@ -517,7 +517,7 @@ static void test_corrupt_event(void **state)
         {"size not a multiple of 8", SIZE, 12},
         {"size 0", SIZE, 0},
         {"size beyond the chunk", SIZE, 4096},
-        {"more than 16 arguments", SIZE, 8 + 8 * 17},
+        {"more than PTT_EVENT_MAX_ARGS arguments", SIZE, 8 + 8 * (PTT_EVENT_MAX_ARGS + 1)},
         {"id 0", ID, 0},
         {"ABS without its time stamp", ID, PTT_EV_MUTEX_ACQUIRED | PTT_EVF_ABS},
     };

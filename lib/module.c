@@ -1,0 +1,56 @@
+/* The binaries mapped in the process (MODULE_LOAD: path and load address), recorded at start
+ * and after each dlopen, so that the tools can name functions and variables at decode time. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <link.h>
+#include <unistd.h>
+
+#include "libptt.h"
+
+/* Load addresses already recorded: a module is recorded once. A forked child inherits the
+ * table with the mappings; an exec'd image starts afresh. */
+#define PTT_MODULES 1024
+static uint64_t seen[PTT_MODULES];
+static unsigned nseen;
+
+static int record(struct dl_phdr_info *info, size_t size, void *first)
+{
+    (void)size;
+    uint64_t end = 0;
+    for (unsigned i = 0; i < info->dlpi_phnum; i++)
+        if (info->dlpi_phdr[i].p_type == PT_LOAD &&
+            info->dlpi_phdr[i].p_vaddr + info->dlpi_phdr[i].p_memsz > end)
+            end = info->dlpi_phdr[i].p_vaddr + info->dlpi_phdr[i].p_memsz;
+    uint64_t base = info->dlpi_addr;
+    for (unsigned i = 0; i < nseen; i++)
+        if (seen[i] == base + end)
+            return 0;
+    if (nseen < PTT_MODULES)
+        seen[nseen++] = base + end;
+    char exe[4096];
+    const char *path = info->dlpi_name;
+    if (!path || !*path) { /* the program itself comes first, unnamed */
+        if (!*(int *)first)
+            return 0;
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        exe[n > 0 ? n : 0] = 0;
+        path = exe;
+    }
+    *(int *)first = 0;
+    PTT_REC_STR(MODULE_LOAD, path, base, end);
+    return 0;
+}
+
+void ptt_record_modules(void)
+{
+    int first = 1;
+    dl_iterate_phdr(record, &first);
+}
+
+PTT_EXPORT void *dlopen(const char *file, int mode)
+{
+    void *h = REAL(dlopen)(file, mode);
+    if (h && ptt_on())
+        ptt_record_modules();
+    return h;
+}

@@ -1,0 +1,398 @@
+/* Names of threads and objects, learned from the events as they are read. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "names.h"
+#include "symbols.h"
+
+/* A small map from a 64-bit key to a string (or a number). */
+struct entry {
+    uint64_t key;
+    char *str;
+    uint64_t num;
+};
+
+struct map {
+    struct entry *e;
+    size_t n, cap;
+};
+
+static uint64_t mix(uint64_t a, uint64_t b)
+{
+    uint64_t k = a * 0x9e3779b97f4a7c15ull ^ b;
+    k ^= k >> 31;
+    k *= 0xbf58476d1ce4e5b9ull;
+    return (k ^ k >> 29) | 1; /* never 0: 0 marks an empty slot */
+}
+
+static struct entry *map_get(struct map *m, uint64_t key, int add)
+{
+    if (add && (m->n + 1) * 2 > m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 256;
+        struct entry *e = calloc(cap, sizeof *e);
+        if (!e)
+            return NULL;
+        for (size_t i = 0; i < m->cap; i++)
+            if (m->e[i].key) {
+                size_t j = m->e[i].key & (cap - 1);
+                while (e[j].key)
+                    j = (j + 1) & (cap - 1);
+                e[j] = m->e[i];
+            }
+        free(m->e);
+        m->e = e;
+        m->cap = cap;
+    }
+    if (!m->cap)
+        return NULL;
+    size_t j = key & (m->cap - 1);
+    while (m->e[j].key && m->e[j].key != key)
+        j = (j + 1) & (m->cap - 1);
+    if (m->e[j].key == key)
+        return &m->e[j];
+    if (!add)
+        return NULL;
+    m->e[j].key = key;
+    m->n++;
+    return &m->e[j];
+}
+
+static void map_set(struct map *m, uint64_t key, const char *s)
+{
+    struct entry *e = map_get(m, key, 1);
+    if (e) {
+        free(e->str);
+        e->str = s ? strdup(s) : NULL;
+    }
+}
+
+static void map_free(struct map *m)
+{
+    for (size_t i = 0; i < m->cap; i++)
+        free(m->e[i].str);
+    free(m->e);
+}
+
+struct module {
+    uint64_t base, size;
+    char *path;
+};
+
+struct proc {
+    int32_t pid, ppid;
+    int fresh; /* started (fork or exec) and no module seen since */
+    struct module *mods;
+    size_t nmods;
+    struct ptt_symbols *sym; /* built on first use */
+};
+
+struct user_name {
+    uint64_t addr; /* 0: by symbol */
+    char *symbol;
+    char *name;
+};
+
+struct ptt_names {
+    struct proc *procs;
+    size_t nprocs;
+    struct map threads;  /* (pid, tid) -> name */
+    struct map objects;  /* (pid, addr) -> name, also "no name" */
+    struct map code;     /* (pid, addr) -> "func (file:line)" */
+    struct map sites;    /* (pid, addr) -> "file:line" */
+    struct map pthreads; /* (pid, pthread_t) -> tid */
+    struct map starts;   /* (pid, symbol hash) -> threads started there */
+    struct map setname;  /* (pid, tid) -> pending name of a pthread_setname_np (num: target) */
+    struct user_name *user;
+    size_t nuser;
+};
+
+struct ptt_names *ptt_names_new(void)
+{
+    return calloc(1, sizeof(struct ptt_names));
+}
+
+int ptt_names_have_symbols(void)
+{
+    return ptt_symbols_available();
+}
+
+static struct proc *proc_of(struct ptt_names *n, int32_t pid, int add)
+{
+    for (size_t i = 0; i < n->nprocs; i++)
+        if (n->procs[i].pid == pid)
+            return &n->procs[i];
+    if (!add)
+        return NULL;
+    struct proc *p = realloc(n->procs, (n->nprocs + 1) * sizeof *p);
+    if (!p)
+        return NULL;
+    n->procs = p;
+    p = &n->procs[n->nprocs++];
+    memset(p, 0, sizeof *p);
+    p->pid = pid;
+    return p;
+}
+
+/* The symbols of a process: its own modules, or its parent's (a forked child maps the same). */
+static struct ptt_symbols *symbols_of(struct ptt_names *n, int32_t pid)
+{
+    for (int depth = 0; depth < 32; depth++) {
+        struct proc *p = proc_of(n, pid, 0);
+        if (!p)
+            return NULL;
+        if (p->nmods) {
+            if (!p->sym && (p->sym = ptt_symbols_new()))
+                for (size_t i = 0; i < p->nmods; i++)
+                    ptt_symbols_add(p->sym, p->mods[i].base, p->mods[i].size, p->mods[i].path);
+            return p->sym;
+        }
+        pid = p->ppid;
+    }
+    return NULL;
+}
+
+static const char *arg_str(const struct ptt_ev *ev, unsigned from, char *buf, size_t len)
+{
+    size_t max = from < ev->nargs ? (ev->nargs - from) * 8 : 0;
+    size_t l = strnlen((const char *)&ev->args[from], max < len - 1 ? max : len - 1);
+    memcpy(buf, &ev->args[from], l);
+    buf[l] = 0;
+    return buf;
+}
+
+void ptt_names_event(struct ptt_names *n, const struct ptt_ev *ev)
+{
+    char s[300];
+    switch (ev->id) {
+    case PTT_EV_PROCESS_START: {
+        struct proc *p = proc_of(n, ev->pid, 1);
+        if (p) {
+            p->ppid = (int32_t)ev->args[0];
+            p->fresh = 1;
+        }
+        if (ev->tid == ev->pid)
+            map_set(&n->threads, mix((uint64_t)ev->pid, (uint64_t)ev->tid), "main");
+        break;
+    }
+    case PTT_EV_MODULE_LOAD: {
+        struct proc *p = proc_of(n, ev->pid, 1);
+        if (!p || ev->nargs < 3)
+            break;
+        if (p->fresh) { /* an exec'd image: its own modules */
+            for (size_t i = 0; i < p->nmods; i++)
+                free(p->mods[i].path);
+            p->nmods = 0;
+            ptt_symbols_free(p->sym);
+            p->sym = NULL;
+            p->fresh = 0;
+        }
+        struct module *m = realloc(p->mods, (p->nmods + 1) * sizeof *m);
+        if (!m)
+            break;
+        p->mods = m;
+        p->mods[p->nmods++] =
+            (struct module){ev->args[0], ev->args[1], strdup(arg_str(ev, 2, s, sizeof s))};
+        if (p->sym)
+            ptt_symbols_add(p->sym, ev->args[0], ev->args[1], p->mods[p->nmods - 1].path);
+        break;
+    }
+    case PTT_EV_THREAD_START: {
+        if (ev->nargs < 4)
+            break;
+        struct entry *e = map_get(&n->pthreads, mix((uint64_t)ev->pid, ev->args[3]), 1);
+        if (e)
+            e->num = (uint64_t)ev->tid;
+        uint64_t key = mix((uint64_t)ev->pid, (uint64_t)ev->tid);
+        if (map_get(&n->threads, key, 0))
+            break; /* named already (a thread id reused: keep the first name) */
+        char func[256], file[128];
+        int line;
+        struct ptt_symbols *sym = symbols_of(n, ev->pid);
+        if (ptt_symbols_code(sym, ev->args[0], func, sizeof func, file, sizeof file, &line))
+            break;
+        /* producer, producer#2, ...: numbered by start routine */
+        uint64_t h = 1469598103934665603ull;
+        for (const char *c = func; *c; c++)
+            h = (h ^ (unsigned char)*c) * 1099511628211ull;
+        struct entry *cnt = map_get(&n->starts, mix((uint64_t)ev->pid, h), 1);
+        uint64_t k = cnt ? ++cnt->num : 1;
+        if (k > 1)
+            snprintf(s, sizeof s, "%s#%llu", func, (unsigned long long)k);
+        else
+            snprintf(s, sizeof s, "%s", func);
+        map_set(&n->threads, key, s);
+        break;
+    }
+    case PTT_EV_THREAD_SETNAME_NP_IN: {
+        /* Taken when it succeeds (the OUT event); the target thread by its pthread_t. */
+        struct entry *e = map_get(&n->setname, mix((uint64_t)ev->pid, (uint64_t)ev->tid), 1);
+        if (e) {
+            free(e->str);
+            e->str = strdup(arg_str(ev, 1, s, sizeof s));
+            e->num = ev->args[0];
+        }
+        break;
+    }
+    case PTT_EV_THREAD_SETNAME_NP_OUT: {
+        struct entry *e = map_get(&n->setname, mix((uint64_t)ev->pid, (uint64_t)ev->tid), 0);
+        if (!e || !e->str)
+            break;
+        if (ev->nargs && ev->args[0] == 0) {
+            struct entry *t = map_get(&n->pthreads, mix((uint64_t)ev->pid, e->num), 0);
+            int32_t tid = t ? (int32_t)t->num : ev->tid;
+            map_set(&n->threads, mix((uint64_t)ev->pid, (uint64_t)tid), e->str);
+        }
+        free(e->str);
+        e->str = NULL;
+        break;
+    }
+    case PTT_EV_OBJECT_NAME:
+        if (ev->nargs >= 2)
+            map_set(&n->objects, mix((uint64_t)ev->pid, ev->args[0]), arg_str(ev, 1, s, sizeof s));
+        break;
+    default: break;
+    }
+}
+
+int ptt_names_load(struct ptt_names *n, const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    char line[1024];
+    int no = 0;
+    while (fgets(line, sizeof line, f)) {
+        no++;
+        char *c = strchr(line, '#');
+        if (c)
+            *c = 0;
+        char key[512], name[512];
+        int k = sscanf(line, "%511s %511[^\n]", key, name);
+        if (k <= 0)
+            continue;
+        if (k != 2) {
+            snprintf(err, errlen, "%s:%d: give 'ADDRESS NAME' or 'SYMBOL NAME'", path, no);
+            fclose(f);
+            return -1;
+        }
+        size_t l = strlen(name);
+        while (l && (name[l - 1] == ' ' || name[l - 1] == '\t' || name[l - 1] == '\r'))
+            name[--l] = 0;
+        struct user_name *u = realloc(n->user, (n->nuser + 1) * sizeof *u);
+        if (!u)
+            break;
+        n->user = u;
+        char *end;
+        uint64_t a = strtoull(key, &end, 0);
+        u[n->nuser++] = (struct user_name){*end ? 0 : a, *end ? strdup(key) : NULL, strdup(name)};
+    }
+    fclose(f);
+    return 0;
+}
+
+const char *ptt_names_thread(const struct ptt_names *cn, int32_t pid, int32_t tid)
+{
+    struct ptt_names *n = (struct ptt_names *)cn;
+    struct entry *e = map_get(&n->threads, mix((uint64_t)pid, (uint64_t)tid), 0);
+    return e ? e->str : NULL;
+}
+
+const char *ptt_names_object(const struct ptt_names *cn, int32_t pid, uint64_t addr)
+{
+    struct ptt_names *n = (struct ptt_names *)cn;
+    uint64_t key = mix((uint64_t)pid, addr);
+    struct entry *e = map_get(&n->objects, key, 0);
+    if (e)
+        return e->str;
+    char s[512];
+    const char *name = NULL;
+    struct ptt_symbols *sym = symbols_of(n, pid);
+    for (size_t i = 0; i < n->nuser && !name; i++) {
+        struct user_name *u = &n->user[i];
+        if ((u->addr && u->addr == addr) ||
+            (u->symbol && sym && ptt_symbols_lookup(sym, u->symbol) == addr))
+            name = u->name;
+    }
+    if (!name && !ptt_symbols_data(sym, addr, s, sizeof s))
+        name = s;
+    map_set(&n->objects, key, name); /* also "no name": asked once */
+    e = map_get(&n->objects, key, 0);
+    return e ? e->str : NULL;
+}
+
+const char *ptt_names_code(const struct ptt_names *cn, int32_t pid, uint64_t addr)
+{
+    struct ptt_names *n = (struct ptt_names *)cn;
+    uint64_t key = mix((uint64_t)pid, addr);
+    struct entry *e = map_get(&n->code, key, 0);
+    if (e)
+        return e->str;
+    char func[256], file[128], s[512];
+    int line;
+    const char *r = NULL;
+    if (!ptt_symbols_code(symbols_of(n, pid), addr, func, sizeof func, file, sizeof file, &line)) {
+        if (line)
+            snprintf(s, sizeof s, "%s (%s:%d)", func, file, line);
+        else
+            snprintf(s, sizeof s, "%s", func);
+        r = s;
+    }
+    map_set(&n->code, key, r);
+    e = map_get(&n->code, key, 0);
+    return e ? e->str : NULL;
+}
+
+const char *ptt_names_site(const struct ptt_names *cn, int32_t pid, uint64_t ret)
+{
+    struct ptt_names *n = (struct ptt_names *)cn;
+    uint64_t key = mix((uint64_t)pid, ret);
+    struct entry *e = map_get(&n->sites, key, 0);
+    if (e)
+        return e->str;
+    char func[256], file[128], s[512];
+    int line;
+    const char *r = NULL;
+    /* ret - 1: inside the call instruction, whose line is the call's */
+    if (ret && !ptt_symbols_code(symbols_of(n, pid), ret - 1, func, sizeof func, file, sizeof file,
+                                 &line)) {
+        if (line)
+            snprintf(s, sizeof s, "%s:%d", file, line);
+        else
+            snprintf(s, sizeof s, "%s", func);
+        r = s;
+    }
+    map_set(&n->sites, key, r);
+    e = map_get(&n->sites, key, 0);
+    return e ? e->str : NULL;
+}
+
+void ptt_names_free(struct ptt_names *n)
+{
+    if (!n)
+        return;
+    for (size_t i = 0; i < n->nprocs; i++) {
+        for (size_t k = 0; k < n->procs[i].nmods; k++)
+            free(n->procs[i].mods[k].path);
+        free(n->procs[i].mods);
+        ptt_symbols_free(n->procs[i].sym);
+    }
+    free(n->procs);
+    map_free(&n->threads);
+    map_free(&n->objects);
+    map_free(&n->code);
+    map_free(&n->sites);
+    map_free(&n->pthreads);
+    map_free(&n->starts);
+    map_free(&n->setname);
+    for (size_t i = 0; i < n->nuser; i++) {
+        free(n->user[i].symbol);
+        free(n->user[i].name);
+    }
+    free(n->user);
+    free(n);
+}
