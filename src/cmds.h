@@ -6,6 +6,7 @@
 #define PTT_COMMANDS(X)                                                             \
     X(trace, "run a program and record its POSIX threads events into a trace file") \
     X(view, "print a trace file as text, in time order")                            \
+    X(stat, "contention, wait and hold times per object, blocked time per thread")  \
     X(ctl, "control a running session: start, stop, level, events, dump, status")
 
 #define PTT_DECLARE_CMD(name, summary) int cmd_##name(int argc, char **argv);

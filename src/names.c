@@ -302,6 +302,13 @@ const char *ptt_names_thread(const struct ptt_names *cn, int32_t pid, int32_t ti
     return e ? e->str : NULL;
 }
 
+int32_t ptt_names_pthread(const struct ptt_names *cn, int32_t pid, uint64_t pthread)
+{
+    struct ptt_names *n = (struct ptt_names *)cn;
+    struct entry *e = map_get(&n->pthreads, mix((uint64_t)pid, pthread), 0);
+    return e ? (int32_t)e->num : 0;
+}
+
 const char *ptt_names_object(const struct ptt_names *cn, int32_t pid, uint64_t addr)
 {
     struct ptt_names *n = (struct ptt_names *)cn;

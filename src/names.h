@@ -24,6 +24,8 @@ int ptt_names_load(struct ptt_names *n, const char *path, char *err, size_t errl
 /* NULL when there is no name. The strings live as long as n. */
 const char *ptt_names_thread(const struct ptt_names *n, int32_t pid, int32_t tid);
 const char *ptt_names_object(const struct ptt_names *n, int32_t pid, uint64_t addr);
+/* The kernel thread id of a pthread_t (from THREAD_START), 0 if unknown. */
+int32_t ptt_names_pthread(const struct ptt_names *n, int32_t pid, uint64_t pthread);
 /* "function (file:line)" of a code address, or NULL. */
 const char *ptt_names_code(const struct ptt_names *n, int32_t pid, uint64_t addr);
 /* "file:line" of a return address (the call before it), or NULL. */
