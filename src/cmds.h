@@ -3,10 +3,13 @@
 #define PTT_CMDS_H
 
 /* X(name, summary) */
-#define PTT_COMMANDS(X)                                                             \
-    X(trace, "run a program and record its POSIX threads events into a trace file") \
-    X(view, "print a trace file as text, in time order")                            \
-    X(stat, "contention, wait and hold times per object, blocked time per thread")  \
+#define PTT_COMMANDS(X)                                                                          \
+    X(trace, "run a program and record its POSIX threads events into a trace file")              \
+    X(view, "print a trace file as text, in time order")                                         \
+    X(stat, "contention, wait and hold times per object, blocked time per thread")               \
+    X(paje, "write a Pajé trace for ViTE and PajeNG")                                            \
+    X(export, "write the trace for Perfetto/Chrome, babeltrace2/Trace Compass (CTF), SCO tools") \
+    X(report, "write a self-contained HTML report")                                              \
     X(ctl, "control a running session: start, stop, level, events, dump, status")
 
 #define PTT_DECLARE_CMD(name, summary) int cmd_##name(int argc, char **argv);
