@@ -54,3 +54,10 @@ PTT_EXPORT void *dlopen(const char *file, int mode)
         ptt_record_modules();
     return h;
 }
+
+/* <ptt.h>'s ptt_name: the program names an object (OBJECT_NAME). */
+PTT_EXPORT void ptt_name_object(const void *object, const char *name)
+{
+    if (ptt_on())
+        PTT_REC_STR(OBJECT_NAME, name, PTT_U(object));
+}
