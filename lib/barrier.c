@@ -9,7 +9,7 @@ PTT_EXPORT int pthread_barrier_init(pthread_barrier_t *b, const pthread_barriera
 {
     if (!ptt_on())
         return REAL(pthread_barrier_init)(b, a, count);
-    PTT_REC(BARRIER_INIT_IN, PTT_U(b), PTT_U(a), (uint64_t)count);
+    PTT_REC(BARRIER_INIT_IN, PTT_U(b), PTT_U(a), (uint64_t)count, PTT_SITE);
     int r = REAL(pthread_barrier_init)(b, a, count);
     PTT_REC(BARRIER_INIT_OUT, PTT_I(r));
     return r;
@@ -19,7 +19,7 @@ PTT_EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
 {
     if (!ptt_on())
         return REAL(pthread_barrier_wait)(b);
-    PTT_REC(BARRIER_WAIT_IN, PTT_U(b));
+    PTT_REC(BARRIER_WAIT_IN, PTT_U(b), PTT_SITE);
     int r = REAL(pthread_barrier_wait)(b);
     if (r == 0 || r == PTHREAD_BARRIER_SERIAL_THREAD)
         PTT_REC(BARRIER_RELEASED, PTT_U(b), (uint64_t)(r == PTHREAD_BARRIER_SERIAL_THREAD));

@@ -10,7 +10,7 @@ PTT_EXPORT int pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *a)
 {
     if (!ptt_on())
         return REAL(pthread_cond_init)(c, a);
-    PTT_REC(COND_INIT_IN, PTT_U(c), PTT_U(a));
+    PTT_REC(COND_INIT_IN, PTT_U(c), PTT_U(a), PTT_SITE);
     int r = REAL(pthread_cond_init)(c, a);
     PTT_REC(COND_INIT_OUT, PTT_I(r));
     return r;
@@ -20,7 +20,7 @@ PTT_EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 {
     if (!ptt_on())
         return REAL(pthread_cond_wait)(c, m);
-    PTT_REC(COND_WAIT_IN, PTT_U(c), PTT_U(m));
+    PTT_REC(COND_WAIT_IN, PTT_U(c), PTT_U(m), PTT_SITE);
     int r = REAL(pthread_cond_wait)(c, m);
     if (r == 0 || r == ETIMEDOUT) /* it waited, and holds the mutex again */
         PTT_REC(COND_WOKEN, PTT_U(c), PTT_U(m), PTT_I(r));
@@ -33,7 +33,7 @@ PTT_EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
 {
     if (!ptt_on())
         return REAL(pthread_cond_timedwait)(c, m, abstime);
-    PTT_REC(COND_TIMEDWAIT_IN, PTT_U(c), PTT_U(m), ptt_ts_arg(abstime));
+    PTT_REC(COND_TIMEDWAIT_IN, PTT_U(c), PTT_U(m), ptt_ts_arg(abstime), PTT_SITE);
     int r = REAL(pthread_cond_timedwait)(c, m, abstime);
     if (r == 0 || r == ETIMEDOUT) /* it waited, and holds the mutex again */
         PTT_REC(COND_WOKEN, PTT_U(c), PTT_U(m), PTT_I(r));
@@ -46,7 +46,7 @@ PTT_EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clo
 {
     if (!ptt_on())
         return REAL(pthread_cond_clockwait)(c, m, clock, abstime);
-    PTT_REC(COND_CLOCKWAIT_IN, PTT_U(c), PTT_U(m), PTT_I(clock), ptt_ts_arg(abstime));
+    PTT_REC(COND_CLOCKWAIT_IN, PTT_U(c), PTT_U(m), PTT_I(clock), ptt_ts_arg(abstime), PTT_SITE);
     int r = REAL(pthread_cond_clockwait)(c, m, clock, abstime);
     if (r == 0 || r == ETIMEDOUT) /* it waited, and holds the mutex again */
         PTT_REC(COND_WOKEN, PTT_U(c), PTT_U(m), PTT_I(r));
@@ -58,7 +58,7 @@ PTT_EXPORT int pthread_cond_signal(pthread_cond_t *c)
 {
     if (!ptt_on())
         return REAL(pthread_cond_signal)(c);
-    PTT_REC(COND_SIGNAL_IN, PTT_U(c));
+    PTT_REC(COND_SIGNAL_IN, PTT_U(c), PTT_SITE);
     int r = REAL(pthread_cond_signal)(c);
     PTT_REC(COND_SIGNAL_OUT, PTT_I(r));
     return r;
@@ -68,7 +68,7 @@ PTT_EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
 {
     if (!ptt_on())
         return REAL(pthread_cond_broadcast)(c);
-    PTT_REC(COND_BROADCAST_IN, PTT_U(c));
+    PTT_REC(COND_BROADCAST_IN, PTT_U(c), PTT_SITE);
     int r = REAL(pthread_cond_broadcast)(c);
     PTT_REC(COND_BROADCAST_OUT, PTT_I(r));
     return r;

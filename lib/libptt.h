@@ -39,6 +39,9 @@ static inline int ptt_timeout_ok(clockid_t clock, const struct timespec *ts)
            ts->tv_nsec < 1000000000;
 }
 
+/* Where the program called the interposed routine: its return address (a site field). */
+#define PTT_SITE PTT_U(__builtin_return_address(0))
+
 /* errno after a routine that returned -1, for its OUT event; 0 otherwise. */
 #define PTT_ERRNO(failed) ((uint64_t)((failed) ? errno : 0))
 

@@ -21,7 +21,7 @@ PTT_EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t 
 {
     if (!ptt_on())
         return REAL(pthread_mutex_init)(m, a);
-    PTT_REC(MUTEX_INIT_IN, PTT_U(m), PTT_U(a));
+    PTT_REC(MUTEX_INIT_IN, PTT_U(m), PTT_U(a), PTT_SITE);
     int r = REAL(pthread_mutex_init)(m, a);
     if (r == 0) { /* what the attribute made of it */
         int type = PTHREAD_MUTEX_DEFAULT, proto = PTHREAD_PRIO_NONE, robust = 0, shared = 0;
@@ -64,7 +64,7 @@ PTT_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
 {
     if (!ptt_on())
         return REAL(pthread_mutex_lock)(m);
-    PTT_REC(MUTEX_LOCK_IN, PTT_U(m));
+    PTT_REC(MUTEX_LOCK_IN, PTT_U(m), PTT_SITE);
     int r = lock(m, LOCK_PLAIN, CLOCK_REALTIME, NULL);
     PTT_REC(MUTEX_LOCK_OUT, PTT_I(r));
     return r;
@@ -74,7 +74,7 @@ PTT_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
 {
     if (!ptt_on())
         return REAL(pthread_mutex_trylock)(m);
-    PTT_REC(MUTEX_TRYLOCK_IN, PTT_U(m));
+    PTT_REC(MUTEX_TRYLOCK_IN, PTT_U(m), PTT_SITE);
     int r = REAL(pthread_mutex_trylock)(m);
     PTT_REC(MUTEX_TRYLOCK_OUT, PTT_I(r));
     return r;
@@ -84,7 +84,7 @@ PTT_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec
 {
     if (!ptt_on())
         return REAL(pthread_mutex_timedlock)(m, abstime);
-    PTT_REC(MUTEX_TIMEDLOCK_IN, PTT_U(m), ptt_ts_arg(abstime));
+    PTT_REC(MUTEX_TIMEDLOCK_IN, PTT_U(m), ptt_ts_arg(abstime), PTT_SITE);
     int r = lock(m, LOCK_TIMED, CLOCK_REALTIME, abstime);
     PTT_REC(MUTEX_TIMEDLOCK_OUT, PTT_I(r));
     return r;
@@ -95,7 +95,7 @@ PTT_EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clock,
 {
     if (!ptt_on())
         return REAL(pthread_mutex_clocklock)(m, clock, abstime);
-    PTT_REC(MUTEX_CLOCKLOCK_IN, PTT_U(m), PTT_I(clock), ptt_ts_arg(abstime));
+    PTT_REC(MUTEX_CLOCKLOCK_IN, PTT_U(m), PTT_I(clock), ptt_ts_arg(abstime), PTT_SITE);
     int r = lock(m, LOCK_CLOCK, clock, abstime);
     PTT_REC(MUTEX_CLOCKLOCK_OUT, PTT_I(r));
     return r;

@@ -59,7 +59,7 @@ PTT_EXPORT int pthread_rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr
 {
     if (!ptt_on())
         return REAL(pthread_rwlock_init)(l, a);
-    PTT_REC(RWLOCK_INIT_IN, PTT_U(l), PTT_U(a));
+    PTT_REC(RWLOCK_INIT_IN, PTT_U(l), PTT_U(a), PTT_SITE);
     int r = REAL(pthread_rwlock_init)(l, a);
     PTT_REC(RWLOCK_INIT_OUT, PTT_I(r));
     return r;
@@ -69,7 +69,7 @@ PTT_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *l)
 {
     if (!ptt_on())
         return REAL(pthread_rwlock_rdlock)(l);
-    PTT_REC(RWLOCK_RDLOCK_IN, PTT_U(l));
+    PTT_REC(RWLOCK_RDLOCK_IN, PTT_U(l), PTT_SITE);
     int r = lock(l, RD, PLAIN, CLOCK_REALTIME, NULL);
     PTT_REC(RWLOCK_RDLOCK_OUT, PTT_I(r));
     return r;
@@ -79,7 +79,7 @@ PTT_EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *l)
 {
     if (!ptt_on())
         return REAL(pthread_rwlock_tryrdlock)(l);
-    PTT_REC(RWLOCK_TRYRDLOCK_IN, PTT_U(l));
+    PTT_REC(RWLOCK_TRYRDLOCK_IN, PTT_U(l), PTT_SITE);
     int r = REAL(pthread_rwlock_tryrdlock)(l);
     PTT_REC(RWLOCK_TRYRDLOCK_OUT, PTT_I(r));
     return r;
@@ -89,7 +89,7 @@ PTT_EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct time
 {
     if (!ptt_on())
         return REAL(pthread_rwlock_timedrdlock)(l, abstime);
-    PTT_REC(RWLOCK_TIMEDRDLOCK_IN, PTT_U(l), ptt_ts_arg(abstime));
+    PTT_REC(RWLOCK_TIMEDRDLOCK_IN, PTT_U(l), ptt_ts_arg(abstime), PTT_SITE);
     int r = lock(l, RD, TIMED, CLOCK_REALTIME, abstime);
     PTT_REC(RWLOCK_TIMEDRDLOCK_OUT, PTT_I(r));
     return r;
@@ -100,7 +100,7 @@ PTT_EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clock,
 {
     if (!ptt_on())
         return REAL(pthread_rwlock_clockrdlock)(l, clock, abstime);
-    PTT_REC(RWLOCK_CLOCKRDLOCK_IN, PTT_U(l), PTT_I(clock), ptt_ts_arg(abstime));
+    PTT_REC(RWLOCK_CLOCKRDLOCK_IN, PTT_U(l), PTT_I(clock), ptt_ts_arg(abstime), PTT_SITE);
     int r = lock(l, RD, CLOCK, clock, abstime);
     PTT_REC(RWLOCK_CLOCKRDLOCK_OUT, PTT_I(r));
     return r;
@@ -110,7 +110,7 @@ PTT_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *l)
 {
     if (!ptt_on())
         return REAL(pthread_rwlock_wrlock)(l);
-    PTT_REC(RWLOCK_WRLOCK_IN, PTT_U(l));
+    PTT_REC(RWLOCK_WRLOCK_IN, PTT_U(l), PTT_SITE);
     int r = lock(l, WR, PLAIN, CLOCK_REALTIME, NULL);
     PTT_REC(RWLOCK_WRLOCK_OUT, PTT_I(r));
     return r;
@@ -120,7 +120,7 @@ PTT_EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *l)
 {
     if (!ptt_on())
         return REAL(pthread_rwlock_trywrlock)(l);
-    PTT_REC(RWLOCK_TRYWRLOCK_IN, PTT_U(l));
+    PTT_REC(RWLOCK_TRYWRLOCK_IN, PTT_U(l), PTT_SITE);
     int r = REAL(pthread_rwlock_trywrlock)(l);
     PTT_REC(RWLOCK_TRYWRLOCK_OUT, PTT_I(r));
     return r;
@@ -130,7 +130,7 @@ PTT_EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct time
 {
     if (!ptt_on())
         return REAL(pthread_rwlock_timedwrlock)(l, abstime);
-    PTT_REC(RWLOCK_TIMEDWRLOCK_IN, PTT_U(l), ptt_ts_arg(abstime));
+    PTT_REC(RWLOCK_TIMEDWRLOCK_IN, PTT_U(l), ptt_ts_arg(abstime), PTT_SITE);
     int r = lock(l, WR, TIMED, CLOCK_REALTIME, abstime);
     PTT_REC(RWLOCK_TIMEDWRLOCK_OUT, PTT_I(r));
     return r;
@@ -141,7 +141,7 @@ PTT_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clock,
 {
     if (!ptt_on())
         return REAL(pthread_rwlock_clockwrlock)(l, clock, abstime);
-    PTT_REC(RWLOCK_CLOCKWRLOCK_IN, PTT_U(l), PTT_I(clock), ptt_ts_arg(abstime));
+    PTT_REC(RWLOCK_CLOCKWRLOCK_IN, PTT_U(l), PTT_I(clock), ptt_ts_arg(abstime), PTT_SITE);
     int r = lock(l, WR, CLOCK, clock, abstime);
     PTT_REC(RWLOCK_CLOCKWRLOCK_OUT, PTT_I(r));
     return r;

@@ -44,7 +44,7 @@ PTT_EXPORT int sem_init(sem_t *s, int pshared, unsigned value)
 {
     if (!ptt_on())
         return REAL(sem_init)(s, pshared, value);
-    PTT_REC(SEM_INIT_IN, PTT_U(s), (uint64_t)(pshared != 0), (uint64_t)value);
+    PTT_REC(SEM_INIT_IN, PTT_U(s), (uint64_t)(pshared != 0), (uint64_t)value, PTT_SITE);
     int r = REAL(sem_init)(s, pshared, value);
     PTT_REC(SEM_INIT_OUT, PTT_I(r), PTT_ERRNO(r));
     return r;
@@ -73,7 +73,7 @@ PTT_EXPORT sem_t *sem_open(const char *name, int oflag, ...)
     }
     if (!ptt_on())
         return REAL(sem_open)(name, oflag, mode, value);
-    PTT_REC_STR(SEM_OPEN_IN, name, PTT_I(oflag), (uint64_t)mode, (uint64_t)value);
+    PTT_REC_STR(SEM_OPEN_IN, name, PTT_I(oflag), (uint64_t)mode, (uint64_t)value, PTT_SITE);
     sem_t *r = REAL(sem_open)(name, oflag, mode, value);
     PTT_REC(SEM_OPEN_OUT, PTT_U(r), PTT_ERRNO(r == SEM_FAILED));
     return r;
@@ -103,7 +103,7 @@ PTT_EXPORT int sem_wait(sem_t *s)
 {
     if (!ptt_on())
         return REAL(sem_wait)(s);
-    PTT_REC(SEM_WAIT_IN, PTT_U(s), value_of(s));
+    PTT_REC(SEM_WAIT_IN, PTT_U(s), value_of(s), PTT_SITE);
     int r = wait_sem(s, PLAIN, CLOCK_REALTIME, NULL);
     PTT_REC(SEM_WAIT_OUT, PTT_I(r), PTT_ERRNO(r), value_of(s));
     return r;
@@ -113,7 +113,7 @@ PTT_EXPORT int sem_trywait(sem_t *s)
 {
     if (!ptt_on())
         return REAL(sem_trywait)(s);
-    PTT_REC(SEM_TRYWAIT_IN, PTT_U(s), value_of(s));
+    PTT_REC(SEM_TRYWAIT_IN, PTT_U(s), value_of(s), PTT_SITE);
     int r = REAL(sem_trywait)(s);
     PTT_REC(SEM_TRYWAIT_OUT, PTT_I(r), PTT_ERRNO(r), value_of(s));
     return r;
@@ -123,7 +123,7 @@ PTT_EXPORT int sem_timedwait(sem_t *s, const struct timespec *abstime)
 {
     if (!ptt_on())
         return REAL(sem_timedwait)(s, abstime);
-    PTT_REC(SEM_TIMEDWAIT_IN, PTT_U(s), value_of(s), ptt_ts_arg(abstime));
+    PTT_REC(SEM_TIMEDWAIT_IN, PTT_U(s), value_of(s), ptt_ts_arg(abstime), PTT_SITE);
     int r = wait_sem(s, TIMED, CLOCK_REALTIME, abstime);
     PTT_REC(SEM_TIMEDWAIT_OUT, PTT_I(r), PTT_ERRNO(r), value_of(s));
     return r;
@@ -133,7 +133,7 @@ PTT_EXPORT int sem_clockwait(sem_t *s, clockid_t clock, const struct timespec *a
 {
     if (!ptt_on())
         return REAL(sem_clockwait)(s, clock, abstime);
-    PTT_REC(SEM_CLOCKWAIT_IN, PTT_U(s), value_of(s), PTT_I(clock), ptt_ts_arg(abstime));
+    PTT_REC(SEM_CLOCKWAIT_IN, PTT_U(s), value_of(s), PTT_I(clock), ptt_ts_arg(abstime), PTT_SITE);
     int r = wait_sem(s, CLOCK, clock, abstime);
     PTT_REC(SEM_CLOCKWAIT_OUT, PTT_I(r), PTT_ERRNO(r), value_of(s));
     return r;
@@ -143,7 +143,7 @@ PTT_EXPORT int sem_post(sem_t *s)
 {
     if (!ptt_on())
         return REAL(sem_post)(s);
-    PTT_REC(SEM_POST_IN, PTT_U(s), value_of(s));
+    PTT_REC(SEM_POST_IN, PTT_U(s), value_of(s), PTT_SITE);
     int r = REAL(sem_post)(s);
     PTT_REC(SEM_POST_OUT, PTT_I(r), PTT_ERRNO(r), value_of(s));
     return r;

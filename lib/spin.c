@@ -10,7 +10,7 @@ PTT_EXPORT int pthread_spin_init(pthread_spinlock_t *l, int pshared)
 {
     if (!ptt_on())
         return REAL(pthread_spin_init)(l, pshared);
-    PTT_REC(SPIN_INIT_IN, PTT_U(l), (uint64_t)(pshared == PTHREAD_PROCESS_SHARED));
+    PTT_REC(SPIN_INIT_IN, PTT_U(l), (uint64_t)(pshared == PTHREAD_PROCESS_SHARED), PTT_SITE);
     int r = REAL(pthread_spin_init)(l, pshared);
     PTT_REC(SPIN_INIT_OUT, PTT_I(r));
     return r;
@@ -20,7 +20,7 @@ PTT_EXPORT int pthread_spin_lock(pthread_spinlock_t *l)
 {
     if (!ptt_on())
         return REAL(pthread_spin_lock)(l);
-    PTT_REC(SPIN_LOCK_IN, PTT_U(l));
+    PTT_REC(SPIN_LOCK_IN, PTT_U(l), PTT_SITE);
     int r = REAL(pthread_spin_trylock)(l);
     if (r == EBUSY) {
         PTT_REC(SPIN_WAIT, PTT_U(l));
@@ -36,7 +36,7 @@ PTT_EXPORT int pthread_spin_trylock(pthread_spinlock_t *l)
 {
     if (!ptt_on())
         return REAL(pthread_spin_trylock)(l);
-    PTT_REC(SPIN_TRYLOCK_IN, PTT_U(l));
+    PTT_REC(SPIN_TRYLOCK_IN, PTT_U(l), PTT_SITE);
     int r = REAL(pthread_spin_trylock)(l);
     PTT_REC(SPIN_TRYLOCK_OUT, PTT_I(r));
     return r;

@@ -96,7 +96,7 @@ PTT_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(
     }
     PTT_REC(THREAD_CREATE_IN, PTT_U(th), PTT_U(attr), PTT_U(fn), PTT_U(arg), (uint64_t)stack,
             (uint64_t)(detach == PTHREAD_CREATE_DETACHED), PTT_I(policy), PTT_I(sp.sched_priority),
-            (uint64_t)(inherit == PTHREAD_INHERIT_SCHED));
+            (uint64_t)(inherit == PTHREAD_INHERIT_SCHED), PTT_SITE);
     struct start_slot *s = slot_get();
     int r;
     if (s) {
@@ -128,7 +128,7 @@ PTT_EXPORT int pthread_join(pthread_t th, void **ret)
 {
     if (!ptt_on())
         return REAL(pthread_join)(th, ret);
-    PTT_REC(THREAD_JOIN_IN, PTT_U(th));
+    PTT_REC(THREAD_JOIN_IN, PTT_U(th), PTT_SITE);
     void *v = 0;
     int r = REAL(pthread_join)(th, &v);
     if (r == 0 && ret)
@@ -154,7 +154,7 @@ PTT_EXPORT int pthread_timedjoin_np(pthread_t th, void **ret, const struct times
 {
     if (!ptt_on())
         return REAL(pthread_timedjoin_np)(th, ret, abstime);
-    PTT_REC(THREAD_TIMEDJOIN_NP_IN, PTT_U(th), ptt_ts_arg(abstime));
+    PTT_REC(THREAD_TIMEDJOIN_NP_IN, PTT_U(th), ptt_ts_arg(abstime), PTT_SITE);
     void *v = 0;
     int r = REAL(pthread_timedjoin_np)(th, &v, abstime);
     if (r == 0 && ret)

@@ -67,7 +67,7 @@ static const struct {
     {"canceltype", PTT_F_CANCELTYPE},
     {"signo", PTT_F_SIGNO},
     {"sighow", PTT_F_SIGHOW},
-    {"classes", PTT_F_CLASSES},
+    {"classes", PTT_F_CLASSES}, {"site", PTT_F_SITE}, {"frames", PTT_F_FRAMES},
     {"dumpwhy", PTT_F_DUMPWHY},
     {"sigset", PTT_F_SIGSET},
     {"sigev", PTT_F_SIGEV},
@@ -120,11 +120,11 @@ static void parse_table(void)
             s = end;
         }
         ev->nfields = n;
-        if (n && ev->fields[n - 1].type == PTT_F_STR)
-            n--; /* the string follows the fixed arguments */
+        if (n && (ev->fields[n - 1].type == PTT_F_STR || ev->fields[n - 1].type == PTT_F_FRAMES))
+            n--; /* a string or frames follow the fixed arguments */
         for (unsigned k = 0; k < n; k++)
-            if (ev->fields[k].type == PTT_F_STR) {
-                fprintf(stderr, "ptt: %s: a str field must be the last\n", ev->name);
+            if (ev->fields[k].type == PTT_F_STR || ev->fields[k].type == PTT_F_FRAMES) {
+                fprintf(stderr, "ptt: %s: a str or frames field must be the last\n", ev->name);
                 abort();
             }
         if (n != ev->nargs) {

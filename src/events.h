@@ -42,6 +42,8 @@ enum ptt_ftype {
     PTT_F_SIGSET,      /* signals 1..64 as a bit mask (bit n-1: signal n) */
     PTT_F_SIGEV,       /* sigev_notify: SIGEV_SIGNAL, _NONE, _THREAD, _THREAD_ID */
     PTT_F_CPUSET,      /* CPUs 0..63 as a bit mask */
+    PTT_F_SITE,        /* a return address: where the program called the routine */
+    PTT_F_FRAMES,      /* return addresses, innermost first, after the fixed arguments (last) */
     PTT_F_CLASSES,     /* event classes as a bit mask (bit n: class n) */
     PTT_F_DUMPWHY,     /* why the flight recorder wrote its window: 0 end, 1 ptt ctl dump, 2 hang */
 };

@@ -105,6 +105,8 @@ struct ptt_names {
     struct map pthreads; /* (pid, pthread_t) -> tid */
     struct map starts;   /* (pid, symbol hash) -> threads started there */
     struct map setname;  /* (pid, tid) -> pending name of a pthread_setname_np (num: target) */
+    struct map born;     /* (pid, addr) -> where it was initialized or first used: str "class",
+                            num the site; a second key bit marks an init */
     struct user_name *user;
     size_t nuser;
 };
@@ -249,6 +251,28 @@ void ptt_names_event(struct ptt_names *n, const struct ptt_ev *ev)
         e->str = NULL;
         break;
     }
+    default: break;
+    }
+    /* Where an object was initialized (an init event's site), else first used. */
+    const struct ptt_evinfo *info = ev->info;
+    if (info && info->kind == PTT_KIND_IN && info->nargs && info->fields[0].type == PTT_F_OBJ) {
+        unsigned site = 0;
+        for (unsigned i = 1; i < info->nargs && i < ev->nargs; i++)
+            if (info->fields[i].type == PTT_F_SITE)
+                site = i;
+        int init = strstr(info->name, "_INIT_IN") != NULL;
+        if (site) {
+            struct entry *b = map_get(&n->born, mix((uint64_t)ev->pid, ev->args[0]), 1);
+            if (b && (!b->str || (init && b->str[0] != '!'))) {
+                free(b->str); /* '!' marks an init: it wins over a first use */
+                char cls[40];
+                snprintf(cls, sizeof cls, "%s%s", init ? "!" : "", info->cls);
+                b->str = strdup(cls);
+                b->num = ev->args[site];
+            }
+        }
+    }
+    switch (ev->id) {
     case PTT_EV_OBJECT_NAME:
         if (ev->nargs >= 2)
             map_set(&n->objects, mix((uint64_t)ev->pid, ev->args[0]), arg_str(ev, 1, s, sizeof s));
@@ -327,6 +351,12 @@ const char *ptt_names_object(const struct ptt_names *cn, int32_t pid, uint64_t a
     }
     if (!name && !ptt_symbols_data(sym, addr, s, sizeof s))
         name = s;
+    struct entry *b = name ? NULL : map_get(&n->born, key, 0);
+    const char *site = b && b->str ? ptt_names_site(n, pid, b->num) : NULL;
+    if (site) { /* mutex@queue.c:42 */
+        snprintf(s, sizeof s, "%s@%s", b->str + (b->str[0] == '!'), site);
+        name = s;
+    }
     map_set(&n->objects, key, name); /* also "no name": asked once */
     e = map_get(&n->objects, key, 0);
     return e ? e->str : NULL;
@@ -396,6 +426,7 @@ void ptt_names_free(struct ptt_names *n)
     map_free(&n->pthreads);
     map_free(&n->starts);
     map_free(&n->setname);
+    map_free(&n->born);
     for (size_t i = 0; i < n->nuser; i++) {
         free(n->user[i].symbol);
         free(n->user[i].name);

@@ -137,7 +137,9 @@ const char *ptt_fmt_field(char *buf, size_t len, enum ptt_ftype type, uint64_t v
         else
             snprintf(buf, len, "0x%" PRIx64, v);
         break;
-    case PTT_F_STR: /* needs the whole event: ptt_fmt_ev_field */
+    case PTT_F_STR:    /* needs the whole event: ptt_fmt_ev_field */
+    case PTT_F_FRAMES: /* likewise */
+    case PTT_F_SITE:
     case PTT_F_OBJ:
     case PTT_F_PTR:
     case PTT_F_SYM:
@@ -228,11 +230,30 @@ void ptt_textfmt_names(const struct ptt_names *n)
     names = n;
 }
 
+/* Return addresses: raw, in hex; human, each as file:line where known. */
+static const char *fmt_frames(char *buf, size_t len, const struct ptt_ev *ev, unsigned from,
+                              int human)
+{
+    size_t o = 0;
+    buf[0] = 0;
+    for (unsigned k = from; k < ev->nargs && o + 24 < len; k++) {
+        const char *n = human && names ? ptt_names_site(names, ev->pid, ev->args[k]) : NULL;
+        const char *sep = k > from ? (human ? " < " : ",") : "";
+        if (n)
+            o += (size_t)snprintf(buf + o, len - o, "%s%s", sep, n);
+        else
+            o += (size_t)snprintf(buf + o, len - o, "%s0x%" PRIx64, sep, ev->args[k]);
+    }
+    return buf;
+}
+
 const char *ptt_fmt_ev_field(char *buf, size_t len, const struct ptt_ev *ev, unsigned i, int human)
 {
     enum ptt_ftype t = ev->info->fields[i].type;
     if (t == PTT_F_STR)
         return fmt_str(buf, len, ev, i);
+    if (t == PTT_F_FRAMES)
+        return fmt_frames(buf, len, ev, i, human);
     const char *n = NULL;
     if (human && names && ev->args[i]) {
         if (t == PTT_F_OBJ)
@@ -241,6 +262,8 @@ const char *ptt_fmt_ev_field(char *buf, size_t len, const struct ptt_ev *ev, uns
             n = ptt_names_code(names, ev->pid, ev->args[i]);
         else if (t == PTT_F_TID)
             n = ptt_names_thread(names, ev->pid, (int32_t)ev->args[i]);
+        else if (t == PTT_F_SITE)
+            n = ptt_names_site(names, ev->pid, ev->args[i]);
     }
     if (n) {
         snprintf(buf, len, "%s", n);
@@ -284,6 +307,8 @@ static void print_fields(FILE *f, const struct ptt_ev *ev, unsigned from)
         const struct ptt_field *fd = &ev->info->fields[i];
         if (fd->type == PTT_F_ERRNO && !ev->args[i])
             continue; /* errno only says something when the call failed */
+        if (fd->type == PTT_F_SITE)
+            continue; /* said after: "at file:line" */
         fprintf(f, "%s%.*s %s", n++ ? ", " : "", fd->name_len, fd->name,
                 ptt_fmt_ev_field(vb, sizeof vb, ev, i, 1));
     }
@@ -327,11 +352,16 @@ void ptt_print_human(FILE *f, const struct ptt_ev *ev)
     switch (e->kind) {
     case PTT_KIND_IN:
         fprintf(f, "enters function %s", e->routine);
-        if (ptt_ev_has_field(ev, 0)) {
+        if (ptt_ev_has_field(ev, 0) && e->fields[0].type != PTT_F_SITE) {
             fputs(" (", f);
             print_fields(f, ev, 0);
             fputc(')', f);
         }
+        for (unsigned i = 0; ptt_ev_has_field(ev, i); i++)
+            if (e->fields[i].type == PTT_F_SITE) {
+                char vb[1100];
+                fprintf(f, " at %s", ptt_fmt_ev_field(vb, sizeof vb, ev, i, 1));
+            }
         break;
     case PTT_KIND_OUT: {
         char vb[1100];
@@ -379,6 +409,8 @@ static int json_number(enum ptt_ftype t)
     case PTT_F_CPUSET:
     case PTT_F_CLASSES:
     case PTT_F_STR:
+    case PTT_F_SITE:
+    case PTT_F_FRAMES:
     case PTT_F_EVID:
     case PTT_F_WSTATUS:
     case PTT_F_ENDHOW: return 0;
@@ -410,12 +442,15 @@ void ptt_print_json(FILE *f, const struct ptt_ev *ev)
         if (fd->type == PTT_F_STR) {
             const char *q = fmt_str(vb, sizeof vb, ev, i); /* quoted and escaped already */
             fputs(q, f);
+        } else if (fd->type == PTT_F_FRAMES) {
+            json_str(f, fmt_frames(vb, sizeof vb, ev, i, 0));
         } else if (json_number(fd->type)) {
             fprintf(f, "%s", ptt_fmt_field(vb, sizeof vb, fd->type, ev->args[i], 0));
         } else {
             json_str(f, ptt_fmt_field(vb, sizeof vb, fd->type, ev->args[i], 0));
         }
-        named |= fd->type == PTT_F_OBJ || fd->type == PTT_F_SYM || fd->type == PTT_F_TID;
+        named |= fd->type == PTT_F_OBJ || fd->type == PTT_F_SYM || fd->type == PTT_F_TID ||
+                 fd->type == PTT_F_SITE;
     }
     fputc('}', f);
     if (named && names) { /* the names of addresses and thread ids, where known */
@@ -429,6 +464,8 @@ void ptt_print_json(FILE *f, const struct ptt_ev *ev)
                 v = ptt_names_code(names, ev->pid, ev->args[i]);
             else if (fd->type == PTT_F_TID)
                 v = ptt_names_thread(names, ev->pid, (int32_t)ev->args[i]);
+            else if (fd->type == PTT_F_SITE)
+                v = ptt_names_site(names, ev->pid, ev->args[i]);
             if (!v)
                 continue;
             fprintf(f, "%s\"%.*s\":", n++ ? "," : ",\"names\":{", fd->name_len, fd->name);

@@ -20,7 +20,7 @@ int main(void)
     printf("Field types: obj (address of a POSIX threads object), ptr (another address), sym (a "
            "function's address), int, uint, count, ret (0 or an errno number), tid (kernel thread "
            "id), pthread (a pthread_t), abstime (absolute timeout in ns), wstatus (wait status), "
-           "evid (an event id), endhow (return, exit or cancel), str (a string, up to 63 bytes, stored after the fixed arguments).\n\n");
+           "evid (an event id), endhow (return, exit or cancel), str (a string, up to 255 bytes, stored after the fixed arguments), site (a return address: where the program made the call, named file:line by the tools), frames (return addresses, innermost first, after the fixed arguments); the other types are listed in src/events.h.\n\n");
     printf("## Classes\n\nSelect them with `ptt trace --events=CLASS,...`.\n\n"
            "| class | number | events |\n|---|---|---|\n");
     for (unsigned c = 0; c < nc; c++)

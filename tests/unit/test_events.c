@@ -49,7 +49,9 @@ static void test_fields_match_nargs(void **state)
             while (*p && *p != ' ')
                 p++;
         }
-        int str = ev->nfields && ev->fields[ev->nfields - 1].type == PTT_F_STR;
+        /* A string or frames come last, after the fixed arguments. */
+        int str = ev->nfields && (ev->fields[ev->nfields - 1].type == PTT_F_STR ||
+                                  ev->fields[ev->nfields - 1].type == PTT_F_FRAMES);
         if (ev->nfields != words || ev->nargs + (unsigned)str != ev->nfields)
             fail_msg("%s: nargs %u, %u fields parsed, %u in the spec", ev->name, ev->nargs,
                      ev->nfields, words);
