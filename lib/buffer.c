@@ -3,6 +3,7 @@
  * application could hold, and calls no cancellation point. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <sys/syscall.h>
@@ -109,11 +110,15 @@ static uint32_t take_buffer(struct ptt_pool *p)
     return i;
 }
 
+static void hand_over(struct ptt_desc *d, uint32_t len)
+{
+    atomic_store_explicit(&d->committed, len, memory_order_release);
+    atomic_store_explicit(&d->state, PTT_BUF_READY, memory_order_release);
+}
+
 static void hand_off(struct ptt_thread *t)
 {
-    struct ptt_desc *d = t->desc;
-    atomic_store_explicit(&d->committed, (uint32_t)(t->pos - t->data), memory_order_release);
-    atomic_store_explicit(&d->state, PTT_BUF_READY, memory_order_release);
+    hand_over(t->desc, (uint32_t)(t->pos - t->data));
     t->desc = 0;
 }
 
@@ -142,7 +147,30 @@ static void put(struct ptt_thread *t, uint16_t id, unsigned n, const uint64_t *a
     __builtin_memcpy(&hv, &h, 8);
     __atomic_store_n(w, hv, __ATOMIC_RELEASE); /* the header last, as in ptt_write */
     t->last = ts;
+    t->last_data = t->data;
     t->pos += h.size;
+}
+
+/* Take a sub-buffer and make it the thread's: -1 if none could be had. */
+static int install(struct ptt_thread *t, struct ptt_pool *p)
+{
+    uint32_t i = take_buffer(p);
+    if (i == PTT_POOL_EMPTY)
+        return -1;
+    struct ptt_desc *d = ptt_pool_desc(p, i);
+    if (!t->serial) {
+        t->serial = atomic_fetch_add(&p->next_serial, 1) + 1;
+        t->tid = (int32_t)syscall(SYS_gettid);
+    }
+    d->pid = ptt_pid;
+    d->tid = t->tid;
+    d->serial = t->serial;
+    d->seq = t->seq++;
+    t->last = d->base_ts = ptt_now();
+    atomic_store_explicit(&d->state, PTT_BUF_OWNED, memory_order_release);
+    t->desc = d;
+    t->data = t->pos = t->last_data = (uintptr_t)ptt_pool_data(p, i);
+    return 0;
 }
 
 /* Called with t->nest == 1 when the event does not fit: switch sub-buffers and record it. */
@@ -158,25 +186,11 @@ void ptt_record_slow(struct ptt_thread *t, uint16_t id, unsigned n, const uint64
     }
     if (t->desc)
         hand_off(t);
-    uint32_t i = take_buffer(p);
-    if (i == PTT_POOL_EMPTY) {
+    if (install(t, p)) {
         ptt_drop(t);
         errno = saved_errno;
         return;
     }
-    struct ptt_desc *d = ptt_pool_desc(p, i);
-    if (!t->serial) {
-        t->serial = atomic_fetch_add(&p->next_serial, 1) + 1;
-        t->tid = (int32_t)syscall(SYS_gettid);
-    }
-    d->pid = ptt_pid;
-    d->tid = t->tid;
-    d->serial = t->serial;
-    d->seq = t->seq++;
-    t->last = d->base_ts = ptt_now();
-    atomic_store_explicit(&d->state, PTT_BUF_OWNED, memory_order_release);
-    t->desc = d;
-    t->data = t->pos = (uintptr_t)ptt_pool_data(p, i);
     /* One instruction: a handler dropping an event meanwhile adds to what we report, or later. */
     uint64_t lost = __atomic_exchange_n(&t->lost, 0, __ATOMIC_RELAXED);
     if (lost)
@@ -185,6 +199,74 @@ void ptt_record_slow(struct ptt_thread *t, uint16_t id, unsigned n, const uint64
     atomic_signal_fence(memory_order_seq_cst);
     t->end = t->data + p->buf_size;
     errno = saved_errno;
+}
+
+/* An event of a signal handler that interrupted another event (t->nest == 2) does not fit. The
+ * interrupted event has its slot reserved in this sub-buffer and will write it when the handler
+ * returns: the sub-buffer is parked, not handed over, until then (ptt_unpark); the handler
+ * goes on in a new one. Deeper nesting, or a handler arriving while the thread switches
+ * sub-buffers, drops its event (counted). */
+void ptt_record_nested(struct ptt_thread *t, uint16_t id, unsigned n, const uint64_t *a)
+{
+    struct ptt_pool *p = ptt_pool;
+    /* Only a handler of the first level, once per interrupted event (the interrupted event may
+     * have retried its reservation in the sub-buffer we moved to), and only when the interrupted
+     * event's slot, if any, is whole in this sub-buffer: it may then write it there. */
+    if (t->nest != 2 || !p || !ptt_active || !t->end || !t->desc || t->pos > t->end || t->parked) {
+        ptt_drop(t);
+        return;
+    }
+    int saved_errno = errno;
+    t->end = 0; /* a handler interrupting this one drops its event */
+    atomic_signal_fence(memory_order_seq_cst);
+    t->parked = t->desc;
+    t->parked_len = (uint32_t)(t->pos - t->data);
+    t->desc = 0;
+    if (install(t, p)) { /* as it was: the interrupted event finds its sub-buffer */
+        t->desc = t->parked;
+        t->parked = 0;
+        atomic_signal_fence(memory_order_seq_cst);
+        t->end = t->data + p->buf_size;
+        ptt_drop(t);
+        errno = saved_errno;
+        return;
+    }
+    /* Until the interrupted event is done, the base time is its business: write absolute. */
+    uint64_t ts = ptt_now(), *w = (uint64_t *)t->pos;
+    struct ptt_event h = {(uint16_t)(id | PTT_EVF_ABS | PTT_EVF_NEST), (uint16_t)(16 + 8 * n), 0};
+    w[1] = ts;
+    for (unsigned k = 0; k < n; k++)
+        w[2 + k] = a[k];
+    uint64_t hv;
+    __builtin_memcpy(&hv, &h, 8);
+    __atomic_store_n(w, hv, __ATOMIC_RELEASE);
+    t->pos += h.size;
+    atomic_signal_fence(memory_order_seq_cst);
+    t->end = t->data + p->buf_size;
+    errno = saved_errno;
+}
+
+/* The interrupted event is written: hand its sub-buffer over. (The thread's next event carries
+ * an absolute time: its base, t->last, is in the parked sub-buffer: last_data says so.) */
+void ptt_unpark(struct ptt_thread *t)
+{
+    t->nest++;
+    atomic_signal_fence(memory_order_seq_cst);
+    struct ptt_desc *d = t->parked;
+    if (d) {
+        t->parked = 0;
+        hand_over(d, t->parked_len);
+    }
+    atomic_signal_fence(memory_order_seq_cst);
+    t->nest--;
+}
+
+void ptt_write_async(struct ptt_thread *t, uint16_t id, unsigned n, const uint64_t *a)
+{
+    int old = PTHREAD_CANCEL_ASYNCHRONOUS;
+    REAL(pthread_setcanceltype)(PTHREAD_CANCEL_DEFERRED, &old);
+    ptt_write_now(t, id, n, a);
+    REAL(pthread_setcanceltype)(old, &old); /* a pending cancellation acts here, after it */
 }
 
 void ptt_discard_partial(struct ptt_thread *t)
@@ -210,6 +292,10 @@ void ptt_thread_release(struct ptt_thread *t)
      * event rather than switching sub-buffers under us. */
     t->nest++;
     atomic_signal_fence(memory_order_seq_cst);
+    if (t->parked) { /* an event was cut short (cancelled) inside a handler's switch */
+        hand_over(t->parked, t->parked_len);
+        t->parked = 0;
+    }
     if (t->desc) {
         t->end = 0;
         atomic_signal_fence(memory_order_seq_cst);

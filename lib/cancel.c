@@ -29,11 +29,17 @@ PTT_EXPORT int pthread_setcancelstate(int state, int *old)
 
 PTT_EXPORT int pthread_setcanceltype(int type, int *old)
 {
-    if (!ptt_on())
-        return REAL(pthread_setcanceltype)(type, old);
+    if (!ptt_on()) {
+        int r = REAL(pthread_setcanceltype)(type, old);
+        if (r == 0)
+            ptt_self.async_cancel = type == PTHREAD_CANCEL_ASYNCHRONOUS;
+        return r;
+    }
     PTT_REC(THREAD_SETCANCELTYPE_IN, PTT_I(type));
     int o = 0;
     int r = REAL(pthread_setcanceltype)(type, old ? old : &o);
+    if (r == 0)
+        ptt_self.async_cancel = type == PTHREAD_CANCEL_ASYNCHRONOUS;
     PTT_REC(THREAD_SETCANCELTYPE_OUT, PTT_I(r), PTT_I(old ? *old : o));
     return r;
 }

@@ -32,6 +32,11 @@ void ptt_resolve(void)
         *(void **)&ptt_real_##name = dlsym(RTLD_NEXT, #name);
     PTT_REAL_FUNCS(PTT_RESOLVE)
 #undef PTT_RESOLVE
+    /* glibc 2.34 and later keep pthread_yield only as a compat symbol of an older version. */
+    if (!ptt_real_pthread_yield)
+        *(void **)&ptt_real_pthread_yield = dlvsym(RTLD_NEXT, "pthread_yield", "GLIBC_2.2.5");
+    if (!ptt_real_pthread_yield)
+        ptt_real_pthread_yield = ptt_real_sched_yield;
 }
 
 /* In a forked child: the parent's sub-buffer is not ours; take fresh ones under our own pid
@@ -43,7 +48,7 @@ static void atfork_child(void)
     struct ptt_thread *t = &ptt_self;
     ptt_pid = (int)getpid();
     t->desc = 0;
-    t->pos = t->end = t->data = 0;
+    t->pos = t->end = t->data = t->last_data = 0;
     t->nest = 0;
     t->serial = 0;
     t->seq = 0;

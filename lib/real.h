@@ -100,7 +100,7 @@
     X(int, mq_unlink, (const char *))                                                              \
     X(pid_t, waitpid, (pid_t, int *, int))                                                         \
     X(pid_t, wait4, (pid_t, int *, int, struct rusage *))                                          \
-    X(int, waitid, (idtype_t, id_t, siginfo_t *, int))                                        \
+    X(int, waitid, (idtype_t, id_t, siginfo_t *, int))                                             \
     X(void *, dlopen, (const char *, int))
 
 #define PTT_DECLARE_REAL(ret, name, params) extern ret(*ptt_real_##name) params;

@@ -18,13 +18,15 @@
 #include "../common/pool.h"
 
 struct ptt_thread {
-    uintptr_t pos;  /* next byte to reserve */
-    uintptr_t end;  /* end of the sub-buffer; 0 while there is none (forces the slow path) */
-    uint64_t last;  /* time stamp of the last base event */
-    uint32_t nest;  /* events being recorded on this thread (>1: inside a signal handler) */
-    uint32_t guard; /* not traced: libptt is calling out, or the thread has ended (THREAD_END)
-                       and only its teardown runs (glibc's unwinder calls pthread_once) */
-    uintptr_t data; /* start of the sub-buffer's data */
+    uintptr_t pos;       /* next byte to reserve */
+    uintptr_t end;       /* end of the sub-buffer; 0 while there is none (forces the slow path) */
+    uint64_t last;       /* time stamp of the last base event */
+    uintptr_t last_data; /* the sub-buffer (data) that base event is in: elsewhere it means
+                            nothing, and the next event carries an absolute time */
+    uint32_t nest;       /* events being recorded on this thread (>1: inside a signal handler) */
+    uint32_t guard;      /* not traced: libptt is calling out, or the thread has ended (THREAD_END)
+                            and only its teardown runs (glibc's unwinder calls pthread_once) */
+    uintptr_t data;      /* start of the sub-buffer's data */
     struct ptt_desc *desc;
     uint64_t lost; /* dropped events not yet reported in the stream */
     uint32_t serial;
@@ -32,6 +34,12 @@ struct ptt_thread {
     int32_t tid;
     uint64_t exit_value; /* argument of pthread_exit, for THREAD_END */
     uint32_t exiting;
+    uint32_t async_cancel; /* asynchronous cancellation is on: write with it deferred */
+    /* A signal handler filled the sub-buffer while the event it interrupted had its slot
+     * reserved there: that sub-buffer waits here, parked_len bytes long, until the interrupted
+     * event is written (see ptt_record_nested). */
+    struct ptt_desc *parked;
+    uint32_t parked_len;
 };
 
 extern __thread struct ptt_thread ptt_self __attribute__((tls_model("initial-exec")));
@@ -42,6 +50,9 @@ extern int ptt_clock_tsc;           /* time stamps from the TSC (else CLOCK_MONO
 extern _Atomic uint64_t *ptt_masks; /* the pool's masks (common/pool.h) */
 
 void ptt_record_slow(struct ptt_thread *t, uint16_t id, unsigned n, const uint64_t *a);
+void ptt_record_nested(struct ptt_thread *t, uint16_t id, unsigned n, const uint64_t *a);
+void ptt_unpark(struct ptt_thread *t);
+void ptt_write_async(struct ptt_thread *t, uint16_t id, unsigned n, const uint64_t *a);
 void ptt_drop(struct ptt_thread *t);
 
 static inline uint64_t ptt_now(void)
@@ -61,22 +72,51 @@ static inline uintptr_t ptt_reserve(struct ptt_thread *t, uintptr_t size)
 #endif
 }
 
-static inline __attribute__((always_inline)) void ptt_write(struct ptt_thread *t, uint16_t id,
-                                                            unsigned n, const uint64_t *a)
+static inline __attribute__((always_inline)) void ptt_write_now(struct ptt_thread *t, uint16_t id,
+                                                                unsigned n, const uint64_t *a)
 {
     uint32_t nest = ++t->nest;
     atomic_signal_fence(memory_order_seq_cst);
-    uint64_t ts = ptt_now();
-    uint64_t d = ts - t->last;
-    int wide = nest != 1 || d > UINT32_MAX;
-    uintptr_t size = 8 + 8 * (uintptr_t)n + (wide ? 8 : 0);
-    uintptr_t p = ptt_reserve(t, size);
-    if (__builtin_expect(p + size > t->end, 0)) {
+    uint64_t ts, d;
+    uintptr_t size, p, end, data;
+    int wide;
+    for (;;) {
+        /* The sub-buffer as it is before our reservation: a signal handler may move the thread
+         * to a new one (parking this one, see ptt_record_nested) at any point. */
+        data = t->data;
+        end = t->end;
+        atomic_signal_fence(memory_order_seq_cst);
+        ts = ptt_now();
+        d = ts - t->last;
+        atomic_signal_fence(memory_order_seq_cst);
+        if (__builtin_expect(t->last_data != data, 0))
+            d = ~0ull;
+        wide = nest != 1 || d > UINT32_MAX;
+        size = 8 + 8 * (uintptr_t)n + (wide ? 8 : 0);
+        p = ptt_reserve(t, size);
+        atomic_signal_fence(memory_order_seq_cst);
+        if (__builtin_expect(t->data == data, 1))
+            break;
+        if (p - data < end - data)
+            break; /* reserved before the switch: the slot is in the parked sub-buffer */
+        /* Reserved in the new one, where our time delta means nothing; handlers may have
+         * written after our slot since: fill it with padding, and reserve again. A slot past
+         * the end was never ours: undone by then (ours was the last reservation). */
+        if (p + size <= t->end) {
+            struct ptt_event pad = {PTT_EV_TRACE_PAD, (uint16_t)size, 0};
+            uint64_t pv;
+            __builtin_memcpy(&pv, &pad, 8);
+            __atomic_store_n((uint64_t *)p, pv, __ATOMIC_RELEASE);
+        } else {
+            t->pos = p;
+        }
+    }
+    if (__builtin_expect(p + size > end, 0)) {
         t->pos = p; /* undo: every reservation made after ours has been undone or completed */
         if (nest == 1)
             ptt_record_slow(t, id, n, a);
         else
-            ptt_drop(t);
+            ptt_record_nested(t, id, n, a);
     } else {
         uint64_t *w = (uint64_t *)p, *args = w + 1;
         struct ptt_event h = {id, (uint16_t)size, (uint32_t)d};
@@ -85,8 +125,11 @@ static inline __attribute__((always_inline)) void ptt_write(struct ptt_thread *t
             h.dts = 0;
             *args++ = ts;
         }
-        if (nest == 1)
+        if (nest == 1) { /* last, then where: a handler between them makes them disagree */
             t->last = ts;
+            atomic_signal_fence(memory_order_seq_cst);
+            t->last_data = data;
+        }
         for (unsigned i = 0; i < n; i++)
             args[i] = a[i];
         /* The header last: the daemon reads a dead process's sub-buffer up to the first empty
@@ -96,7 +139,19 @@ static inline __attribute__((always_inline)) void ptt_write(struct ptt_thread *t
         __atomic_store_n(w, hv, __ATOMIC_RELEASE);
     }
     atomic_signal_fence(memory_order_seq_cst);
-    --t->nest;
+    if (--t->nest == 0 && __builtin_expect(t->parked != 0, 0))
+        ptt_unpark(t);
+}
+
+static inline __attribute__((always_inline)) void ptt_write(struct ptt_thread *t, uint16_t id,
+                                                            unsigned n, const uint64_t *a)
+{
+    /* A thread in asynchronous cancellation mode could be cancelled in the middle of an event:
+     * its events are written with cancellation deferred (as the paper's tool did for all). */
+    if (__builtin_expect(t->async_cancel, 0))
+        ptt_write_async(t, id, n, a);
+    else
+        ptt_write_now(t, id, n, a);
 }
 
 /* Whether event NAME is recorded now: its class and kind, as ptt ctl last set them. */

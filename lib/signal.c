@@ -139,7 +139,8 @@ PTT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction 
     if (r == 0 && old) {
         *old = o;
         if (o.sa_sigaction == trampoline) { /* report the program's own handler */
-            old->sa_flags = prev_f;
+            /* The kernel's flags (SA_RESTORER...), but SA_SIGINFO as the program set it. */
+            old->sa_flags = (o.sa_flags & ~SA_SIGINFO) | (prev_f & SA_SIGINFO);
             if (prev_f & SA_SIGINFO)
                 old->sa_sigaction = (void (*)(int, siginfo_t *, void *))prev_h;
             else

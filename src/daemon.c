@@ -97,7 +97,7 @@ static uint32_t walk(const uint8_t *data, uint32_t *len, int exact, uint64_t *co
         if (h.size < 8 || h.size % 8 || p + h.size > *len || !(h.id & PTT_EV_ID_MASK))
             break;
         p += h.size;
-        n++;
+        n += (h.id & PTT_EV_ID_MASK) != PTT_EV_TRACE_PAD; /* padding is no event */
     }
     if (p != *len && exact)
         ++*corrupt;

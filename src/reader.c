@@ -468,6 +468,8 @@ static int advance(struct ptt_reader *r, struct stream *s)
     ev->info = ptt_evinfo(ev->id);
     ev->offset = s->data_off + s->pos;
     s->pos += h.size;
+    if (ev->id == PTT_EV_TRACE_PAD) /* a slot its writer gave up */
+        return advance(r, s);
     if (ev->id == PTT_EV_THREAD_END && !ev->nested && s->nopen) {
         /* The calls still open were unwound. A cancelled thread was inside the innermost one:
          * say so just before its end. */
