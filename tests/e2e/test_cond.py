@@ -1,5 +1,5 @@
-"""pthread_cond_init, _wait, _timedwait, _signal, _broadcast, _destroy: the exact events of each
-call, with the program's own view of each result unchanged."""
+"""pthread_cond_init, _wait, _timedwait, _clockwait, _signal, _broadcast, _destroy: the exact
+events of each call, with the program's own view of each result unchanged."""
 
 from errno import EINVAL, EPERM, ETIMEDOUT
 
@@ -13,11 +13,13 @@ def cond(case, tmp_path):
 
 
 def waiter_events(t, name, timed):
-    """A waiter of cond_calls: lock m, wait on c once, unlock, return 0x5."""
+    """A waiter of cond_calls: lock m, wait on c once (timed: False, True or "clock"), unlock,
+    return 0x5."""
     o = t.out
     m, c = o["m"], o["c"]
-    wait = "COND_TIMEDWAIT" if timed else "COND_WAIT"
-    wait_in = (c, m, o[f"{name}_abs"]) if timed else (c, m)
+    wait, wait_in = {False: ("COND_WAIT", (c, m)),
+                     True: ("COND_TIMEDWAIT", (c, m, o.get(f"{name}_abs"))),
+                     "clock": ("COND_CLOCKWAIT", (c, m, 1, o.get(f"{name}_abs")))}[timed]
     assert (o[f"{name}_lock"], o[f"{name}_wait"], o[f"{name}_unlock"]) == ("0", "0", "0")
     return [
         E("THREAD_START", o["fn"], o[f"{name}_arg"], o["tid_main"], o[f"{name}_th"]),
@@ -89,28 +91,42 @@ def test_cond_timedwait(tmp_path):
     assert t.thread(o["tid_w1"]) == waiter_events(t, "w1", timed=True)
 
 
-def failed_wait(c, m, wait_in, ret):
-    """A wait that fails before waiting: its IN and OUT, with or without a COND_WOKEN between
-    (libptt records one whatever the result; the thread was never woken, though)."""
-    out = E(wait_in[0].replace("_IN", "_OUT"), ret)
-    return [[wait_in, out], [wait_in, E("COND_WOKEN", c, m, ret), out]]
+def test_cond_clockwait(tmp_path):
+    t = cond("clockwait", tmp_path)
+    o = t.out
+    m, c = o["m"], o["c"]
+    assert (o["clockwait_timeout"], o["clockwait_realtime"]) == (str(ETIMEDOUT),) * 2
+    assert o["clockwait_badclock"] == str(EINVAL)
+    assert t.thread(o["tid_main"]) == [
+        t.process_start(),
+        E("MUTEX_LOCK_IN", m), E("MUTEX_LOCK_OUT", o["lock_t"]),
+        E("COND_CLOCKWAIT_IN", c, m, 1, o["abs"]), E("COND_WOKEN", c, m, o["clockwait_timeout"]),
+        E("COND_CLOCKWAIT_OUT", o["clockwait_timeout"]),
+        E("COND_CLOCKWAIT_IN", c, m, 0, o["abs_rt"]),
+        E("COND_WOKEN", c, m, o["clockwait_realtime"]),
+        E("COND_CLOCKWAIT_OUT", o["clockwait_realtime"]),
+        # Refused before any wait: no COND_WOKEN.
+        E("COND_CLOCKWAIT_IN", c, m, o["cputime"], o["abs"]),
+        E("COND_CLOCKWAIT_OUT", o["clockwait_badclock"]),
+        E("MUTEX_UNLOCK_IN", m), E("MUTEX_UNLOCK_OUT", o["unlock_t"]),
+    ] + waker_events(t, ["w1"], "COND_SIGNAL") + [EXIT0]
+    assert t.thread(o["tid_w1"]) == waiter_events(t, "w1", timed="clock")
 
 
 def test_cond_wait_errors(tmp_path):
+    """Waits that fail before waiting: their IN and OUT, no COND_WOKEN (never woken)."""
     t = cond("wait_errors", tmp_path)
     o = t.out
     m, c, e = o["m"], o["c"], o["e"]
     assert (o["wait_unowned"], o["timedwait_bad"]) == (str(EPERM), str(EINVAL))
-    ev = t.thread(o["tid_main"])
-    assert ev[0] == t.process_start() and ev[-1] == EXIT0
-    ev = ev[1:-1]
-    wait = ev[:ev.index(E("MUTEX_LOCK_IN", m))]
-    assert wait in failed_wait(c, e, E("COND_WAIT_IN", c, e), o["wait_unowned"])
-    ev = ev[len(wait):]
-    assert ev[:2] == [E("MUTEX_LOCK_IN", m), E("MUTEX_LOCK_OUT", o["lock"])]
-    assert ev[-2:] == [E("MUTEX_UNLOCK_IN", m), E("MUTEX_UNLOCK_OUT", o["unlock"])]
-    assert ev[2:-2] in failed_wait(c, m, E("COND_TIMEDWAIT_IN", c, m, o["abs_bad"]),
-                                   o["timedwait_bad"])
+    assert t.thread(o["tid_main"]) == [
+        t.process_start(),
+        E("COND_WAIT_IN", c, e), E("COND_WAIT_OUT", o["wait_unowned"]),
+        E("MUTEX_LOCK_IN", m), E("MUTEX_LOCK_OUT", o["lock"]),
+        E("COND_TIMEDWAIT_IN", c, m, o["abs_bad"]), E("COND_TIMEDWAIT_OUT", o["timedwait_bad"]),
+        E("MUTEX_UNLOCK_IN", m), E("MUTEX_UNLOCK_OUT", o["unlock"]),
+        EXIT0,
+    ]
 
 
 def test_cond_signal(tmp_path):

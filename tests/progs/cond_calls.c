@@ -30,11 +30,15 @@ static void *waiter(void *arg)
     while (!go) {
         snprintf(key, sizeof key, "%s_wait", name);
         if (timed) {
-            struct timespec ts = in_ms(CLOCK_REALTIME, 30000);
+            /* timed 1: pthread_cond_timedwait; 2: pthread_cond_clockwait, CLOCK_MONOTONIC. */
+            struct timespec ts = in_ms(timed == 1 ? CLOCK_REALTIME : CLOCK_MONOTONIC, 30000);
             snprintf(key, sizeof key, "%s_abs", name);
             put_abstime(key, &ts);
             snprintf(key, sizeof key, "%s_wait", name);
-            CALL(key, pthread_cond_timedwait(&c, &m, &ts));
+            if (timed == 1)
+                CALL(key, pthread_cond_timedwait(&c, &m, &ts));
+            else
+                CALL(key, pthread_cond_clockwait(&c, &m, CLOCK_MONOTONIC, &ts));
         } else {
             CALL(key, pthread_cond_wait(&c, &m));
         }
@@ -109,6 +113,23 @@ static void case_timedwait(void)
     wake_waiters(1, 0);
 }
 
+static void case_clockwait(void)
+{
+    CALL("lock_t", pthread_mutex_lock(&m));
+    struct timespec ts = in_ms(CLOCK_MONOTONIC, 20);
+    put_abstime("abs", &ts);
+    CALL("clockwait_timeout", pthread_cond_clockwait(&c, &m, CLOCK_MONOTONIC, &ts));
+    struct timespec rt = in_ms(CLOCK_REALTIME, 20);
+    put_abstime("abs_rt", &rt);
+    CALL("clockwait_realtime", pthread_cond_clockwait(&c, &m, CLOCK_REALTIME, &rt));
+    /* An unsupported clock: EINVAL, before any wait. */
+    put_line("@cputime=%d", CLOCK_PROCESS_CPUTIME_ID);
+    CALL("clockwait_badclock", pthread_cond_clockwait(&c, &m, CLOCK_PROCESS_CPUTIME_ID, &ts));
+    CALL("unlock_t", pthread_mutex_unlock(&m));
+    timed = 2;
+    wake_waiters(1, 0);
+}
+
 static void case_signal(void)
 {
     CALL("signal_nowaiter", pthread_cond_signal(&c));
@@ -148,6 +169,7 @@ static const struct {
     {"broadcast", case_broadcast},
     {"destroy", case_destroy},
     {"wait_errors", case_wait_errors},
+    {"clockwait", case_clockwait},
 };
 
 int main(int argc, char **argv)

@@ -45,6 +45,16 @@ static void *locker(void *arg)
     return arg;
 }
 
+static void *clock_locker(void *arg)
+{
+    put_tid("t2");
+    struct timespec ts = in_ms(CLOCK_MONOTONIC, 30000);
+    put_abstime("t2_abs", &ts);
+    CALL("t2_clocklock", pthread_mutex_clocklock(&m, CLOCK_MONOTONIC, &ts));
+    CALL("t2_unlock", pthread_mutex_unlock(&m));
+    return arg;
+}
+
 static void *timed_locker(void *arg)
 {
     put_tid("t2");
@@ -81,6 +91,11 @@ static void case_timedlock_wait(void)
     contended(timed_locker);
 }
 
+static void case_clocklock_wait(void)
+{
+    contended(clock_locker);
+}
+
 static void case_trylock(void)
 {
     CALL("trylock_free", pthread_mutex_trylock(&m));
@@ -107,6 +122,119 @@ static void case_timedlock(void)
     put_abstime("abs3", &a3);
     CALL("timedlock_e", pthread_mutex_timedlock(&e, &a3));
     CALL("unlock_e", pthread_mutex_unlock(&e));
+}
+
+static void case_clocklock(void)
+{
+    put_line("@cputime=%d", CLOCK_PROCESS_CPUTIME_ID);
+    struct timespec a1 = in_ms(CLOCK_MONOTONIC, 30000);
+    put_abstime("abs1", &a1);
+    /* An unsupported clock: EINVAL, even though the mutex is free. */
+    CALL("clocklock_badclock_free", pthread_mutex_clocklock(&m, CLOCK_PROCESS_CPUTIME_ID, &a1));
+    CALL("clocklock_free", pthread_mutex_clocklock(&m, CLOCK_MONOTONIC, &a1));
+    struct timespec a2 = in_ms(CLOCK_REALTIME, 20);
+    put_abstime("abs2", &a2);
+    CALL("clocklock_held", pthread_mutex_clocklock(&m, CLOCK_REALTIME, &a2));
+    CALL("clocklock_badclock", pthread_mutex_clocklock(&m, CLOCK_PROCESS_CPUTIME_ID, &a1));
+    struct timespec bad = {a1.tv_sec, -1};
+    put_abstime("abs_bad", &bad);
+    CALL("clocklock_bad", pthread_mutex_clocklock(&m, CLOCK_MONOTONIC, &bad));
+    CALL("unlock", pthread_mutex_unlock(&m));
+}
+
+/* The type, protocol, robustness and sharing MUTEX_INIT records for each kind of attribute. */
+static void case_types(void)
+{
+    static const struct {
+        const char *name;
+        int type, protocol, robust, pshared;
+    } kinds[] = {
+        {"normal", PTHREAD_MUTEX_NORMAL, PTHREAD_PRIO_NONE, 0, 0},
+        {"recursive", PTHREAD_MUTEX_RECURSIVE, PTHREAD_PRIO_NONE, 0, 0},
+        {"errorcheck", PTHREAD_MUTEX_ERRORCHECK, PTHREAD_PRIO_NONE, 0, 0},
+        {"robust", PTHREAD_MUTEX_NORMAL, PTHREAD_PRIO_NONE, 1, 0},
+        {"inherit", PTHREAD_MUTEX_NORMAL, PTHREAD_PRIO_INHERIT, 0, 0},
+        {"protect", PTHREAD_MUTEX_NORMAL, PTHREAD_PRIO_PROTECT, 0, 0},
+        {"shared", PTHREAD_MUTEX_NORMAL, PTHREAD_PRIO_NONE, 0, 1},
+        {"all", PTHREAD_MUTEX_RECURSIVE, PTHREAD_PRIO_INHERIT, 1, 1},
+    };
+    pthread_mutex_t x;
+    put_addr("x", &x);
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        pthread_mutexattr_t a;
+        char key[64];
+        CHECK(pthread_mutexattr_init(&a));
+        CHECK(pthread_mutexattr_settype(&a, kinds[i].type));
+        CHECK(pthread_mutexattr_setprotocol(&a, kinds[i].protocol));
+        if (kinds[i].robust)
+            CHECK(pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST));
+        if (kinds[i].pshared)
+            CHECK(pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED));
+        snprintf(key, sizeof key, "%s_attr", kinds[i].name);
+        put_addr(key, &a);
+        put_line("@%s_kind=%d %d %d %d", kinds[i].name, kinds[i].type, kinds[i].protocol,
+                 kinds[i].robust, kinds[i].pshared);
+        snprintf(key, sizeof key, "%s_init", kinds[i].name);
+        CALL(key, pthread_mutex_init(&x, &a));
+        snprintf(key, sizeof key, "%s_destroy", kinds[i].name);
+        CALL(key, pthread_mutex_destroy(&x));
+        CHECK(pthread_mutexattr_destroy(&a));
+    }
+}
+
+static pthread_mutex_t r1, r2, r3;
+static pid_t main_tid;
+
+/* Locks the robust mutexes r1 and r2 (and r3, once main waits for it), and ends holding
+ * them. */
+static void *dier(void *arg)
+{
+    put_tid("t2");
+    CALL("t2_lock_r1", pthread_mutex_lock(&r1));
+    CALL("t2_lock_r2", pthread_mutex_lock(&r2));
+    CALL("t2_lock_r3", pthread_mutex_lock(&r3));
+    set_flag(&locked);
+    wait_blocked(main_tid, &r3, sizeof r3);
+    return arg;
+}
+
+/* A thread ends holding robust mutexes: the next lock says EOWNERDEAD. r1: made consistent again;
+ * r2: unlocked without that, it cannot be locked any more (ENOTRECOVERABLE); r3: main waits for
+ * it while the thread ends. */
+static void case_robust(void)
+{
+    pthread_mutexattr_t a;
+    pthread_t th;
+    CHECK(pthread_mutexattr_init(&a));
+    CHECK(pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST));
+    CHECK(pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ERRORCHECK));
+    put_addr("attr", &a);
+    put_addr("r1", &r1);
+    put_addr("r2", &r2);
+    put_addr("r3", &r3);
+    put_fn("fn", dier);
+    put_addr("th_ptr", &th);
+    main_tid = gettid();
+    CALL("init_r1", pthread_mutex_init(&r1, &a));
+    CALL("init_r2", pthread_mutex_init(&r2, &a));
+    CALL("init_r3", pthread_mutex_init(&r3, &a));
+    CALL("consistent_ok", pthread_mutex_consistent(&r1));
+    CALL("create", pthread_create(&th, NULL, dier, NULL));
+    put_pthread("th", th);
+    wait_flag(&locked);
+    CALL("lock_r3", pthread_mutex_lock(&r3));
+    CALL("join", pthread_join(th, NULL));
+    CALL("lock_r1", pthread_mutex_lock(&r1));
+    CALL("consistent_r1", pthread_mutex_consistent(&r1));
+    CALL("unlock_r1", pthread_mutex_unlock(&r1));
+    CALL("relock_r1", pthread_mutex_lock(&r1));
+    CALL("unlock_r1_again", pthread_mutex_unlock(&r1));
+    CALL("trylock_r2", pthread_mutex_trylock(&r2));
+    CALL("unlock_r2", pthread_mutex_unlock(&r2));
+    CALL("lock_r2", pthread_mutex_lock(&r2));
+    CALL("consistent_r2", pthread_mutex_consistent(&r2));
+    CALL("consistent_r3", pthread_mutex_consistent(&r3));
+    CALL("unlock_r3", pthread_mutex_unlock(&r3));
 }
 
 static void *holder(void *arg)
@@ -154,6 +282,8 @@ static const struct {
     {"lock_wait", case_lock_wait}, {"trylock", case_trylock},
     {"timedlock", case_timedlock}, {"timedlock_wait", case_timedlock_wait},
     {"unlock", case_unlock},       {"destroy", case_destroy},
+    {"clocklock", case_clocklock}, {"clocklock_wait", case_clocklock_wait},
+    {"types", case_types},         {"robust", case_robust},
 };
 
 int main(int argc, char **argv)

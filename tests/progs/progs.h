@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
@@ -39,7 +40,7 @@ static inline __attribute__((format(printf, 1, 2))) void put_line(const char *fm
     va_end(ap);
 }
 
-static inline void put_addr(const char *key, const void *p)
+static inline void put_addr(const char *key, const volatile void *p)
 {
     put_line("@%s=0x%" PRIxPTR, key, (uintptr_t)p);
 }
@@ -152,6 +153,28 @@ static inline void wait_cond_waiters(pthread_cond_t *c, pthread_mutex_t *m, unsi
     while (__atomic_load_n(&c->__data.__wrefs, __ATOMIC_ACQUIRE) >> 3 != n ||
            __atomic_load_n(&m->__data.__lock, __ATOMIC_ACQUIRE) != 0)
         nap();
+}
+
+/* Until the thread with kernel id tid sleeps in a futex wait on a word of the object at obj (size
+ * bytes): it is blocked inside the routine that waits on that object (the kernel shows the system
+ * call a thread sleeps in, and its first argument, in /proc/self/task/TID/syscall). */
+static inline void wait_blocked(pid_t tid, const void *obj, size_t size)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)tid);
+    for (;; nap()) {
+        FILE *f = fopen(path, "r");
+        if (!f) {
+            perror(path);
+            exit(99);
+        }
+        long nr = -1;
+        unsigned long addr = 0;
+        int n = fgets(line, sizeof line, f) ? sscanf(line, "%ld %lx", &nr, &addr) : 0;
+        fclose(f);
+        if (n == 2 && nr == SYS_futex && addr >= (uintptr_t)obj && addr < (uintptr_t)obj + size)
+            return;
+    }
 }
 
 /* Until the thread with kernel id tid is gone: the kernel has then cleared its id in the
