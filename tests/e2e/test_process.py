@@ -1,0 +1,100 @@
+"""Processes of one session (tests/progs/proc_chain.c): fork then exec of the same program and
+of another, vfork+exec, posix_spawn, system(), popen() and a daemon that outlives the program.
+Every process's events are in the file under its pid, exactly; ptt trace ends with the last
+process of the session, or with the program under --no-follow."""
+
+import collections
+import os
+
+from conftest import E, parse_output, prog, ptt_trace, trace_prog
+from robust_util import pid_alive, wait_until
+
+LOCK = ("MUTEX_LOCK_IN", "MUTEX_LOCK_OUT", "MUTEX_UNLOCK_IN", "MUTEX_UNLOCK_OUT")
+FORK_ITERS, LEAF_ITERS, DAEMON_ITERS = 3, 5, 7  # as in proc_chain.c
+SEM = ["SEM_INIT_IN", "SEM_INIT_OUT"] + ["SEM_POST_IN", "SEM_POST_OUT"] * 4 + \
+    ["SEM_DESTROY_IN", "SEM_DESTROY_OUT"]  # proc_other
+
+
+def per_pid(events):
+    out = collections.defaultdict(list)
+    for e in events:
+        out[e.pid].append(e)
+    return out
+
+
+def expected_names(out, ptt_pid):
+    """pid -> the names of its events, in order, and pid -> its PROCESS_START fields."""
+    pid = int(out["pid"])
+    kids = {k: int(out[f"pid_{k}"]) for k in ("fork_exec", "other", "vfork", "spawn", "system",
+                                               "popen", "daemon")}
+    d1 = int(out["pid_daemon_parent"])
+    start = ["PROCESS_START"]
+    names = {
+        pid: start + ["CHILD_EXIT"] * 5 + ["PROCESS_EXIT"],
+        kids["fork_exec"]: start + list(LOCK) * FORK_ITERS + start + list(LOCK) * LEAF_ITERS,
+        kids["other"]: start + start + SEM,
+        kids["vfork"]: start + list(LOCK) * LEAF_ITERS,
+        kids["spawn"]: start + list(LOCK) * LEAF_ITERS,
+        # the shell, then the leaf it became by exec
+        kids["system"]: start + start + list(LOCK) * LEAF_ITERS,
+        kids["popen"]: start + start + list(LOCK) * LEAF_ITERS,
+        d1: start,
+        kids["daemon"]: start + list(LOCK) * DAEMON_ITERS + ["PROCESS_EXIT"],
+    }
+    parents = {p: pid for p in names if p != pid}
+    parents[pid] = ptt_pid
+    parents[kids["daemon"]] = d1
+    return names, parents, pid, kids, d1
+
+
+def test_chain_follow(tmp_path):
+    t = trace_prog(tmp_path, "proc_chain", prog("proc_other"), rc=3)
+    assert t.results == {"fork_exec": "11", "fork_other": "12", "vfork": "13", "spawn": "14",
+                         "system": "15", "popen": "16", "daemon_parent": "0"}
+    out = t.out
+    assert out["pid_fork"] == out["pid_fork_exec"] and out["pid_fork_other"] == out["pid_other"]
+    assert out["pid_vfork_parent"] == out["pid_vfork"]
+    assert out["pid_spawn_parent"] == out["pid_spawn"]
+    names, parents, pid, kids, d1 = expected_names(out, t.ptt_pid)
+    got = per_pid(t.events)
+    assert {p: [e.name for e in ev] for p, ev in got.items()} == names
+    for p, ev in got.items():
+        for e in ev:
+            if e.name == "PROCESS_START":
+                assert e.fields == (str(parents[p]), str(t.clock)), f"pid {p}: {e}"
+            assert e.tid == p  # every process here is single-threaded
+    assert [e.key for e in got[pid] if e.name != "PROCESS_START"] == [
+        E("CHILD_EXIT", kids["fork_exec"], "exit=11"), E("CHILD_EXIT", kids["other"], "exit=12"),
+        E("CHILD_EXIT", kids["vfork"], "exit=13"), E("CHILD_EXIT", kids["spawn"], "exit=14"),
+        E("CHILD_EXIT", d1, "exit=0"), E("PROCESS_EXIT", "exit=3")]
+    # The daemon recorded its calls only once ptt trace had reaped the program, and ptt trace
+    # waited for it: they are in the file, and its end is the last event.
+    assert t.events[-1].key == E("PROCESS_EXIT", "exit=17") and t.events[-1].pid == kids["daemon"]
+    assert not os.path.exists(f"/dev/shm/ptt-{os.getuid()}-{t.ptt_pid}")
+
+
+def test_chain_no_follow(tmp_path):
+    """--no-follow: ptt trace ends with the program, while the daemon waits for GOFILE; the
+    daemon then runs on, unhindered, without its events in the file."""
+    go = tmp_path / "go"
+    t = ptt_trace(tmp_path, [prog("proc_chain"), prog("proc_other"), go], opts=["--no-follow"],
+                  rc=3)
+    results, out = parse_output(t.stdout)
+    daemon = int(out["pid_daemon"])
+    try:
+        assert pid_alive(daemon), "the daemon ended before it was told to go"
+        assert not os.path.exists(f"/dev/shm/ptt-{os.getuid()}-{t.ptt_pid}")
+        size = t.path.stat().st_size
+        names, parents, pid, kids, d1 = expected_names(out, t.ptt_pid)
+        got = per_pid(t.events)
+        # The daemon's start may have been saved (ptt trace takes every sub-buffer at the end),
+        # nothing after: it had not recorded anything else yet.
+        assert [e.name for e in got.pop(daemon, [])] in ([], ["PROCESS_START"])
+        del names[daemon]
+        assert {p: [e.name for e in ev] for p, ev in got.items()} == names
+        assert t.events[-1].key == E("PROCESS_EXIT", "exit=3") and t.events[-1].pid == pid
+    finally:
+        go.touch()
+    wait_until(lambda: (tmp_path / "go.done").exists(), what="the daemon's work after go")
+    wait_until(lambda: not pid_alive(daemon), what="the daemon's end")
+    assert t.path.stat().st_size == size

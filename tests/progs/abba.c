@@ -1,0 +1,46 @@
+/* An ABBA deadlock: t1 holds A and locks B, t2 holds B and locks A, main joins t1. Prints the
+ * threads' ids, the mutexes' addresses and t1's pthread_t, flushed once all three are blocked. */
+#include "progs.h"
+
+static pthread_mutex_t a = PTHREAD_MUTEX_INITIALIZER, b = PTHREAD_MUTEX_INITIALIZER;
+static int a_held, b_held, tid1, tid2;
+
+static void *t1(void *arg)
+{
+    __atomic_store_n(&tid1, (int)gettid(), __ATOMIC_RELEASE);
+    pthread_mutex_lock(&a);
+    set_flag(&a_held);
+    wait_flag(&b_held);
+    pthread_mutex_lock(&b);
+    return arg;
+}
+
+static void *t2(void *arg)
+{
+    __atomic_store_n(&tid2, (int)gettid(), __ATOMIC_RELEASE);
+    pthread_mutex_lock(&b);
+    set_flag(&b_held);
+    wait_flag(&a_held);
+    pthread_mutex_lock(&a);
+    return arg;
+}
+
+int main(void)
+{
+    pthread_t th1, th2;
+    put_line("@pid=%d", (int)getpid());
+    put_addr("A", &a);
+    put_addr("B", &b);
+    CHECK(pthread_create(&th1, NULL, t1, NULL));
+    CHECK(pthread_create(&th2, NULL, t2, NULL));
+    put_pthread("th1", th1);
+    wait_flag(&a_held);
+    wait_flag(&b_held);
+    put_line("@tid_t1=%d", tid1);
+    put_line("@tid_t2=%d", tid2);
+    wait_blocked(tid1, &b, sizeof b);
+    wait_blocked(tid2, &a, sizeof a);
+    fflush(stdout);
+    pthread_join(th1, NULL); /* never returns */
+    return 1;
+}

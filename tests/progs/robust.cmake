@@ -1,0 +1,12 @@
+# Programs of the robustness tests (tests/e2e: test_process, test_crash, test_hang, test_control,
+# test_flight, test_signals_storm, test_cancel_storm, test_sessions, test_env, test_large), built
+# like those of CMakeLists.txt.
+set(PTT_ROBUST_PROGS proc_chain proc_other crash_loop timed_work sig_storm cancel_storm abba
+  idle_sleep numbered phases setname_flood)
+foreach(p ${PTT_ROBUST_PROGS})
+  add_executable(e2eprog_${p} ${p}.c)
+  target_link_libraries(e2eprog_${p} PRIVATE pthread)
+  target_compile_definitions(e2eprog_${p} PRIVATE _GNU_SOURCE)
+  set_target_properties(e2eprog_${p} PROPERTIES OUTPUT_NAME ${p}
+    RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/progs)
+endforeach()
