@@ -1,0 +1,449 @@
+/* Contention statistics (stats.h): one pass over the events, in time order. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hmap.h"
+#include "stats.h"
+
+struct call {
+    uint16_t id;
+    uint64_t obj, obj2; /* the object; a condvar wait's mutex */
+    uint64_t t_in;
+    int contended;
+};
+
+struct held {
+    uint64_t obj;
+    uint64_t since;
+    unsigned depth;
+};
+
+#define MAX_OPEN 16
+#define MAX_HELD 32
+struct thread {
+    struct ptt_stat_thread pub; /* first: the arrays handed out point at it */
+    struct call open[MAX_OPEN];
+    int nopen;
+    struct held held[MAX_HELD];
+    int nheld;
+};
+
+struct ptt_stats {
+    struct ptt_hmap objects, threads;
+};
+
+unsigned ptt_stat_bucket(uint64_t v)
+{
+    if (v < 4)
+        return (unsigned)v;
+    unsigned lg = 63 - (unsigned)__builtin_clzll(v);
+    unsigned b = lg * 4 + (unsigned)((v >> (lg - 2)) & 3);
+    return b < PTT_STAT_NBUCKETS ? b : PTT_STAT_NBUCKETS - 1;
+}
+
+uint64_t ptt_stat_bucket_mid(unsigned b)
+{
+    if (b < 4)
+        return b;
+    unsigned lg = b / 4, sub = b % 4;
+    uint64_t lo = (1ull << lg) + ((uint64_t)sub << (lg - 2));
+    return lo + (1ull << (lg - 2)) / 2;
+}
+
+static void hist_add(struct ptt_stat_hist *h, uint64_t v)
+{
+    h->n++;
+    h->total += v;
+    if (v > h->max)
+        h->max = v;
+    h->b[ptt_stat_bucket(v)]++;
+}
+
+uint64_t ptt_stat_pct(const struct ptt_stat_hist *h, double p)
+{
+    if (!h->n)
+        return 0;
+    uint64_t want = (uint64_t)(p * (double)h->n + 0.999999), seen = 0;
+    for (unsigned b = 0; b < PTT_STAT_NBUCKETS; b++) {
+        seen += h->b[b];
+        if (seen >= want)
+            return ptt_stat_bucket_mid(b) < h->max ? ptt_stat_bucket_mid(b) : h->max;
+    }
+    return h->max;
+}
+
+struct ptt_stats *ptt_stats_new(void)
+{
+    struct ptt_stats *s = calloc(1, sizeof *s);
+    if (!s) {
+        fprintf(stderr, "ptt: out of memory\n");
+        exit(2);
+    }
+    return s;
+}
+
+void ptt_stats_free(struct ptt_stats *s)
+{
+    if (!s)
+        return;
+    ptt_hmap_free(&s->objects, NULL);
+    ptt_hmap_free(&s->threads, NULL);
+    free(s);
+}
+
+static struct ptt_stat_object *object_of(struct ptt_stats *s, int32_t pid, uint64_t addr, int cls)
+{
+    struct ptt_stat_object *o = ptt_hmap_get(&s->objects, ptt_key2((uint64_t)pid, addr), sizeof *o);
+    if (!o->addr) {
+        o->pid = pid;
+        o->addr = addr;
+        o->cls = cls;
+    }
+    return o;
+}
+
+static void add_user(struct ptt_stat_object *o, int32_t tid)
+{
+    for (unsigned i = 0; i < o->nusers; i++)
+        if (o->users[i] == tid)
+            return;
+    if (o->nusers < PTT_STAT_MAX_USERS)
+        o->users[o->nusers++] = tid;
+    else
+        o->more_users++;
+}
+
+/* What each call does, by its IN event. */
+enum role {
+    R_NONE,
+    R_LOCK,
+    R_TRYLOCK,
+    R_UNLOCK,
+    R_CONDWAIT,
+    R_BARRIER,
+    R_SEMWAIT,
+    R_JOIN,
+    R_BLOCK
+};
+
+static enum role role_of(uint16_t id)
+{
+    switch (id) {
+    case PTT_EV_MUTEX_LOCK_IN:
+    case PTT_EV_MUTEX_TIMEDLOCK_IN:
+    case PTT_EV_MUTEX_CLOCKLOCK_IN:
+    case PTT_EV_RWLOCK_RDLOCK_IN:
+    case PTT_EV_RWLOCK_TIMEDRDLOCK_IN:
+    case PTT_EV_RWLOCK_CLOCKRDLOCK_IN:
+    case PTT_EV_RWLOCK_WRLOCK_IN:
+    case PTT_EV_RWLOCK_TIMEDWRLOCK_IN:
+    case PTT_EV_RWLOCK_CLOCKWRLOCK_IN:
+    case PTT_EV_SPIN_LOCK_IN: return R_LOCK;
+    case PTT_EV_MUTEX_TRYLOCK_IN:
+    case PTT_EV_RWLOCK_TRYRDLOCK_IN:
+    case PTT_EV_RWLOCK_TRYWRLOCK_IN:
+    case PTT_EV_SPIN_TRYLOCK_IN: return R_TRYLOCK;
+    case PTT_EV_MUTEX_UNLOCK_IN:
+    case PTT_EV_RWLOCK_UNLOCK_IN:
+    case PTT_EV_SPIN_UNLOCK_IN: return R_UNLOCK;
+    case PTT_EV_COND_WAIT_IN:
+    case PTT_EV_COND_TIMEDWAIT_IN:
+    case PTT_EV_COND_CLOCKWAIT_IN: return R_CONDWAIT;
+    case PTT_EV_BARRIER_WAIT_IN: return R_BARRIER;
+    case PTT_EV_SEM_WAIT_IN:
+    case PTT_EV_SEM_TRYWAIT_IN:
+    case PTT_EV_SEM_TIMEDWAIT_IN:
+    case PTT_EV_SEM_CLOCKWAIT_IN: return R_SEMWAIT;
+    case PTT_EV_THREAD_JOIN_IN:
+    case PTT_EV_THREAD_TIMEDJOIN_NP_IN: return R_JOIN;
+    case PTT_EV_SIGNAL_WAIT_IN:
+    case PTT_EV_SIGNAL_WAITINFO_IN:
+    case PTT_EV_SIGNAL_TIMEDWAIT_IN:
+    case PTT_EV_MQ_SEND_IN:
+    case PTT_EV_MQ_TIMEDSEND_IN:
+    case PTT_EV_MQ_RECEIVE_IN:
+    case PTT_EV_MQ_TIMEDRECEIVE_IN:
+    case PTT_EV_THREAD_ONCE_IN: return R_BLOCK;
+    default: return R_NONE;
+    }
+}
+
+static void hold_start(struct thread *t, uint64_t obj, uint64_t now)
+{
+    for (int i = 0; i < t->nheld; i++)
+        if (t->held[i].obj == obj) {
+            t->held[i].depth++; /* recursive mutex, or more read locks */
+            return;
+        }
+    if (t->nheld < MAX_HELD)
+        t->held[t->nheld++] = (struct held){obj, now, 1};
+}
+
+static void hold_end(struct ptt_stats *s, struct thread *t, int32_t pid, uint64_t obj, uint64_t now,
+                     int all)
+{
+    for (int i = 0; i < t->nheld; i++) {
+        if (t->held[i].obj != obj)
+            continue;
+        if (!all && --t->held[i].depth)
+            return;
+        struct ptt_stat_object *o = ptt_hmap_get(&s->objects, ptt_key2((uint64_t)pid, obj), 0);
+        if (o)
+            hist_add(&o->hold, now - t->held[i].since);
+        t->held[i] = t->held[--t->nheld];
+        return;
+    }
+}
+
+static void blocked_on(struct ptt_stat_thread *t, uint64_t obj, uint16_t call, uint64_t ns)
+{
+    t->blocked += ns;
+    int min = 0;
+    for (int i = 0; i < PTT_STAT_MAX_ON; i++) {
+        if (t->on[i].ns && t->on[i].obj == obj && t->on[i].call == call) {
+            t->on[i].ns += ns;
+            return;
+        }
+        if (t->on[i].ns < t->on[min].ns)
+            min = i;
+    }
+    if (ns > t->on[min].ns) /* keeps the biggest, approximately */
+        t->on[min].obj = obj, t->on[min].ns = ns, t->on[min].call = call;
+}
+
+static int out_ok(const struct ptt_ev *ev)
+{
+    return ev->nargs && (ev->args[0] == 0 || (int64_t)ev->args[0] == EOWNERDEAD);
+}
+
+static void close_call(struct ptt_stats *s, struct thread *t, const struct ptt_ev *ev,
+                       struct call *c, int ended)
+{
+    uint64_t now = (uint64_t)ev->ns, dur = now - c->t_in;
+    enum role r = role_of(c->id);
+    int ok = !ended && out_ok(ev);
+    int cls = PTT_CLASS_OF(c->id);
+    switch (r) {
+    case R_LOCK:
+    case R_TRYLOCK:
+    case R_SEMWAIT: {
+        struct ptt_stat_object *o = object_of(s, ev->pid, c->obj, cls);
+        add_user(o, ev->tid);
+        if (r != R_TRYLOCK || ok) /* a trylock that fails waits for nothing */
+            hist_add(&o->wait, dur);
+        if (ok) {
+            o->acquisitions++;
+            o->contended += c->contended;
+            if (r != R_SEMWAIT)
+                hold_start(t, c->obj, now);
+        }
+        if (r != R_TRYLOCK && (c->contended || ended))
+            blocked_on(&t->pub, c->obj, c->id, dur);
+        break;
+    }
+    case R_CONDWAIT: {
+        struct ptt_stat_object *o = object_of(s, ev->pid, c->obj, cls);
+        add_user(o, ev->tid);
+        hist_add(&o->wait, dur);
+        o->acquisitions++;
+        o->contended++;
+        blocked_on(&t->pub, c->obj, c->id, dur);
+        if (!ended && ev->nargs && (ev->args[0] == 0 || ev->args[0] == ETIMEDOUT))
+            hold_start(t, c->obj2, now); /* the mutex, held again */
+        break;
+    }
+    case R_BARRIER: {
+        struct ptt_stat_object *o = object_of(s, ev->pid, c->obj, cls);
+        add_user(o, ev->tid);
+        hist_add(&o->wait, dur);
+        o->acquisitions++;
+        o->contended++;
+        blocked_on(&t->pub, c->obj, c->id, dur);
+        break;
+    }
+    case R_JOIN:
+    case R_BLOCK: blocked_on(&t->pub, c->obj, c->id, dur); break;
+    default: break;
+    }
+}
+
+void ptt_stats_event(struct ptt_stats *s, const struct ptt_ev *ev)
+{
+    struct thread *t =
+        ptt_hmap_get(&s->threads, ptt_key2((uint64_t)ev->pid, (uint64_t)ev->tid), sizeof *t);
+    if (!t->pub.tid) {
+        t->pub.pid = ev->pid;
+        t->pub.tid = ev->tid;
+        t->pub.first = ev->ns;
+    }
+    t->pub.last = ev->ns;
+    const struct ptt_evinfo *info = ev->info;
+    if (!info || ev->nested)
+        return;
+    if (info->kind == PTT_KIND_IN) {
+        enum role r = role_of(ev->id);
+        if (r == R_UNLOCK && ev->nargs) {
+            hold_end(s, t, ev->pid, ev->args[0], (uint64_t)ev->ns, 0);
+            return;
+        }
+        if (r == R_CONDWAIT && ev->nargs > 1) /* releases the mutex while it waits */
+            hold_end(s, t, ev->pid, ev->args[1], (uint64_t)ev->ns, 1);
+        if (r != R_NONE && t->nopen < MAX_OPEN)
+            t->open[t->nopen++] =
+                (struct call){ev->id, ev->nargs ? ev->args[0] : 0, ev->nargs > 1 ? ev->args[1] : 0,
+                              (uint64_t)ev->ns, 0};
+        return;
+    }
+    switch (ev->id) {
+    case PTT_EV_MUTEX_WAIT:
+    case PTT_EV_RWLOCK_WAIT:
+    case PTT_EV_SPIN_WAIT:
+    case PTT_EV_SEM_BLOCK:
+        if (t->nopen)
+            t->open[t->nopen - 1].contended = 1;
+        return;
+    case PTT_EV_TRACE_UNFINISHED: /* blocked until the end */
+    case PTT_EV_THREAD_CANCELLED:
+        if (t->nopen) {
+            struct call c = t->open[--t->nopen];
+            close_call(s, t, ev, &c, 1);
+        }
+        return;
+    default: break;
+    }
+    if (info->kind != PTT_KIND_OUT)
+        return;
+    for (int i = t->nopen - 1; i >= 0; i--) {
+        const struct ptt_evinfo *in = ptt_evinfo(t->open[i].id);
+        if (in && !strcmp(in->routine, info->routine)) {
+            struct call c = t->open[i];
+            t->nopen = i;
+            close_call(s, t, ev, &c, 0);
+            return;
+        }
+    }
+}
+
+/* Names */
+
+const char *ptt_stat_object_name(const struct ptt_names *names, int32_t pid, uint64_t addr,
+                                 char *buf, size_t len)
+{
+    const char *n = ptt_names_object(names, pid, addr);
+    if (n)
+        return n;
+    snprintf(buf, len, "0x%" PRIx64, addr);
+    return buf;
+}
+
+const char *ptt_stat_thread_name(const struct ptt_names *names, int32_t pid, int32_t tid, char *buf,
+                                 size_t len)
+{
+    const char *n = ptt_names_thread(names, pid, tid);
+    if (n)
+        return n;
+    snprintf(buf, len, "%d", tid);
+    return buf;
+}
+
+const char *ptt_stat_on_name(const struct ptt_names *names, const struct ptt_stat_thread *t, int k,
+                             char *buf, size_t len)
+{
+    if (role_of(t->on[k].call) == R_JOIN) {
+        int32_t tid = ptt_names_pthread(names, t->pid, t->on[k].obj);
+        if (tid) {
+            char b[64];
+            snprintf(buf, len, "thread %s", ptt_stat_thread_name(names, t->pid, tid, b, sizeof b));
+            return buf;
+        }
+    }
+    return ptt_stat_object_name(names, t->pid, t->on[k].obj, buf, len);
+}
+
+/* Sorting */
+
+struct sort_ctx {
+    enum ptt_stat_sort key;
+    const struct ptt_names *names;
+};
+
+static int cmp_obj(const void *a, const void *b, void *arg)
+{
+    const struct sort_ctx *ctx = arg;
+    const struct ptt_stat_object *x = *(const struct ptt_stat_object *const *)a,
+                                 *y = *(const struct ptt_stat_object *const *)b;
+    uint64_t u, v;
+    switch (ctx->key) {
+    case PTT_STAT_SORT_HOLD: u = x->hold.total, v = y->hold.total; break;
+    case PTT_STAT_SORT_ACQ: u = x->acquisitions, v = y->acquisitions; break;
+    case PTT_STAT_SORT_CONTENDED: u = x->contended, v = y->contended; break;
+    case PTT_STAT_SORT_NAME: {
+        char b1[64], b2[64];
+        int c = strcmp(ptt_stat_object_name(ctx->names, x->pid, x->addr, b1, sizeof b1),
+                       ptt_stat_object_name(ctx->names, y->pid, y->addr, b2, sizeof b2));
+        if (c)
+            return c;
+        u = v = 0;
+        break;
+    }
+    default: u = x->wait.total, v = y->wait.total; break;
+    }
+    if (u != v)
+        return u < v ? 1 : -1;
+    if (x->addr != y->addr)
+        return x->addr > y->addr ? 1 : -1;
+    return (x->pid > y->pid) - (x->pid < y->pid); /* the same address in two processes */
+}
+
+static int cmp_thread(const void *a, const void *b)
+{
+    const struct ptt_stat_thread *x = *(const struct ptt_stat_thread *const *)a,
+                                 *y = *(const struct ptt_stat_thread *const *)b;
+    if (x->blocked != y->blocked)
+        return x->blocked < y->blocked ? 1 : -1;
+    if (x->tid != y->tid)
+        return x->tid > y->tid ? 1 : -1;
+    return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+struct ptt_stat_object **ptt_stats_objects(const struct ptt_stats *s, enum ptt_stat_sort key,
+                                           uint64_t kinds, const struct ptt_names *names, size_t *n)
+{
+    struct ptt_stat_object **v = malloc((s->objects.n + 1) * sizeof *v);
+    if (!v) {
+        fprintf(stderr, "ptt: out of memory\n");
+        exit(2);
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < s->objects.cap; i++) {
+        struct ptt_stat_object *o = ptt_hmap_slot(&s->objects, i);
+        if (o && (!kinds || ((kinds >> o->cls) & 1)))
+            v[k++] = o;
+    }
+    struct sort_ctx ctx = {key, names};
+    qsort_r(v, k, sizeof *v, cmp_obj, &ctx);
+    *n = k;
+    return v;
+}
+
+struct ptt_stat_thread **ptt_stats_threads(const struct ptt_stats *s, size_t *n)
+{
+    struct ptt_stat_thread **v = malloc((s->threads.n + 1) * sizeof *v);
+    if (!v) {
+        fprintf(stderr, "ptt: out of memory\n");
+        exit(2);
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < s->threads.cap; i++) {
+        struct thread *t = ptt_hmap_slot(&s->threads, i);
+        if (t)
+            v[k++] = &t->pub;
+    }
+    qsort(v, k, sizeof *v, cmp_thread);
+    *n = k;
+    return v;
+}
