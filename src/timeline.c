@@ -39,6 +39,13 @@ struct ended {
     int64_t ns;
 };
 
+/* A pthread_create and the thread it made, met in either order: the thread may start before the
+ * call returns its pthread_t, or after the creator entered another pthread_create. */
+struct created {
+    int state; /* 0 none, 1 returned (not started yet), 2 started (not returned yet) */
+    int64_t in_ns;
+};
+
 struct tproc {
     int32_t pid;
     int begun, ended;
@@ -49,7 +56,7 @@ struct tl {
     const struct ptt_tl_callbacks *cb;
     void *arg;
     struct ptt_names *names;
-    struct ptt_hmap threads, objects, ends, procs;
+    struct ptt_hmap threads, objects, ends, procs, created;
 };
 
 const char *ptt_tl_state_name(enum ptt_tl_state s)
@@ -179,14 +186,16 @@ static void thread_end(struct tl *t, struct tthread *th, int64_t ns)
     th->ended = 1;
 }
 
-/* A semaphore's value, as its wait, post and getvalue events read it (their field "value"). */
-static void sem_value(struct tl *t, const struct ptt_ev *ev, uint64_t sem)
+/* A semaphore's value, as its wait, post and getvalue events read it (their field "value"). in:
+ * the call's IN event, whose first field is the semaphore (not sem_open's: its flags). */
+static void sem_value(struct tl *t, const struct ptt_ev *ev, const struct ptt_ev *in)
 {
-    if (PTT_CLASS_OF(ev->id) != PTT_CLASS_sem || !t->cb->counter)
+    if (PTT_CLASS_OF(ev->id) != PTT_CLASS_sem || !t->cb->counter || !in->info || !in->nargs ||
+        !in->info->nfields || in->info->fields[0].type != PTT_F_OBJ)
         return;
     for (unsigned i = 0; i < ev->info->nargs && i < ev->nargs; i++)
         if (ev->info->fields[i].name_len == 5 && !memcmp(ev->info->fields[i].name, "value", 5)) {
-            t->cb->counter(t->arg, ev->pid, sem, PTT_CLASS_sem, "value", ev->ns,
+            t->cb->counter(t->arg, ev->pid, in->args[0], PTT_CLASS_sem, "value", ev->ns,
                            (int64_t)ev->args[i]);
             return;
         }
@@ -253,7 +262,7 @@ static void on_event(struct tl *t, const struct ptt_ev *ev)
         }
         default: break;
         }
-        sem_value(t, ev, a0);
+        sem_value(t, ev, ev);
         if (info->noreturn)
             return;
         if (th->nopen < MAX_OPEN) {
@@ -290,6 +299,14 @@ static void on_event(struct tl *t, const struct ptt_ev *ev)
             if (ok(ev))
                 owner(t, ev->pid, c.in.args[0], PTT_CLASS_OF(c.in.id), ev->tid, ev->ns, 1);
             break;
+        case PTT_EV_THREAD_CREATE_IN:
+            if (ok(ev) && ev->nargs > 1) {
+                struct created *cr =
+                    ptt_hmap_get(&t->created, ptt_key2((uint64_t)ev->pid, ev->args[1]), sizeof *cr);
+                cr->state = cr->state == 2 ? 0 : 1;
+                cr->in_ns = c.in.ns;
+            }
+            break;
         case PTT_EV_THREAD_JOIN_IN:
         case PTT_EV_THREAD_TIMEDJOIN_NP_IN:
         case PTT_EV_THREAD_TRYJOIN_NP_IN:
@@ -303,7 +320,7 @@ static void on_event(struct tl *t, const struct ptt_ev *ev)
             break;
         default: break;
         }
-        sem_value(t, ev, c.in.args[0]);
+        sem_value(t, ev, &c.in);
         return;
     }
     switch (ev->id) { /* STATE and META events */
@@ -354,9 +371,12 @@ static void on_event(struct tl *t, const struct ptt_ev *ev)
             th->self = ev->args[3];
             struct tthread *cr =
                 ptt_hmap_get(&t->threads, ptt_key2((uint64_t)ev->pid, ev->args[2]), 0);
+            struct created *made =
+                ptt_hmap_get(&t->created, ptt_key2((uint64_t)ev->pid, ev->args[3]), sizeof *made);
+            int64_t from = made->state == 1 ? made->in_ns : cr ? cr->last_create : 0;
+            made->state = made->state == 1 ? 0 : 2;
             if (cr)
-                link(t, PTT_TL_CREATE, ev->pid, cr->tid, cr->last_create, ev->tid, ev->ns,
-                     ev->args[3]);
+                link(t, PTT_TL_CREATE, ev->pid, cr->tid, from, ev->tid, ev->ns, ev->args[3]);
         }
         break;
     case PTT_EV_THREAD_END:
@@ -395,7 +415,7 @@ int ptt_timeline_run(const char *path, struct ptt_names *names, const struct ptt
     struct ptt_reader *r = ptt_reader_open(path, err, errlen);
     if (!r)
         return -1;
-    struct tl t = {cb, arg, names, {0}, {0}, {0}, {0}};
+    struct tl t = {cb, arg, names, {0}, {0}, {0}, {0}, {0}};
     struct ptt_ev ev;
     int64_t end = 0;
     while (ptt_reader_next(r, &ev)) {
@@ -422,5 +442,6 @@ int ptt_timeline_run(const char *path, struct ptt_names *names, const struct ptt
     ptt_hmap_free(&t.objects, NULL);
     ptt_hmap_free(&t.ends, NULL);
     ptt_hmap_free(&t.procs, NULL);
+    ptt_hmap_free(&t.created, NULL);
     return e ? -1 : 0;
 }
