@@ -269,6 +269,17 @@ void ptt_write_async(struct ptt_thread *t, uint16_t id, unsigned n, const uint64
     REAL(pthread_setcanceltype)(old, &old); /* a pending cancellation acts here, after it */
 }
 
+void ptt_report_lost(struct ptt_thread *t)
+{
+    /* Only where it fits: a TRACE_LOST dropped in turn would count as a lost event of the
+     * program's (the total, exact, is in the pool either way). */
+    if (!t->lost || !t->desc || t->pos + 32 > t->end)
+        return;
+    uint64_t lost = __atomic_exchange_n(&t->lost, 0, __ATOMIC_RELAXED);
+    if (lost)
+        PTT_REC(TRACE_LOST, lost);
+}
+
 void ptt_discard_partial(struct ptt_thread *t)
 {
     if (!t->desc || t->pos <= t->data)

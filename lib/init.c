@@ -105,6 +105,8 @@ __attribute__((constructor(101))) static void ptt_init(void)
  * daemon drains when the process is gone. */
 __attribute__((destructor(101))) static void ptt_fini(void)
 {
-    if (ptt_active)
+    if (ptt_active) {
+        ptt_report_lost(&ptt_self);
         ptt_thread_release(&ptt_self);
+    }
 }

@@ -22,6 +22,9 @@ void ptt_forget_pool(void);
  * and clear what the cut event had written, so no stale word is ever read as a header. */
 void ptt_discard_partial(struct ptt_thread *t);
 
+/* Record TRACE_LOST for the events this thread dropped and has not reported yet. */
+void ptt_report_lost(struct ptt_thread *t);
+
 /* Hand the calling thread's sub-buffer to the daemon (its thread ends, or the process exits). */
 void ptt_thread_release(struct ptt_thread *t);
 

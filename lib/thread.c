@@ -51,6 +51,7 @@ static void thread_end(void *arg)
         t->nest = 0;
     }
     if (ptt_on()) {
+        ptt_report_lost(t);
         int how = c->returned ? END_RETURN : t->exiting ? END_EXIT : END_CANCEL;
         uint64_t v = how == END_RETURN ? PTT_U(c->value)
                      : how == END_EXIT ? t->exit_value

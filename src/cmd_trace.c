@@ -298,6 +298,7 @@ int cmd_trace(int argc, char **argv)
     }
     if (events && parse_classes(events, &cfg.class_mask))
         return PTT_EXIT_USAGE;
+    cfg.class_mask &= ptt_all_classes();
     if (!cfg.size)
         cfg.size = default_pool_size();
     char **prog = argv + optind;
@@ -402,12 +403,12 @@ int cmd_trace(int argc, char **argv)
         s.exec_errno = 0;
     close(pipefd[0]);
     char pidinfo[64];
-    snprintf(pidinfo, sizeof pidinfo, "\npid=%d", (int)s.child);
+    snprintf(pidinfo, sizeof pidinfo, "pid=%d\n", (int)s.child);
     size_t il = strlen(s.info);
     s.info = realloc(s.info, il + sizeof pidinfo);
     memcpy(s.info + il, pidinfo, strlen(pidinfo) + 1);
     if (!s.flight)
-        ptt_writer_info(&s.w, pidinfo + 1);
+        ptt_writer_info(&s.w, pidinfo);
 
     int code = ptt_session_run(&s);
     if (s.exec_errno) { /* the file records nothing but the failure, which we say here */

@@ -67,7 +67,9 @@ static const struct {
     {"canceltype", PTT_F_CANCELTYPE},
     {"signo", PTT_F_SIGNO},
     {"sighow", PTT_F_SIGHOW},
-    {"classes", PTT_F_CLASSES}, {"site", PTT_F_SITE}, {"frames", PTT_F_FRAMES},
+    {"classes", PTT_F_CLASSES},
+    {"site", PTT_F_SITE},
+    {"frames", PTT_F_FRAMES},
     {"dumpwhy", PTT_F_DUMPWHY},
     {"sigset", PTT_F_SIGSET},
     {"sigev", PTT_F_SIGEV},
@@ -178,12 +180,18 @@ const char *ptt_kind_name(enum ptt_kind k)
     return names[k];
 }
 
+uint64_t ptt_all_classes(void)
+{
+    uint64_t all = 0;
+    for (size_t i = 0; i < sizeof classes / sizeof classes[0]; i++)
+        all |= 1ull << classes[i].number;
+    return all;
+}
+
 const char *ptt_class_list(char *buf, size_t len, uint64_t mask)
 {
     size_t o = 0, n = sizeof classes / sizeof classes[0];
-    uint64_t all = 0;
-    for (size_t i = 0; i < n; i++)
-        all |= 1ull << classes[i].number;
+    uint64_t all = ptt_all_classes();
     buf[0] = 0;
     if ((mask & all) == all)
         return snprintf(buf, len, "all"), buf;

@@ -82,6 +82,8 @@ const struct ptt_classinfo *ptt_classes(unsigned *n);
 /* Class number by name, -1 if unknown. */
 int ptt_class_number(const char *name);
 const char *ptt_kind_name(enum ptt_kind k);
+/* The mask of every class of the table. */
+uint64_t ptt_all_classes(void);
 /* "mutex,cond" for a class mask ("none" for 0, "all" when every class is in). */
 const char *ptt_class_list(char *buf, size_t len, uint64_t mask);
 /* A class list ("all", "mutex,cond", ...) as a mask; -1 and *bad set to the unknown name. */

@@ -10,14 +10,14 @@
 #include "writer.h"
 
 struct fchunk {
-    struct fchunk *next;
+    struct fchunk *next, *prev;
     uint32_t len;
     struct ptt_rec_chunk c;
     uint8_t data[];
 };
 
 struct queue {
-    struct fchunk *head, *tail;
+    struct fchunk *head, *tail; /* the window: by the time its events start, oldest first */
 };
 
 struct ptt_flight {
@@ -35,14 +35,23 @@ struct ptt_flight *ptt_flight_new(uint64_t size)
     return f;
 }
 
+/* Insert k in time order. Chunks arrive nearly in order (ptt trace drains sub-buffers in
+ * pool order, not time order), so the place is found from the end. */
 static void push(struct queue *q, struct fchunk *k)
 {
-    k->next = NULL;
-    if (q->tail)
-        q->tail->next = k;
+    struct fchunk *after = q->tail;
+    while (after && (int64_t)(after->c.base_ts - k->c.base_ts) > 0)
+        after = after->prev;
+    k->prev = after;
+    k->next = after ? after->next : q->head;
+    if (k->next)
+        k->next->prev = k;
+    else
+        q->tail = k;
+    if (after)
+        after->next = k;
     else
         q->head = k;
-    q->tail = k;
 }
 
 void ptt_flight_add(void *arg, const struct ptt_rec_chunk *c, const void *data, uint32_t len,
@@ -63,9 +72,10 @@ void ptt_flight_add(void *arg, const struct ptt_rec_chunk *c, const void *data, 
     }
     push(&f->window, k);
     f->used += len;
-    while (f->used > f->size && f->window.head != k) {
+    while (f->used > f->size && f->window.head != f->window.tail) { /* the oldest go */
         struct fchunk *old = f->window.head;
         f->window.head = old->next;
+        f->window.head->prev = NULL;
         f->used -= old->len;
         f->dropped += old->c.nevents;
         free(old);

@@ -105,6 +105,7 @@ struct ptt_names {
     struct map pthreads; /* (pid, pthread_t) -> tid */
     struct map starts;   /* (pid, symbol hash) -> threads started there */
     struct map setname;  /* (pid, tid) -> pending name of a pthread_setname_np (num: target) */
+    struct map early;    /* (pid, pthread_t) -> the name set before that thread started */
     struct map born;     /* (pid, addr) -> where it was initialized or first used: str "class",
                             num the site; a second key bit marks an init */
     struct user_name *user;
@@ -208,6 +209,13 @@ void ptt_names_event(struct ptt_names *n, const struct ptt_ev *ev)
         if (e)
             e->num = (uint64_t)ev->tid;
         uint64_t key = mix((uint64_t)ev->pid, (uint64_t)ev->tid);
+        struct entry *early = map_get(&n->early, mix((uint64_t)ev->pid, ev->args[3]), 0);
+        if (early && early->str) { /* its creator named it before it ran */
+            map_set(&n->threads, key, early->str);
+            free(early->str);
+            early->str = NULL;
+            break;
+        }
         if (map_get(&n->threads, key, 0))
             break; /* named already (a thread id reused: keep the first name) */
         char func[256], file[128];
@@ -244,8 +252,10 @@ void ptt_names_event(struct ptt_names *n, const struct ptt_ev *ev)
             break;
         if (ev->nargs && ev->args[0] == 0) {
             struct entry *t = map_get(&n->pthreads, mix((uint64_t)ev->pid, e->num), 0);
-            int32_t tid = t ? (int32_t)t->num : ev->tid;
-            map_set(&n->threads, mix((uint64_t)ev->pid, (uint64_t)tid), e->str);
+            if (t) /* the target, by its pthread_t */
+                map_set(&n->threads, mix((uint64_t)ev->pid, t->num), e->str);
+            else /* not started yet: named when it starts */
+                map_set(&n->early, mix((uint64_t)ev->pid, e->num), e->str);
         }
         free(e->str);
         e->str = NULL;
@@ -427,6 +437,7 @@ void ptt_names_free(struct ptt_names *n)
     map_free(&n->starts);
     map_free(&n->setname);
     map_free(&n->born);
+    map_free(&n->early);
     for (size_t i = 0; i < n->nuser; i++) {
         free(n->user[i].symbol);
         free(n->user[i].name);

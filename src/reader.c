@@ -494,6 +494,8 @@ static int before(struct ptt_reader *r, size_t a, size_t b)
     const struct ptt_ev *x = &r->streams[a].next, *y = &r->streams[b].next;
     if (x->ticks != y->ticks)
         return (int64_t)(x->ticks - y->ticks) < 0;
+    if (!x->serial != !y->serial) /* ptt trace's own (a process's end) after its threads' */
+        return x->serial != 0;
     return a < b;
 }
 

@@ -90,7 +90,7 @@ static void control(void *arg, const char *req, char *reply, size_t len)
             snprintf(reply, len, "error: unknown event class '%s'\n", bad);
             return;
         }
-        s->class_mask = m;
+        s->class_mask = m & ptt_all_classes();
         apply_masks(s);
         snprintf(reply, len, "ok: events %s\n", ptt_class_list(cls, sizeof cls, m));
     } else if (!strcmp(req, "dump")) {
@@ -246,11 +246,13 @@ int ptt_session_run(struct ptt_session *s)
                 "sub-buffer (a larger --buffer avoids it)\n",
                 (double)wait_ns / 1e6, (unsigned long long)waits);
     if (lost)
-        fprintf(stderr, "ptt: warning: %llu events were dropped: the pool was exhausted (%s)\n",
+        fprintf(stderr,
+                "ptt: warning: %llu events were dropped (%s); TRACE_LOST events show where\n",
                 (unsigned long long)lost,
                 s->overflow == PTT_OVERFLOW_DISCARD
-                    ? "--overflow=discard"
-                    : "every sub-buffer held by a live thread; a larger --buffer avoids it");
+                    ? "--overflow=discard: the pool was full"
+                    : "signal handlers recording while their thread switched sub-buffers, or "
+                      "more live threads than sub-buffers");
     fprintf(stderr, "ptt: wrote %llu events (%llu bytes) to %s, %llu lost\n",
             (unsigned long long)written, (unsigned long long)bytes, s->output,
             (unsigned long long)lost);

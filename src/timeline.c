@@ -110,6 +110,10 @@ static void owner(struct tl *t, int32_t pid, uint64_t addr, int cls, int32_t tid
             o->owner_depth++; /* recursive */
             return;
         }
+        /* Still held by another thread: its release is in the trace a few ns later (time
+         * stamps of different CPUs) and will find it no longer the owner. Free it now. */
+        if (o->owner && t->cb->owner)
+            t->cb->owner(t->arg, pid, addr, cls, 0, ns);
         o->owner = tid;
         o->owner_depth = 1;
     } else {

@@ -448,3 +448,7 @@ def expected_counts(threads, iters, rounds):
     for name in ("BARRIER_WAIT_IN", "BARRIER_WAIT_OUT", "BARRIER_RELEASED"):
         c[name] = threads * rounds
     return c
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "large: a long test run only with PTT_LARGE_TESTS=1")

@@ -19,7 +19,8 @@ def mask(*classes):
 
 
 # The default is every class but key, those a newer ptt may add included: every bit but key's.
-ALL = hex((1 << 64) - 1 - (1 << CLASSES.index("key")))
+# Every class of the table but key (off by default).
+ALL = hex(sum(1 << i for i, c in enumerate(CLASSES) if c != "key"))
 MUTEX = mask("meta", "mutex")
 META = mask("meta")
 

@@ -69,9 +69,6 @@ def burst(tmp_path, name, n1, n2):
     return live
 
 
-@pytest.mark.xfail(strict=True, reason="the flight recorder keeps the sub-buffers that reached "
-                   "ptt trace last, in the pool's order, not the newest: the window misses the "
-                   "end of the run, or has a gap")
 def test_window_is_the_newest(tmp_path):
     """The window holds the newest events: the last values of the sequence, contiguous up to
     the end, then the program's last call and its end."""

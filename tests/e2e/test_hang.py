@@ -65,11 +65,10 @@ def test_abba_kill_on_hang(tmp_path):
     assert "ptt: killing the program (--kill-on-hang)" in t.stderr.splitlines()
     check_hang_events(t, out, 1.0)
     pid = int(out["pid"])
-    # ptt view closes the calls the kill cut short right after the process's end, at its time:
-    # the main thread's too, which check_calls would take for an end inside a call.
-    assert t.thread(pid)[-2:] == [E("PROCESS_EXIT", "signal=9"),
-                                  E("TRACE_UNFINISHED", "THREAD_JOIN_IN")]
-    check_calls([e for e in t.events if e.name != "PROCESS_EXIT"])
+    # ptt view closes the calls the kill cut short at the process's end, just before it.
+    assert t.thread(pid)[-2:] == [E("TRACE_UNFINISHED", "THREAD_JOIN_IN"),
+                                  E("PROCESS_EXIT", "signal=9")]
+    check_calls(t.events)
     for tid in (out["tid_t1"], out["tid_t2"]):
         assert t.thread(tid)[-1] == E("TRACE_UNFINISHED", "MUTEX_LOCK_IN")
 
