@@ -48,7 +48,8 @@ struct ptt_pool {
     uint64_t desc_offset; /* from the start of the pool */
     uint64_t data_offset;
     uint64_t total_size;
-    uint64_t class_mask_unused;
+    uint32_t backtrace_depth; /* --backtrace=N: frames recorded before each sited event */
+    uint32_t pad1;
     uint8_t pad0[64];
 
     /* What is recorded, read on every event and written only by the daemon (ptt ctl): bit n of

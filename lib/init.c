@@ -25,6 +25,8 @@ static char pool_name[64];
 PTT_REAL_FUNCS(PTT_DEFINE_REAL)
 #undef PTT_DEFINE_REAL
 
+void ptt_backtrace_init(unsigned depth);
+
 void ptt_resolve(void)
 {
 #define PTT_RESOLVE(ret, name, params) \
@@ -94,6 +96,7 @@ __attribute__((constructor(101))) static void ptt_init(void)
     snprintf(pool_name, sizeof pool_name, "%s", name);
     ptt_clock_tsc = ptt_pool->clock == PTT_CLOCK_TSC;
     ptt_masks = ptt_pool->masks;
+    ptt_backtrace_init(ptt_pool->backtrace_depth);
     ptt_pid = (int)getpid();
     pthread_atfork(0, 0, atfork_child);
     ptt_active = 1;

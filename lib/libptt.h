@@ -42,8 +42,15 @@ static inline int ptt_timeout_ok(clockid_t clock, const struct timespec *ts)
            ts->tv_nsec < 1000000000;
 }
 
-/* Where the program called the interposed routine: its return address (a site field). */
-#define PTT_SITE PTT_U(__builtin_return_address(0))
+/* Where the program called the interposed routine: its return address (a site field). With
+ * --backtrace=N, the event is preceded by a BACKTRACE of N frames. */
+static inline uint64_t ptt_site(uint64_t ret)
+{
+    if (__builtin_expect(ptt_backtrace_depth != 0, 0))
+        ptt_record_backtrace();
+    return ret;
+}
+#define PTT_SITE ptt_site(PTT_U(__builtin_return_address(0)))
 
 /* errno after a routine that returned -1, for its OUT event; 0 otherwise. */
 #define PTT_ERRNO(failed) ((uint64_t)((failed) ? errno : 0))

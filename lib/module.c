@@ -2,6 +2,7 @@
  * and after each dlopen, so that the tools can name functions and variables at decode time. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <execinfo.h>
 #include <link.h>
 #include <unistd.h>
 
@@ -60,4 +61,31 @@ PTT_EXPORT void ptt_name_object(const void *object, const char *name)
 {
     if (ptt_on())
         PTT_REC_STR(OBJECT_NAME, name, PTT_U(object));
+}
+
+/* --backtrace=N: the frames of the program's call, innermost first (f[0] is here, f[1] in the
+ * interposer). backtrace() is warmed up at start (ptt_backtrace_init): its first call loads
+ * the unwinder, which allocates. */
+#define PTT_MAX_FRAMES 32
+unsigned ptt_backtrace_depth;
+
+void ptt_record_backtrace(void)
+{
+    void *f[PTT_MAX_FRAMES + 2];
+    int n = backtrace(f, (int)ptt_backtrace_depth + 2);
+    uint64_t a[PTT_MAX_FRAMES];
+    unsigned k = 0;
+    for (int i = 2; i < n && k < PTT_MAX_FRAMES; i++)
+        a[k++] = PTT_U(f[i]);
+    if (k && PTT_RECORDS(BACKTRACE))
+        ptt_write(&ptt_self, PTT_EV_BACKTRACE, k, a);
+}
+
+void ptt_backtrace_init(unsigned depth)
+{
+    void *f[4];
+    if (!depth)
+        return;
+    backtrace(f, 4);
+    ptt_backtrace_depth = depth > PTT_MAX_FRAMES ? PTT_MAX_FRAMES : depth;
 }

@@ -45,15 +45,17 @@ struct ptt_thread {
 extern __thread struct ptt_thread ptt_self __attribute__((tls_model("initial-exec")));
 
 /* Process-wide state, written at start-up, fork and daemon death; read on every event. */
-extern int ptt_active;              /* 1 while recording */
-extern int ptt_clock_tsc;           /* time stamps from the TSC (else CLOCK_MONOTONIC) */
-extern _Atomic uint64_t *ptt_masks; /* the pool's masks (common/pool.h) */
+extern int ptt_active;               /* 1 while recording */
+extern int ptt_clock_tsc;            /* time stamps from the TSC (else CLOCK_MONOTONIC) */
+extern _Atomic uint64_t *ptt_masks;  /* the pool's masks (common/pool.h) */
+extern unsigned ptt_backtrace_depth; /* --backtrace=N, 0: none */
 
 void ptt_record_slow(struct ptt_thread *t, uint16_t id, unsigned n, const uint64_t *a);
 void ptt_record_nested(struct ptt_thread *t, uint16_t id, unsigned n, const uint64_t *a);
 void ptt_unpark(struct ptt_thread *t);
 void ptt_write_async(struct ptt_thread *t, uint16_t id, unsigned n, const uint64_t *a);
 void ptt_drop(struct ptt_thread *t);
+void ptt_record_backtrace(void);
 
 static inline uint64_t ptt_now(void)
 {
@@ -165,9 +167,10 @@ static inline __attribute__((always_inline)) void ptt_write(struct ptt_thread *t
 #define PTT_REC(name, ...)                                                                       \
     do {                                                                                         \
         _Static_assert(PTT_NARGS_(__VA_ARGS__) == PTT_NARGS_##name, "argument count of " #name); \
-        const uint64_t ptt_a_[] = {0, __VA_ARGS__};                                              \
-        if (PTT_RECORDS(name))                                                                   \
+        if (PTT_RECORDS(name)) {                                                                 \
+            const uint64_t ptt_a_[] = {0, __VA_ARGS__};                                          \
             ptt_write(&ptt_self, PTT_EV_##name, PTT_NARGS_##name, ptt_a_ + 1);                   \
+        }                                                                                        \
     } while (0)
 #define PTT_REC0(name)                                                     \
     do {                                                                   \

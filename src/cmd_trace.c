@@ -44,6 +44,8 @@ static const char usage_text[] =
     "      --level=LEVEL      full (default): calls and what happens inside them; light:\n"
     "                         calls only (_IN, _OUT)\n"
     "      --start-stopped    record nothing until 'ptt ctl SESSION start'\n"
+    "      --backtrace=N      record N frames of the program's stack before each lock, wait,\n"
+    "                         post, init, create and join (BACKTRACE; costs an unwind)\n"
     "      --hang-timeout=S   report a hang when no thread records an event for S seconds\n"
     "                         while some are blocked in a call\n"
     "      --kill-on-hang     then end the program (with --hang-timeout)\n"
@@ -176,19 +178,33 @@ static double measure_hz(int tsc, uint64_t *t0, uint64_t *m0)
 
 int cmd_trace(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"output", required_argument, 0, 'o'},   {"events", required_argument, 0, 'e'},
-        {"buffer", required_argument, 0, 'b'},   {"subbuffer", required_argument, 0, 's'},
-        {"overflow", required_argument, 0, 'O'}, {"clock", required_argument, 0, 'c'},
-        {"no-follow", no_argument, 0, 'n'},      {"list", no_argument, 0, 'l'},
-        {"quiet", no_argument, 0, 'q'},          {"hang-timeout", required_argument, 0, 'H'},
-        {"kill-on-hang", no_argument, 0, 'K'},   {"flight-recorder", required_argument, 0, 'F'},
-        {"start-stopped", no_argument, 0, 'S'},  {"level", required_argument, 0, 'L'},
-        {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
+    static const struct option opts[] = {{"output", required_argument, 0, 'o'},
+                                         {"events", required_argument, 0, 'e'},
+                                         {"buffer", required_argument, 0, 'b'},
+                                         {"subbuffer", required_argument, 0, 's'},
+                                         {"overflow", required_argument, 0, 'O'},
+                                         {"clock", required_argument, 0, 'c'},
+                                         {"no-follow", no_argument, 0, 'n'},
+                                         {"list", no_argument, 0, 'l'},
+                                         {"quiet", no_argument, 0, 'q'},
+                                         {"hang-timeout", required_argument, 0, 'H'},
+                                         {"kill-on-hang", no_argument, 0, 'K'},
+                                         {"flight-recorder", required_argument, 0, 'F'},
+                                         {"start-stopped", no_argument, 0, 'S'},
+                                         {"level", required_argument, 0, 'L'},
+                                         {"backtrace", required_argument, 0, 'B'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
     const char *output = NULL, *events = getenv("PTT_EVENTS");
     /* Default: every class but key (getspecific and setspecific are hot in real programs). */
-    struct ptt_pool_config cfg = {
-        0, 32u << 10, tsc_invariant(), PTT_OVERFLOW_BLOCK, ~0ull & ~(1ull << PTT_CLASS_key), 0, 0};
+    struct ptt_pool_config cfg = {0,
+                                  32u << 10,
+                                  tsc_invariant(),
+                                  PTT_OVERFLOW_BLOCK,
+                                  ptt_all_classes() & ~(1ull << PTT_CLASS_key),
+                                  0,
+                                  0,
+                                  0};
     int follow = 1, quiet = 0, kill_on_hang = 0;
     uint64_t hang_ns = 0, flight_size = 0;
     const char *bufenv = getenv("PTT_BUFFER");
@@ -277,6 +293,16 @@ int cmd_trace(int argc, char **argv)
             flight_size = (uint64_t)v;
             break;
         case 'S': cfg.stopped = 1; break;
+        case 'B': {
+            char *end;
+            long n = strtol(optarg, &end, 10);
+            if (*end || n < 0 || n > 32) {
+                ptt_warn("trace", "--backtrace=%s: give a number of frames from 0 to 32", optarg);
+                return PTT_EXIT_USAGE;
+            }
+            cfg.backtrace = (unsigned)n;
+            break;
+        }
         case 'L':
             if (strcmp(optarg, "light") && strcmp(optarg, "full")) {
                 ptt_warn("trace", "--level=%s: use light or full", optarg);

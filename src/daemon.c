@@ -71,6 +71,7 @@ int ptt_daemon_create(struct ptt_daemon *d, const struct ptt_pool_config *c, cha
     p->clock = c->clock_tsc ? PTT_CLOCK_TSC : PTT_CLOCK_MONO;
     p->overflow = (uint32_t)c->overflow;
     p->daemon_pid = (int32_t)getpid();
+    p->backtrace_depth = c->backtrace;
     p->desc_offset = head;
     p->data_offset = data;
     p->total_size = total;

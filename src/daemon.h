@@ -33,6 +33,7 @@ struct ptt_pool_config {
     uint64_t class_mask;
     int light;   /* record calls only, no STATE events */
     int stopped; /* start with recording off (ptt ctl start) */
+    unsigned backtrace; /* --backtrace=N */
 };
 
 /* Create and map the pool, its memory reserved up front so that a full /dev/shm is an error
