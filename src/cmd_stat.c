@@ -61,6 +61,31 @@ static void fmt_ns(char *buf, size_t len, uint64_t ns)
         snprintf(buf, len, "%.2fs", (double)ns / 1e9);
 }
 
+/* An object's call sites that waited, most first (indexes into o->sites); their number. */
+static int sites_by_wait(const struct ptt_stat_object *o, int *idx)
+{
+    int n = 0;
+    for (int i = 0; i < PTT_STAT_MAX_SITES; i++)
+        if (o->sites[i].waits)
+            idx[n++] = i;
+    for (int i = 1; i < n; i++) /* insertion sort: a few at most */
+        for (int j = i; j > 0 && o->sites[idx[j]].ns > o->sites[idx[j - 1]].ns; j--) {
+            int x = idx[j];
+            idx[j] = idx[j - 1];
+            idx[j - 1] = x;
+        }
+    return n;
+}
+
+static const char *site_name(const struct ptt_stat_object *o, int k, char *buf, size_t len)
+{
+    const char *n = ptt_names_site(names, o->pid, o->sites[k].site);
+    if (n)
+        return n;
+    snprintf(buf, len, "0x%" PRIx64, o->sites[k].site);
+    return buf;
+}
+
 static const char usage_text[] =
     "usage: ptt stat [OPTIONS] FILE\n"
     "Contention, wait and hold times of every mutex, rwlock, spinlock, semaphore, condvar and\n"
@@ -196,6 +221,15 @@ int cmd_stat(int argc, char **argv)
                     putchar(',');
                 json_str(stdout, thread_name(o->pid, o->users[k], b2, sizeof b2));
             }
+            printf("],\"sites\":[");
+            int idx[PTT_STAT_MAX_SITES], ns = sites_by_wait(o, idx);
+            for (int k = 0; k < ns; k++) {
+                printf("%s{\"site\":", k ? "," : "");
+                json_str(stdout, site_name(o, idx[k], b2, sizeof b2));
+                printf(",\"address\":\"0x%" PRIx64 "\",\"waits\":%" PRIu64 ",\"wait_ns\":%" PRIu64
+                       "}",
+                       o->sites[idx[k]].site, o->sites[idx[k]].waits, o->sites[idx[k]].ns);
+            }
             printf("]}");
         }
         printf("],\"threads\":[");
@@ -220,7 +254,7 @@ int cmd_stat(int argc, char **argv)
     } else if (fmt == 2) {
         printf("kind,name,address,pid,acquisitions,contended,wait_total_ns,wait_mean_ns,"
                "wait_p50_ns,wait_p99_ns,wait_max_ns,hold_total_ns,hold_mean_ns,hold_p50_ns,"
-               "hold_p99_ns,hold_max_ns\n");
+               "hold_p99_ns,hold_max_ns,top_site\n");
         for (size_t i = 0; i < shown_o; i++) {
             struct ptt_stat_object *o = ov[i];
             const char *n = obj_name(o, b1, sizeof b1);
@@ -233,7 +267,8 @@ int cmd_stat(int argc, char **argv)
                 printf(",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64, hs[k]->total,
                        hs[k]->n ? hs[k]->total / hs[k]->n : 0, ptt_stat_pct(hs[k], 0.5),
                        ptt_stat_pct(hs[k], 0.99), hs[k]->max);
-            putchar('\n');
+            int idx[PTT_STAT_MAX_SITES];
+            printf(",%s\n", sites_by_wait(o, idx) ? site_name(o, idx[0], b2, sizeof b2) : "");
         }
     } else {
         printf("%s: %" PRIu64 " events, %.6f s\n\n", path, nevents, (double)end_ns / 1e9);
@@ -255,6 +290,22 @@ int cmd_stat(int argc, char **argv)
                 printf("%s%s", k ? "," : "", thread_name(o->pid, o->users[k], b2, sizeof b2));
             if (o->more_users)
                 printf(",+%u", o->more_users);
+            putchar('\n');
+        }
+        int titled = 0; /* where the waits come from, for the objects shown */
+        for (size_t i = 0; i < shown_o; i++) {
+            struct ptt_stat_object *o = ov[i];
+            int idx[PTT_STAT_MAX_SITES], ns = sites_by_wait(o, idx);
+            if (!ns)
+                continue;
+            if (!titled++)
+                printf("\ncall sites that waited most:\n");
+            printf("  %s:", obj_name(o, b1, sizeof b1));
+            for (int k = 0; k < ns; k++) {
+                fmt_ns(w1, sizeof w1, o->sites[idx[k]].ns);
+                printf("%s %s (%" PRIu64 " waits, %s)", k ? "," : "",
+                       site_name(o, idx[k], b2, sizeof b2), o->sites[idx[k]].waits, w1);
+            }
             putchar('\n');
         }
         printf("\n%-8s %-20s %10s %10s  %s\n", "pid", "thread", "lifetime", "blocked",

@@ -13,6 +13,7 @@ struct call {
     uint16_t id;
     uint64_t obj, obj2; /* the object; a condvar wait's mutex */
     uint64_t t_in;
+    uint64_t site; /* where the program called it */
     int contended;
 };
 
@@ -220,6 +221,34 @@ static int out_ok(const struct ptt_ev *ev)
     return ev->nargs && (ev->args[0] == 0 || (int64_t)ev->args[0] == EOWNERDEAD);
 }
 
+/* The site field of an event (its return address), 0 if it has none. */
+static uint64_t site_of(const struct ptt_ev *ev)
+{
+    for (unsigned i = 0; ev->info && i < ev->info->nargs && i < ev->nargs; i++)
+        if (ev->info->fields[i].type == PTT_F_SITE)
+            return ev->args[i];
+    return 0;
+}
+
+/* Wait time by call site: the sites that waited most are kept (a few per object). */
+static void site_wait(struct ptt_stat_object *o, uint64_t site, uint64_t ns)
+{
+    if (!site)
+        return;
+    int min = 0;
+    for (int i = 0; i < PTT_STAT_MAX_SITES; i++) {
+        if (o->sites[i].waits && o->sites[i].site == site) {
+            o->sites[i].ns += ns;
+            o->sites[i].waits++;
+            return;
+        }
+        if (o->sites[i].ns < o->sites[min].ns)
+            min = i;
+    }
+    if (!o->sites[min].waits || ns > o->sites[min].ns)
+        o->sites[min].site = site, o->sites[min].ns = ns, o->sites[min].waits = 1;
+}
+
 static void close_call(struct ptt_stats *s, struct thread *t, const struct ptt_ev *ev,
                        struct call *c, int ended)
 {
@@ -241,8 +270,10 @@ static void close_call(struct ptt_stats *s, struct thread *t, const struct ptt_e
             if (r != R_SEMWAIT)
                 hold_start(t, c->obj, now);
         }
-        if (r != R_TRYLOCK && (c->contended || ended))
+        if (r != R_TRYLOCK && (c->contended || ended)) {
             blocked_on(&t->pub, c->obj, c->id, dur);
+            site_wait(o, c->site, dur);
+        }
         break;
     }
     case R_CONDWAIT: {
@@ -252,6 +283,7 @@ static void close_call(struct ptt_stats *s, struct thread *t, const struct ptt_e
         o->acquisitions++;
         o->contended++;
         blocked_on(&t->pub, c->obj, c->id, dur);
+        site_wait(o, c->site, dur);
         if (!ended && ev->nargs && (ev->args[0] == 0 || ev->args[0] == ETIMEDOUT))
             hold_start(t, c->obj2, now); /* the mutex, held again */
         break;
@@ -263,6 +295,7 @@ static void close_call(struct ptt_stats *s, struct thread *t, const struct ptt_e
         o->acquisitions++;
         o->contended++;
         blocked_on(&t->pub, c->obj, c->id, dur);
+        site_wait(o, c->site, dur);
         break;
     }
     case R_JOIN:
@@ -293,9 +326,12 @@ void ptt_stats_event(struct ptt_stats *s, const struct ptt_ev *ev)
         if (r == R_CONDWAIT && ev->nargs > 1) /* releases the mutex while it waits */
             hold_end(s, t, ev->pid, ev->args[1], (uint64_t)ev->ns, 1);
         if (r != R_NONE && t->nopen < MAX_OPEN)
-            t->open[t->nopen++] =
-                (struct call){ev->id, ev->nargs ? ev->args[0] : 0, ev->nargs > 1 ? ev->args[1] : 0,
-                              (uint64_t)ev->ns, 0};
+            t->open[t->nopen++] = (struct call){ev->id,
+                                                ev->nargs ? ev->args[0] : 0,
+                                                ev->nargs > 1 ? ev->args[1] : 0,
+                                                (uint64_t)ev->ns,
+                                                site_of(ev),
+                                                0};
         return;
     }
     switch (ev->id) {

@@ -21,6 +21,7 @@ struct ptt_stat_hist {
 };
 
 #define PTT_STAT_MAX_USERS 8
+#define PTT_STAT_MAX_SITES 4
 struct ptt_stat_object {
     int32_t pid;
     uint64_t addr;
@@ -29,6 +30,9 @@ struct ptt_stat_object {
     struct ptt_stat_hist wait, hold;
     int32_t users[PTT_STAT_MAX_USERS]; /* the first threads that used it */
     unsigned nusers, more_users;
+    struct {
+        uint64_t site, ns, waits;
+    } sites[PTT_STAT_MAX_SITES]; /* the call sites that waited most (approximately) */
 };
 
 #define PTT_STAT_MAX_ON 4
