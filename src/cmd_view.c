@@ -26,7 +26,7 @@ static const char usage_text[] =
     "      --pid=PID,...    processes\n"
     "      --tid=TID|NAME,...  threads, by id or name (main, producer#2, a set name)\n"
     "      --object=ADDR|NAME,...  events on these objects\n"
-    "      --event=NAME,... events by name or glob (MUTEX_*)\n"
+    "      --event=NAME,... events by name or glob (MUTEX_*); !NAME leaves them out\n"
     "      --kind=KIND,...  objects of these kinds (mutex, cond, ...: 'ptt trace --list')\n"
     "      --from=SECONDS, --to=SECONDS  a time span, since the start of the trace\n";
 

@@ -17,9 +17,11 @@ struct ptt_filter {
     char *tid_names[MAXV]; /* thread names, matched through names */
     uint64_t objs[MAXV];
     char *obj_names[MAXV];
-    char *events[MAXV]; /* names or globs */
-    uint64_t kinds;     /* classes; 0: any */
-    int64_t from, to;   /* ns; to < 0: none */
+    char *events[MAXV];     /* names or globs */
+    char *not_events[MAXV]; /* !NAME: left out */
+    int nnot;
+    uint64_t kinds;   /* classes; 0: any */
+    int64_t from, to; /* ns; to < 0: none */
     const struct ptt_names *names;
 };
 
@@ -80,18 +82,23 @@ int ptt_filter_add(struct ptt_filter *f, const char *what, const char *value, ch
             f->objs[f->nobj] = numeric ? (uint64_t)strtoull(tok, NULL, 0) : 0;
             f->obj_names[f->nobj++] = numeric ? NULL : strdup(tok);
         } else if (!strcmp(what, "event")) {
-            if (f->nevent == MAXV)
+            int not = tok[0] == '!';
+            const char *glob = tok + not ;
+            if ((not ? f->nnot : f->nevent) == MAXV)
                 goto bad;
             int known = 0;
             unsigned ne;
             const struct ptt_evinfo *all = ptt_evinfo_all(&ne);
             for (unsigned i = 0; i < ne && !known; i++)
-                known = !fnmatch(tok, all[i].name, 0);
+                known = !fnmatch(glob, all[i].name, 0);
             if (!known) {
                 snprintf(err, errlen, "--event=%s: no event is named so (docs/events.md)", tok);
                 return -1;
             }
-            f->events[f->nevent++] = strdup(tok);
+            if (not )
+                f->not_events[f->nnot++] = strdup(glob);
+            else
+                f->events[f->nevent++] = strdup(glob);
         } else if (!strcmp(what, "kind")) {
             int c = ptt_class_number(tok);
             if (c < 0) {
@@ -158,13 +165,15 @@ int ptt_filter_match(const struct ptt_filter *f, const struct ptt_ev *ev)
         if (!ok)
             return 0;
     }
-    if (f->nevent) {
-        int ok = 0;
+    if (f->nevent || f->nnot) {
+        int ok = !f->nevent;
         char nb[32];
         const char *name =
             ev->info ? ev->info->name : (snprintf(nb, sizeof nb, "UNKNOWN_0x%04x", ev->id), nb);
         for (int k = 0; k < f->nevent && !ok; k++)
             ok = !fnmatch(f->events[k], name, 0);
+        for (int k = 0; k < f->nnot && ok; k++)
+            ok = fnmatch(f->not_events[k], name, 0) != 0;
         if (!ok)
             return 0;
     }
@@ -188,5 +197,7 @@ void ptt_filter_free(struct ptt_filter *f)
         free(f->obj_names[k]);
     for (int k = 0; k < f->nevent; k++)
         free(f->events[k]);
+    for (int k = 0; k < f->nnot; k++)
+        free(f->not_events[k]);
     free(f);
 }
