@@ -222,3 +222,37 @@ int ptt_parse_classes(const char *list, uint64_t *mask, char *bad, size_t badlen
     }
     return 0;
 }
+
+int ptt_ftype_is_enum(enum ptt_ftype t)
+{
+    switch (t) {
+    case PTT_F_CLOCKID:
+    case PTT_F_POLICY:
+    case PTT_F_MTYPE:
+    case PTT_F_MPROTO:
+    case PTT_F_RWMODE:
+    case PTT_F_ONCESTATE:
+    case PTT_F_CANCELSTATE:
+    case PTT_F_CANCELTYPE:
+    case PTT_F_SIGHOW:
+    case PTT_F_SIGEV:
+    case PTT_F_DUMPWHY: return 1;
+    default: return 0;
+    }
+}
+
+int ptt_ftype_json_number(enum ptt_ftype t)
+{
+    switch (t) {
+    case PTT_F_INT:
+    case PTT_F_UINT:
+    case PTT_F_COUNT:
+    case PTT_F_RET:
+    case PTT_F_TID:
+    case PTT_F_BOOL:
+    case PTT_F_ERRNO:
+    case PTT_F_NS:
+    case PTT_F_SIGNO: return 1;
+    default: return ptt_ftype_is_enum(t);
+    }
+}

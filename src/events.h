@@ -82,6 +82,12 @@ const struct ptt_classinfo *ptt_classes(unsigned *n);
 /* Class number by name, -1 if unknown. */
 int ptt_class_number(const char *name);
 const char *ptt_kind_name(enum ptt_kind k);
+/* Whether the values of a field type are named (SCHED_FIFO, read, ...: the human format, CTF
+ * enumerations); raw formats print their numbers. */
+int ptt_ftype_is_enum(enum ptt_ftype t);
+/* Whether a field type is a number in JSON: integers that say a quantity or a code. Addresses,
+ * masks, flags, times of day (which a double would round) and names are strings. */
+int ptt_ftype_json_number(enum ptt_ftype t);
 /* The mask of every class of the table. */
 uint64_t ptt_all_classes(void);
 /* "mutex,cond" for a class mask ("none" for 0, "all" when every class is in). */

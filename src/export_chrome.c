@@ -148,51 +148,6 @@ static void where(struct chrome *c, int32_t pid, int32_t tid, int64_t ns)
     jtime(c->f, ns);
 }
 
-/* Whether a field is a JSON number: integers that say a quantity or a code. Addresses, masks,
- * flags, times of day (which a double would round) and names are strings. */
-static int is_number(enum ptt_ftype t)
-{
-    switch (t) {
-    case PTT_F_INT:
-    case PTT_F_UINT:
-    case PTT_F_COUNT:
-    case PTT_F_RET:
-    case PTT_F_TID:
-    case PTT_F_BOOL:
-    case PTT_F_ERRNO:
-    case PTT_F_NS:
-    case PTT_F_CLOCKID:
-    case PTT_F_POLICY:
-    case PTT_F_MTYPE:
-    case PTT_F_MPROTO:
-    case PTT_F_RWMODE:
-    case PTT_F_ONCESTATE:
-    case PTT_F_CANCELSTATE:
-    case PTT_F_CANCELTYPE:
-    case PTT_F_SIGNO:
-    case PTT_F_SIGHOW:
-    case PTT_F_SIGEV:
-    case PTT_F_DUMPWHY: return 1;
-    case PTT_F_OBJ:
-    case PTT_F_PTR:
-    case PTT_F_SYM:
-    case PTT_F_PTHREAD:
-    case PTT_F_ABSTIME:
-    case PTT_F_WSTATUS:
-    case PTT_F_EVID:
-    case PTT_F_ENDHOW:
-    case PTT_F_STR:
-    case PTT_F_HEX:
-    case PTT_F_OCT:
-    case PTT_F_SIGSET:
-    case PTT_F_CPUSET:
-    case PTT_F_SITE:
-    case PTT_F_FRAMES:
-    case PTT_F_CLASSES: return 0;
-    }
-    return 0;
-}
-
 /* The name of an address or thread id field, or NULL. */
 static const char *field_name(struct chrome *c, const struct ptt_ev *ev, unsigned i)
 {
@@ -226,7 +181,7 @@ static void fields(struct chrome *c, const struct ptt_ev *ev, int with_names)
             continue;
         }
         const char *v = ptt_fmt_ev_field(vb, sizeof vb, ev, i, 0);
-        if (is_number(fd->type)) {
+        if (ptt_ftype_json_number(fd->type)) {
             fputs(v, c->f);
         } else {
             jstr(c->f, v);

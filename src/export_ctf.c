@@ -53,6 +53,8 @@ struct ctf {
 /* The TSDL type of a field type (NULL for those written specially: strings, frames, enums). */
 static const char *tsdl_type(enum ptt_ftype t)
 {
+    if (ptt_ftype_is_enum(t) || t == PTT_F_ENDHOW)
+        return NULL; /* an enumeration: enum_of() */
     switch (t) {
     case PTT_F_OBJ:
     case PTT_F_PTR:
@@ -75,19 +77,8 @@ static const char *tsdl_type(enum ptt_ftype t)
     case PTT_F_RET:
     case PTT_F_TID: return "int32_t"; /* ptt view shows them as C ints */
     case PTT_F_EVID: return "ptt_evid_t";
-    case PTT_F_CLOCKID:
-    case PTT_F_POLICY:
-    case PTT_F_MTYPE:
-    case PTT_F_MPROTO:
-    case PTT_F_RWMODE:
-    case PTT_F_ONCESTATE:
-    case PTT_F_CANCELSTATE:
-    case PTT_F_CANCELTYPE:
-    case PTT_F_SIGNO:
-    case PTT_F_SIGHOW:
-    case PTT_F_SIGEV:
-    case PTT_F_DUMPWHY:
-    case PTT_F_ENDHOW: return NULL; /* an enumeration: enum_of() */
+    case PTT_F_SIGNO: return NULL; /* an enumeration too (SIGUSR1...) */
+    default: return NULL;          /* enumerations, above */
     case PTT_F_STR: return "string";
     case PTT_F_FRAMES: return NULL; /* a sequence */
     }

@@ -88,17 +88,9 @@ const char *ptt_fmt_field(char *buf, size_t len, enum ptt_ftype type, uint64_t v
         return buf;
     }
     switch (type) {
-    case PTT_F_CLOCKID:
-    case PTT_F_POLICY:
-    case PTT_F_MTYPE:
-    case PTT_F_MPROTO:
-    case PTT_F_RWMODE:
-    case PTT_F_ONCESTATE:
-    case PTT_F_CANCELSTATE:
-    case PTT_F_CANCELTYPE:
-    case PTT_F_SIGHOW:
-    case PTT_F_SIGEV:
-    case PTT_F_DUMPWHY: snprintf(buf, len, "%" PRId64, (int64_t)v); break;
+    default: /* enumerations (ptt_ftype_is_enum): their numbers */
+        snprintf(buf, len, "%" PRId64, (int64_t)v);
+        break;
     case PTT_F_CLASSES:
         if (human)
             ptt_class_list(buf, len, v);
@@ -395,29 +387,6 @@ static void json_str(FILE *f, const char *s)
     fputc('"', f);
 }
 
-/* Whether a field is a number in JSON (addresses, masks, flags and strings are strings). */
-static int json_number(enum ptt_ftype t)
-{
-    switch (t) {
-    case PTT_F_OBJ:
-    case PTT_F_PTR:
-    case PTT_F_SYM:
-    case PTT_F_PTHREAD:
-    case PTT_F_HEX:
-    case PTT_F_OCT:
-    case PTT_F_SIGSET:
-    case PTT_F_CPUSET:
-    case PTT_F_CLASSES:
-    case PTT_F_STR:
-    case PTT_F_SITE:
-    case PTT_F_FRAMES:
-    case PTT_F_EVID:
-    case PTT_F_WSTATUS:
-    case PTT_F_ENDHOW: return 0;
-    default: return 1;
-    }
-}
-
 void ptt_print_json(FILE *f, const struct ptt_ev *ev)
 {
     char nb[32], vb[1100];
@@ -444,7 +413,7 @@ void ptt_print_json(FILE *f, const struct ptt_ev *ev)
             fputs(q, f);
         } else if (fd->type == PTT_F_FRAMES) {
             json_str(f, fmt_frames(vb, sizeof vb, ev, i, 0));
-        } else if (json_number(fd->type)) {
+        } else if (ptt_ftype_json_number(fd->type)) {
             fprintf(f, "%s", ptt_fmt_field(vb, sizeof vb, fd->type, ev->args[i], 0));
         } else {
             json_str(f, ptt_fmt_field(vb, sizeof vb, fd->type, ev->args[i], 0));
