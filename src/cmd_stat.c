@@ -167,13 +167,13 @@ int cmd_stat(int argc, char **argv)
     }
     const char *path = argv[optind];
     names = ptt_names_new();
-    if (names_file && ptt_names_load(names, names_file, err, sizeof err)) {
+    struct ptt_reader *r = NULL;
+    if (names_file && ptt_names_load(names, names_file, err, sizeof err))
         ptt_warn("stat", "%s", err);
-        return PTT_EXIT_USAGE;
-    }
-    struct ptt_reader *r = ptt_reader_open(path, err, sizeof err);
+    else if (!(r = ptt_reader_open(path, err, sizeof err)))
+        ptt_warn("stat", "%s", err);
     if (!r) {
-        ptt_warn("stat", "%s", err);
+        ptt_names_free(names);
         return PTT_EXIT_USAGE;
     }
     struct ptt_stats *stats = ptt_stats_new();

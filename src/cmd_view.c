@@ -69,9 +69,12 @@ int cmd_view(int argc, char **argv)
         {"event", required_argument, 0, 'e'},  {"kind", required_argument, 0, 'k'},
         {"from", required_argument, 0, 'F'},   {"to", required_argument, 0, 'T'},
         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
-    int fmt = FMT_HUMAN, summary = 0, c, filtered = 0;
+    int fmt = FMT_HUMAN, summary = 0, c, filtered = 0, rc = 0;
     const char *names_file = NULL;
     struct ptt_filter *filter = ptt_filter_new();
+    struct ptt_names *names = NULL;
+    struct ptt_reader *r = NULL;
+    uint64_t *counts = NULL;
     char err[600];
     optind = 1;
     opterr = 0;
@@ -86,7 +89,8 @@ int cmd_view(int argc, char **argv)
                 fmt = FMT_JSON;
             else {
                 ptt_warn("view", "--format=%s: use human, raw or json", optarg);
-                return PTT_EXIT_USAGE;
+                rc = PTT_EXIT_USAGE;
+                goto out;
             }
             break;
         case 's': summary = 1; break;
@@ -107,37 +111,44 @@ int cmd_view(int argc, char **argv)
                                           : "to";
             if (ptt_filter_add(filter, what, optarg, err, sizeof err)) {
                 ptt_warn("view", "%s", err);
-                return PTT_EXIT_USAGE;
+                rc = PTT_EXIT_USAGE;
+                goto out;
             }
             filtered = 1;
             break;
         }
-        case 'h': fputs(usage_text, stdout); return 0;
-        default: ptt_bad_option("view", argv); return PTT_EXIT_USAGE;
+        case 'h': fputs(usage_text, stdout); goto out;
+        default:
+            ptt_bad_option("view", argv);
+            rc = PTT_EXIT_USAGE;
+            goto out;
         }
     }
     if (optind != argc - 1) {
         ptt_warn("view", optind >= argc ? "no trace file given; usage: ptt view [OPTIONS] FILE"
                                         : "one trace file at a time");
-        return PTT_EXIT_USAGE;
+        rc = PTT_EXIT_USAGE;
+        goto out;
     }
     const char *path = argv[optind];
-    struct ptt_names *names = ptt_names_new();
+    names = ptt_names_new();
     if (names_file && ptt_names_load(names, names_file, err, sizeof err)) {
         ptt_warn("view", "%s", err);
-        return PTT_EXIT_USAGE;
+        rc = PTT_EXIT_USAGE;
+        goto out;
     }
-    struct ptt_reader *r = ptt_reader_open(path, err, sizeof err);
+    r = ptt_reader_open(path, err, sizeof err);
     if (!r) {
         ptt_warn("view", "%s", err);
-        return PTT_EXIT_USAGE;
+        rc = PTT_EXIT_USAGE;
+        goto out;
     }
     ptt_filter_names(filter, names);
     if (fmt != FMT_RAW)
         ptt_textfmt_names(names);
     static char obuf[1 << 20];
     setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
-    uint64_t *counts = summary ? calloc(1u << 14, sizeof *counts) : NULL;
+    counts = summary ? calloc(1u << 14, sizeof *counts) : NULL;
     uint64_t total = 0;
     int64_t last_ns = 0;
     struct ptt_ev ev;
@@ -162,13 +173,13 @@ int cmd_view(int argc, char **argv)
     if (counts)
         print_summary(r, path, counts, total, last_ns);
     fflush(stdout);
-    free(counts);
     const char *e = ptt_reader_error(r);
-    int rc = 0;
     if (e) {
         ptt_warn("view", "%s: %s", path, e);
         rc = PTT_EXIT_USAGE;
     }
+out:
+    free(counts);
     ptt_reader_close(r);
     ptt_filter_free(filter);
     ptt_names_free(names);
