@@ -61,13 +61,46 @@ static void fmt_ns(char *buf, size_t len, uint64_t ns)
         snprintf(buf, len, "%.2fs", (double)ns / 1e9);
 }
 
-/* An object's call sites that waited, most first (indexes into o->sites); their number. */
-static int sites_by_wait(const struct ptt_stat_object *o, int *idx)
+/* A CSV field: quoted, quotes doubled, when it holds a comma, a quote or a line break. */
+static void csv_str(const char *s)
+{
+    if (!s[strcspn(s, ",\"\n\r")]) {
+        fputs(s, stdout);
+        return;
+    }
+    putchar('"');
+    for (; *s; s++) {
+        if (*s == '"')
+            putchar('"');
+        putchar(*s);
+    }
+    putchar('"');
+}
+
+static const char *site_name(const struct ptt_stat_object *o, int k, char *buf, size_t len);
+
+/* An object's call sites that waited, most first (indexes into o->sites); their number. Sites
+ * are return addresses: two of one source line (the compiler duplicated the call) are merged
+ * into the first. */
+static int sites_by_wait(struct ptt_stat_object *o, int *idx)
 {
     int n = 0;
-    for (int i = 0; i < PTT_STAT_MAX_SITES; i++)
-        if (o->sites[i].waits)
-            idx[n++] = i;
+    for (int i = 0; i < PTT_STAT_MAX_SITES; i++) {
+        if (!o->sites[i].waits)
+            continue;
+        char a[300], b[300];
+        int k;
+        for (k = 0; k < n; k++)
+            if (!strcmp(site_name(o, idx[k], a, sizeof a), site_name(o, i, b, sizeof b)))
+                break;
+        if (k < n) {
+            o->sites[idx[k]].ns += o->sites[i].ns;
+            o->sites[idx[k]].waits += o->sites[i].waits;
+            o->sites[i].waits = o->sites[i].ns = 0;
+            continue;
+        }
+        idx[n++] = i;
+    }
     for (int i = 1; i < n; i++) /* insertion sort: a few at most */
         for (int j = i; j > 0 && o->sites[idx[j]].ns > o->sites[idx[j - 1]].ns; j--) {
             int x = idx[j];
@@ -257,10 +290,9 @@ int cmd_stat(int argc, char **argv)
                "hold_p99_ns,hold_max_ns,top_site\n");
         for (size_t i = 0; i < shown_o; i++) {
             struct ptt_stat_object *o = ov[i];
-            const char *n = obj_name(o, b1, sizeof b1);
-            int quote = strchr(n, ',') || strchr(n, '"');
-            printf("%s,%s%s%s,0x%" PRIx64 ",%d,%" PRIu64 ",%" PRIu64, cls[o->cls].name,
-                   quote ? "\"" : "", n, quote ? "\"" : "", o->addr, o->pid, o->acquisitions,
+            printf("%s,", cls[o->cls].name);
+            csv_str(obj_name(o, b1, sizeof b1));
+            printf(",0x%" PRIx64 ",%d,%" PRIu64 ",%" PRIu64, o->addr, o->pid, o->acquisitions,
                    o->contended);
             const struct ptt_stat_hist *hs[2] = {&o->wait, &o->hold};
             for (int k = 0; k < 2; k++)
@@ -268,7 +300,10 @@ int cmd_stat(int argc, char **argv)
                        hs[k]->n ? hs[k]->total / hs[k]->n : 0, ptt_stat_pct(hs[k], 0.5),
                        ptt_stat_pct(hs[k], 0.99), hs[k]->max);
             int idx[PTT_STAT_MAX_SITES];
-            printf(",%s\n", sites_by_wait(o, idx) ? site_name(o, idx[0], b2, sizeof b2) : "");
+            putchar(',');
+            if (sites_by_wait(o, idx))
+                csv_str(site_name(o, idx[0], b2, sizeof b2));
+            putchar('\n');
         }
     } else {
         printf("%s: %" PRIu64 " events, %.6f s\n\n", path, nevents, (double)end_ns / 1e9);

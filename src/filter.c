@@ -42,7 +42,7 @@ static int seconds(const char *v, int64_t *ns)
 {
     char *end;
     double s = strtod(v, &end);
-    if (end == v || *end || s < 0 || s > 9e9)
+    if (end == v || *end || !(s >= 0 && s <= 9e9)) /* NaN too */
         return -1;
     *ns = (int64_t)(s * 1e9 + 0.5);
     return 0;
@@ -51,6 +51,10 @@ static int seconds(const char *v, int64_t *ns)
 int ptt_filter_add(struct ptt_filter *f, const char *what, const char *value, char *err,
                    size_t errlen)
 {
+    if (!value[strspn(value, ", ")]) {
+        snprintf(err, errlen, "--%s=%s: give a value", what, value);
+        return -1;
+    }
     if (!strcmp(what, "from") || !strcmp(what, "to")) {
         int64_t ns;
         if (seconds(value, &ns)) {
