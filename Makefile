@@ -31,8 +31,9 @@ check-san:
 
 demo: all
 	$(BUILD)/bin/ptt trace -o $(BUILD)/demo.ptt -- $(BUILD)/examples/prodcons 5
-	$(BUILD)/bin/ptt view $(BUILD)/demo.ptt
+	$(BUILD)/bin/ptt view --event='!MODULE_LOAD' $(BUILD)/demo.ptt
 	$(BUILD)/bin/ptt view --summary $(BUILD)/demo.ptt
+	$(BUILD)/bin/ptt stat $(BUILD)/demo.ptt
 
 # The recording cost against the floor, events/s with 1, 2, 4 threads (docs/performance.md).
 bench: all
