@@ -5,75 +5,36 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hmap.h"
 #include "names.h"
 #include "symbols.h"
 
-/* A small map from a 64-bit key to a string (or a number). */
+/* The tables: a string (or a number) by key (hmap.h). */
 struct entry {
-    uint64_t key;
     char *str;
     uint64_t num;
 };
 
-struct map {
-    struct entry *e;
-    size_t n, cap;
-};
-
-static uint64_t mix(uint64_t a, uint64_t b)
+static struct entry *map_get(struct ptt_hmap *m, uint64_t key, int add)
 {
-    uint64_t k = a * 0x9e3779b97f4a7c15ull ^ b;
-    k ^= k >> 31;
-    k *= 0xbf58476d1ce4e5b9ull;
-    return (k ^ k >> 29) | 1; /* never 0: 0 marks an empty slot */
+    return ptt_hmap_get(m, key, add ? sizeof(struct entry) : 0);
 }
 
-static struct entry *map_get(struct map *m, uint64_t key, int add)
-{
-    if (add && (m->n + 1) * 2 > m->cap) {
-        size_t cap = m->cap ? m->cap * 2 : 256;
-        struct entry *e = calloc(cap, sizeof *e);
-        if (!e)
-            return NULL;
-        for (size_t i = 0; i < m->cap; i++)
-            if (m->e[i].key) {
-                size_t j = m->e[i].key & (cap - 1);
-                while (e[j].key)
-                    j = (j + 1) & (cap - 1);
-                e[j] = m->e[i];
-            }
-        free(m->e);
-        m->e = e;
-        m->cap = cap;
-    }
-    if (!m->cap)
-        return NULL;
-    size_t j = key & (m->cap - 1);
-    while (m->e[j].key && m->e[j].key != key)
-        j = (j + 1) & (m->cap - 1);
-    if (m->e[j].key == key)
-        return &m->e[j];
-    if (!add)
-        return NULL;
-    m->e[j].key = key;
-    m->n++;
-    return &m->e[j];
-}
-
-static void map_set(struct map *m, uint64_t key, const char *s)
+static void map_set(struct ptt_hmap *m, uint64_t key, const char *s)
 {
     struct entry *e = map_get(m, key, 1);
-    if (e) {
-        free(e->str);
-        e->str = s ? strdup(s) : NULL;
-    }
+    free(e->str);
+    e->str = s ? strdup(s) : NULL;
 }
 
-static void map_free(struct map *m)
+static void release(void *e)
 {
-    for (size_t i = 0; i < m->cap; i++)
-        free(m->e[i].str);
-    free(m->e);
+    free(((struct entry *)e)->str);
+}
+
+static void map_free(struct ptt_hmap *m)
+{
+    ptt_hmap_free(m, release);
 }
 
 struct module {
@@ -98,15 +59,15 @@ struct user_name {
 struct ptt_names {
     struct proc *procs;
     size_t nprocs;
-    struct map threads;  /* (pid, tid) -> name */
-    struct map objects;  /* (pid, addr) -> name, also "no name" */
-    struct map code;     /* (pid, addr) -> "func (file:line)" */
-    struct map sites;    /* (pid, addr) -> "file:line" */
-    struct map pthreads; /* (pid, pthread_t) -> tid */
-    struct map starts;   /* (pid, symbol hash) -> threads started there */
-    struct map setname;  /* (pid, tid) -> pending name of a pthread_setname_np (num: target) */
-    struct map early;    /* (pid, pthread_t) -> the name set before that thread started */
-    struct map born;     /* (pid, addr) -> where it was initialized or first used: str "class",
+    struct ptt_hmap threads;  /* (pid, tid) -> name */
+    struct ptt_hmap objects;  /* (pid, addr) -> name, also "no name" */
+    struct ptt_hmap code;     /* (pid, addr) -> "func (file:line)" */
+    struct ptt_hmap sites;    /* (pid, addr) -> "file:line" */
+    struct ptt_hmap pthreads; /* (pid, pthread_t) -> tid */
+    struct ptt_hmap starts;   /* (pid, symbol hash) -> threads started there */
+    struct ptt_hmap setname;  /* (pid, tid) -> pending name of a pthread_setname_np (num: target) */
+    struct ptt_hmap early;    /* (pid, pthread_t) -> the name set before that thread started */
+    struct ptt_hmap born;     /* (pid, addr) -> where it was initialized or first used: str "class",
                             num the site; a second key bit marks an init */
     struct user_name *user;
     size_t nuser;
@@ -177,7 +138,7 @@ void ptt_names_event(struct ptt_names *n, const struct ptt_ev *ev)
             p->fresh = 1;
         }
         if (ev->tid == ev->pid)
-            map_set(&n->threads, mix((uint64_t)ev->pid, (uint64_t)ev->tid), "main");
+            map_set(&n->threads, ptt_key2((uint64_t)ev->pid, (uint64_t)ev->tid), "main");
         break;
     }
     case PTT_EV_MODULE_LOAD: {
@@ -205,11 +166,11 @@ void ptt_names_event(struct ptt_names *n, const struct ptt_ev *ev)
     case PTT_EV_THREAD_START: {
         if (ev->nargs < 4)
             break;
-        struct entry *e = map_get(&n->pthreads, mix((uint64_t)ev->pid, ev->args[3]), 1);
+        struct entry *e = map_get(&n->pthreads, ptt_key2((uint64_t)ev->pid, ev->args[3]), 1);
         if (e)
             e->num = (uint64_t)ev->tid;
-        uint64_t key = mix((uint64_t)ev->pid, (uint64_t)ev->tid);
-        struct entry *early = map_get(&n->early, mix((uint64_t)ev->pid, ev->args[3]), 0);
+        uint64_t key = ptt_key2((uint64_t)ev->pid, (uint64_t)ev->tid);
+        struct entry *early = map_get(&n->early, ptt_key2((uint64_t)ev->pid, ev->args[3]), 0);
         if (early && early->str) { /* its creator named it before it ran */
             map_set(&n->threads, key, early->str);
             free(early->str);
@@ -227,7 +188,7 @@ void ptt_names_event(struct ptt_names *n, const struct ptt_ev *ev)
         uint64_t h = 1469598103934665603ull;
         for (const char *c = func; *c; c++)
             h = (h ^ (unsigned char)*c) * 1099511628211ull;
-        struct entry *cnt = map_get(&n->starts, mix((uint64_t)ev->pid, h), 1);
+        struct entry *cnt = map_get(&n->starts, ptt_key2((uint64_t)ev->pid, h), 1);
         uint64_t k = cnt ? ++cnt->num : 1;
         if (k > 1)
             snprintf(s, sizeof s, "%s#%llu", func, (unsigned long long)k);
@@ -238,7 +199,7 @@ void ptt_names_event(struct ptt_names *n, const struct ptt_ev *ev)
     }
     case PTT_EV_THREAD_SETNAME_NP_IN: {
         /* Taken when it succeeds (the OUT event); the target thread by its pthread_t. */
-        struct entry *e = map_get(&n->setname, mix((uint64_t)ev->pid, (uint64_t)ev->tid), 1);
+        struct entry *e = map_get(&n->setname, ptt_key2((uint64_t)ev->pid, (uint64_t)ev->tid), 1);
         if (e) {
             free(e->str);
             e->str = strdup(arg_str(ev, 1, s, sizeof s));
@@ -247,15 +208,15 @@ void ptt_names_event(struct ptt_names *n, const struct ptt_ev *ev)
         break;
     }
     case PTT_EV_THREAD_SETNAME_NP_OUT: {
-        struct entry *e = map_get(&n->setname, mix((uint64_t)ev->pid, (uint64_t)ev->tid), 0);
+        struct entry *e = map_get(&n->setname, ptt_key2((uint64_t)ev->pid, (uint64_t)ev->tid), 0);
         if (!e || !e->str)
             break;
         if (ev->nargs && ev->args[0] == 0) {
-            struct entry *t = map_get(&n->pthreads, mix((uint64_t)ev->pid, e->num), 0);
+            struct entry *t = map_get(&n->pthreads, ptt_key2((uint64_t)ev->pid, e->num), 0);
             if (t) /* the target, by its pthread_t */
-                map_set(&n->threads, mix((uint64_t)ev->pid, t->num), e->str);
+                map_set(&n->threads, ptt_key2((uint64_t)ev->pid, t->num), e->str);
             else /* not started yet: named when it starts */
-                map_set(&n->early, mix((uint64_t)ev->pid, e->num), e->str);
+                map_set(&n->early, ptt_key2((uint64_t)ev->pid, e->num), e->str);
         }
         free(e->str);
         e->str = NULL;
@@ -272,7 +233,7 @@ void ptt_names_event(struct ptt_names *n, const struct ptt_ev *ev)
                 site = i;
         int init = strstr(info->name, "_INIT_IN") != NULL;
         if (site) {
-            struct entry *b = map_get(&n->born, mix((uint64_t)ev->pid, ev->args[0]), 1);
+            struct entry *b = map_get(&n->born, ptt_key2((uint64_t)ev->pid, ev->args[0]), 1);
             if (b && (!b->str || (init && b->str[0] != '!'))) {
                 free(b->str); /* '!' marks an init: it wins over a first use */
                 char cls[40];
@@ -285,7 +246,8 @@ void ptt_names_event(struct ptt_names *n, const struct ptt_ev *ev)
     switch (ev->id) {
     case PTT_EV_OBJECT_NAME:
         if (ev->nargs >= 2)
-            map_set(&n->objects, mix((uint64_t)ev->pid, ev->args[0]), arg_str(ev, 1, s, sizeof s));
+            map_set(&n->objects, ptt_key2((uint64_t)ev->pid, ev->args[0]),
+                    arg_str(ev, 1, s, sizeof s));
         break;
     default: break;
     }
@@ -332,21 +294,21 @@ int ptt_names_load(struct ptt_names *n, const char *path, char *err, size_t errl
 const char *ptt_names_thread(const struct ptt_names *cn, int32_t pid, int32_t tid)
 {
     struct ptt_names *n = (struct ptt_names *)cn;
-    struct entry *e = map_get(&n->threads, mix((uint64_t)pid, (uint64_t)tid), 0);
+    struct entry *e = map_get(&n->threads, ptt_key2((uint64_t)pid, (uint64_t)tid), 0);
     return e ? e->str : NULL;
 }
 
 int32_t ptt_names_pthread(const struct ptt_names *cn, int32_t pid, uint64_t pthread)
 {
     struct ptt_names *n = (struct ptt_names *)cn;
-    struct entry *e = map_get(&n->pthreads, mix((uint64_t)pid, pthread), 0);
+    struct entry *e = map_get(&n->pthreads, ptt_key2((uint64_t)pid, pthread), 0);
     return e ? (int32_t)e->num : 0;
 }
 
 const char *ptt_names_object(const struct ptt_names *cn, int32_t pid, uint64_t addr)
 {
     struct ptt_names *n = (struct ptt_names *)cn;
-    uint64_t key = mix((uint64_t)pid, addr);
+    uint64_t key = ptt_key2((uint64_t)pid, addr);
     struct entry *e = map_get(&n->objects, key, 0);
     if (e)
         return e->str;
@@ -372,50 +334,42 @@ const char *ptt_names_object(const struct ptt_names *cn, int32_t pid, uint64_t a
     return e ? e->str : NULL;
 }
 
-const char *ptt_names_code(const struct ptt_names *cn, int32_t pid, uint64_t addr)
+/* A code address's name, cached in cache: "function (file:line)", or for a call site (the
+ * return address: ret - 1 is inside the call) "file:line". */
+static const char *code_name(struct ptt_names *n, struct ptt_hmap *cache, int32_t pid,
+                             uint64_t addr, int site)
 {
-    struct ptt_names *n = (struct ptt_names *)cn;
-    uint64_t key = mix((uint64_t)pid, addr);
-    struct entry *e = map_get(&n->code, key, 0);
+    uint64_t key = ptt_key2((uint64_t)pid, addr);
+    struct entry *e = map_get(cache, key, 0);
     if (e)
         return e->str;
     char func[256], file[128], s[512];
     int line;
     const char *r = NULL;
-    if (!ptt_symbols_code(symbols_of(n, pid), addr, func, sizeof func, file, sizeof file, &line)) {
-        if (line)
-            snprintf(s, sizeof s, "%s (%s:%d)", func, file, line);
-        else
+    if (addr && !ptt_symbols_code(symbols_of(n, pid), addr - (site ? 1 : 0), func, sizeof func,
+                                  file, sizeof file, &line)) {
+        if (!line)
             snprintf(s, sizeof s, "%s", func);
+        else if (site)
+            snprintf(s, sizeof s, "%s:%d", file, line);
+        else
+            snprintf(s, sizeof s, "%s (%s:%d)", func, file, line);
         r = s;
     }
-    map_set(&n->code, key, r);
-    e = map_get(&n->code, key, 0);
-    return e ? e->str : NULL;
+    map_set(cache, key, r); /* "no name" too: asked once */
+    return map_get(cache, key, 0)->str;
+}
+
+const char *ptt_names_code(const struct ptt_names *cn, int32_t pid, uint64_t addr)
+{
+    struct ptt_names *n = (struct ptt_names *)cn;
+    return code_name(n, &n->code, pid, addr, 0);
 }
 
 const char *ptt_names_site(const struct ptt_names *cn, int32_t pid, uint64_t ret)
 {
     struct ptt_names *n = (struct ptt_names *)cn;
-    uint64_t key = mix((uint64_t)pid, ret);
-    struct entry *e = map_get(&n->sites, key, 0);
-    if (e)
-        return e->str;
-    char func[256], file[128], s[512];
-    int line;
-    const char *r = NULL;
-    /* ret - 1: inside the call instruction, whose line is the call's */
-    if (ret && !ptt_symbols_code(symbols_of(n, pid), ret - 1, func, sizeof func, file, sizeof file,
-                                 &line)) {
-        if (line)
-            snprintf(s, sizeof s, "%s:%d", file, line);
-        else
-            snprintf(s, sizeof s, "%s", func);
-        r = s;
-    }
-    map_set(&n->sites, key, r);
-    e = map_get(&n->sites, key, 0);
-    return e ? e->str : NULL;
+    return code_name(n, &n->sites, pid, ret, 1);
 }
 
 void ptt_names_free(struct ptt_names *n)
