@@ -276,7 +276,8 @@ static void close_call(struct ptt_stats *s, struct thread *t, const struct ptt_e
         }
         break;
     }
-    case R_CONDWAIT: {
+    case R_CONDWAIT:
+    case R_BARRIER: { /* every call waits */
         struct ptt_stat_object *o = object_of(s, ev->pid, c->obj, cls);
         add_user(o, ev->tid);
         hist_add(&o->wait, dur);
@@ -284,18 +285,9 @@ static void close_call(struct ptt_stats *s, struct thread *t, const struct ptt_e
         o->contended++;
         blocked_on(&t->pub, c->obj, c->id, dur);
         site_wait(o, c->site, dur);
-        if (!ended && ev->nargs && (ev->args[0] == 0 || ev->args[0] == ETIMEDOUT))
+        if (r == R_CONDWAIT && !ended && ev->nargs &&
+            (ev->args[0] == 0 || ev->args[0] == ETIMEDOUT))
             hold_start(t, c->obj2, now); /* the mutex, held again */
-        break;
-    }
-    case R_BARRIER: {
-        struct ptt_stat_object *o = object_of(s, ev->pid, c->obj, cls);
-        add_user(o, ev->tid);
-        hist_add(&o->wait, dur);
-        o->acquisitions++;
-        o->contended++;
-        blocked_on(&t->pub, c->obj, c->id, dur);
-        site_wait(o, c->site, dur);
         break;
     }
     case R_JOIN:
