@@ -220,11 +220,13 @@ void ptt_record_nested(struct ptt_thread *t, uint16_t id, unsigned n, const uint
     t->end = 0; /* a handler interrupting this one drops its event */
     atomic_signal_fence(memory_order_seq_cst);
     t->parked = t->desc;
+    t->parked_data = t->data;
     t->parked_len = (uint32_t)(t->pos - t->data);
     t->desc = 0;
     if (install(t, p)) { /* as it was: the interrupted event finds its sub-buffer */
         t->desc = t->parked;
         t->parked = 0;
+        t->parked_len = 0;
         atomic_signal_fence(memory_order_seq_cst);
         t->end = t->data + p->buf_size;
         ptt_drop(t);
@@ -252,10 +254,15 @@ void ptt_unpark(struct ptt_thread *t)
 {
     t->nest++;
     atomic_signal_fence(memory_order_seq_cst);
+    /* The length is read while parked is set: once it is cleared, a handler may park the
+     * current sub-buffer and overwrite parked_len (it is handed over at the next event). */
     struct ptt_desc *d = t->parked;
+    uint32_t len = t->parked_len;
+    atomic_signal_fence(memory_order_seq_cst);
     if (d) {
+        t->parked_len = 0;
         t->parked = 0;
-        hand_over(d, t->parked_len);
+        hand_over(d, len);
     }
     atomic_signal_fence(memory_order_seq_cst);
     t->nest--;
@@ -302,14 +309,14 @@ void ptt_thread_release(struct ptt_thread *t)
     /* As in the slow path: a signal handler recording meanwhile is nested, so it drops its
      * event rather than switching sub-buffers under us. */
     t->nest++;
+    t->end = 0; /* first: a handler can no longer park the sub-buffer we are handing over */
     atomic_signal_fence(memory_order_seq_cst);
     if (t->parked) { /* an event was cut short (cancelled) inside a handler's switch */
         hand_over(t->parked, t->parked_len);
+        t->parked_len = 0;
         t->parked = 0;
     }
     if (t->desc) {
-        t->end = 0;
-        atomic_signal_fence(memory_order_seq_cst);
         hand_off(t);
         t->data = t->pos = 0;
     }

@@ -39,6 +39,7 @@ struct ptt_thread {
      * reserved there: that sub-buffer waits here, parked_len bytes long, until the interrupted
      * event is written (see ptt_record_nested). */
     struct ptt_desc *parked;
+    uintptr_t parked_data;
     uint32_t parked_len;
 };
 
@@ -86,6 +87,7 @@ static inline __attribute__((always_inline)) void ptt_write_now(struct ptt_threa
         /* The sub-buffer as it is before our reservation: a signal handler may move the thread
          * to a new one (parking this one, see ptt_record_nested) at any point. */
         data = t->data;
+        atomic_signal_fence(memory_order_seq_cst); /* data, then end: see below */
         end = t->end;
         atomic_signal_fence(memory_order_seq_cst);
         ts = ptt_now();
@@ -99,8 +101,11 @@ static inline __attribute__((always_inline)) void ptt_write_now(struct ptt_threa
         atomic_signal_fence(memory_order_seq_cst);
         if (__builtin_expect(t->data == data, 1))
             break;
-        if (p - data < end - data)
-            break; /* reserved before the switch: the slot is in the parked sub-buffer */
+        /* A handler moved the thread to a new sub-buffer. Reserved before the switch, the slot
+         * is in the parked one, counted in its length, and our data and end agree (the switch
+         * came after both were read). Otherwise end may already be the new sub-buffer's. */
+        if (p - t->parked_data < t->parked_len)
+            break;
         /* Reserved in the new one, where our time delta means nothing; handlers may have
          * written after our slot since: fill it with padding, and reserve again. A slot past
          * the end was never ours: undone by then (ours was the last reservation). */
