@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -588,6 +589,10 @@ static void test_drain_owned(void **state)
     assert_int_equal(ptt_daemon_drain(&s->d, PTT_DRAIN_READY), 0);
     assert_int_equal(ptt_daemon_drain(&s->d, getpid() + 100000), 0);
     assert_int_equal(s->d.events, 0);
+    /* pthread_join returns when the kernel clears the thread's tid, a little before the task is
+     * gone for tgkill: wait for that, as the daemon's periodic drain does. */
+    for (int tries = 0; tries < 10000 && syscall(SYS_tgkill, getpid(), w.tid, 0) == 0; tries++)
+        usleep(100);
     /* the worker is gone, the main thread is not */
     assert_int_equal(ptt_daemon_drain(&s->d, PTT_DRAIN_DEAD), 1);
     assert_int_equal(s->d.events, 7);
