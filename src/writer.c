@@ -64,6 +64,26 @@ int ptt_writer_record(struct ptt_writer *w, uint32_t type, const void *head, siz
     return write_all(w, iov, 3);
 }
 
+int ptt_writer_records(struct ptt_writer *w, const struct ptt_writer_rec *r, unsigned n)
+{
+    struct iovec iov[128];
+    int k = 0;
+    for (unsigned i = 0; i < n; i++) {
+        struct ptt_record *h = r[i].head;
+        h->type = r[i].type;
+        h->size = (uint32_t)(r[i].head_len + r[i].payload_len);
+        iov[k++] = (struct iovec){r[i].head, r[i].head_len};
+        if (r[i].payload_len)
+            iov[k++] = (struct iovec){(void *)r[i].payload, r[i].payload_len};
+        if (k + 2 > (int)(sizeof iov / sizeof iov[0]) || i + 1 == n) {
+            if (write_all(w, iov, k))
+                return -1;
+            k = 0;
+        }
+    }
+    return 0;
+}
+
 int ptt_writer_info(struct ptt_writer *w, const char *text)
 {
     struct ptt_record h;
