@@ -34,7 +34,7 @@ static const struct {
     int cls;
 } kinds[O_NKINDS] = {
     {"MX", "Mutex", "MXH", "Mutex holder", "MXW", "Mutex waiters", "mutex", PTT_CLASS_mutex},
-    {"RW", "Rwlock", "RWH", "Rwlock writer", "RWW", "Rwlock waiters", "rwlock", PTT_CLASS_rwlock},
+    {"RW", "Rwlock", "RWH", "Rwlock holder", "RWW", "Rwlock waiters", "rwlock", PTT_CLASS_rwlock},
     {"SP", "Spinlock", "SPH", "Spinlock holder", "SPW", "Spinlock waiters", "spinlock",
      PTT_CLASS_spin},
     {"SE", "Semaphore", NULL, NULL, "SEW", "Semaphore waiters", "semaphore", PTT_CLASS_sem},
@@ -79,8 +79,11 @@ struct paje {
     struct ptt_hmap threads, objects, procs;
     unsigned nthreads;
     uint64_t nlinks;
-    int64_t last; /* the latest event time */
+    int64_t last;         /* the latest event time */
+    uint64_t readers_def; /* bit n: the value "n readers" of the rwlock holder is defined */
 };
+
+#define MAX_READERS 63 /* shown as "63+ readers" beyond */
 
 static void put_time(FILE *f, int64_t ns)
 {
@@ -420,6 +423,20 @@ static void on_owner(void *arg, int32_t pid, uint64_t addr, int cls, int32_t tid
     struct pobj *o = ptt_hmap_get(&x->objects, okey(pid, k, addr), 0);
     if (!o)
         return;
+    if (tid < 0) { /* read locks of a rwlock: how many, as values defined when first used */
+        unsigned n = (unsigned)-tid < MAX_READERS ? (unsigned)-tid : MAX_READERS;
+        if (!(x->readers_def & 1ull << n)) {
+            x->readers_def |= 1ull << n;
+            fprintf(x->f, "5 r%u %s \"%u%s reader%s\" \"0.55 0.75 0.55\"\n", n, kinds[k].holder, n,
+                    n == MAX_READERS ? "+" : "", n == 1 ? "" : "s");
+        }
+        fputs("11 ", x->f);
+        put_time(x->f, ns);
+        fputc(' ', x->f);
+        put_obj(x->f, o);
+        fprintf(x->f, " %s r%u\n", kinds[k].holder, n);
+        return;
+    }
     struct pthr *t = tid ? thr_of(x, pid, tid) : NULL;
     if (t && !(t->holder_def & 1u << k)) { /* the thread as a value of this holder type */
         t->holder_def |= 1u << k;

@@ -29,6 +29,7 @@ struct tthread {
 struct tobj {
     int owner_depth;
     int32_t owner;
+    int32_t readers; /* read locks of a rwlock held */
     int64_t waiters;
     int32_t unlock_tid, signal_tid, post_tid, arrive_tid;
     int64_t unlock_ns, signal_ns, post_ns, arrive_ns;
@@ -124,6 +125,17 @@ static void owner(struct tl *t, int32_t pid, uint64_t addr, int cls, int32_t tid
     }
     if (t->cb->owner)
         t->cb->owner(t->arg, pid, addr, cls, acquire ? tid : 0, ns);
+}
+
+/* A read lock of a rwlock taken (delta 1) or released (-1): the holder is then -readers. */
+static void readers(struct tl *t, int32_t pid, uint64_t addr, int64_t ns, int delta)
+{
+    struct tobj *o = obj(t, pid, addr);
+    if (delta < 0 && !o->readers)
+        return; /* taken before the trace began */
+    o->readers += delta;
+    if (t->cb->owner)
+        t->cb->owner(t->arg, pid, addr, PTT_CLASS_rwlock, -o->readers, ns);
 }
 
 static void waiters(struct tl *t, int32_t pid, uint64_t addr, int cls, int64_t ns, int delta)
@@ -233,7 +245,10 @@ static void on_event(struct tl *t, const struct ptt_ev *ev)
             struct tobj *o = obj(t, ev->pid, a0);
             o->unlock_tid = ev->tid;
             o->unlock_ns = ev->ns;
-            owner(t, ev->pid, a0, cls, ev->tid, ev->ns, 0);
+            if (ev->id == PTT_EV_RWLOCK_UNLOCK_IN && o->owner != ev->tid)
+                readers(t, ev->pid, a0, ev->ns, -1); /* not its writer: one of its readers */
+            else
+                owner(t, ev->pid, a0, cls, ev->tid, ev->ns, 0);
             break;
         }
         case PTT_EV_COND_WAIT_IN:
@@ -302,6 +317,13 @@ static void on_event(struct tl *t, const struct ptt_ev *ev)
         case PTT_EV_SPIN_TRYLOCK_IN:
             if (ok(ev))
                 owner(t, ev->pid, c.in.args[0], PTT_CLASS_OF(c.in.id), ev->tid, ev->ns, 1);
+            break;
+        case PTT_EV_RWLOCK_RDLOCK_IN:
+        case PTT_EV_RWLOCK_TRYRDLOCK_IN:
+        case PTT_EV_RWLOCK_TIMEDRDLOCK_IN:
+        case PTT_EV_RWLOCK_CLOCKRDLOCK_IN:
+            if (ok(ev))
+                readers(t, ev->pid, c.in.args[0], ev->ns, 1);
             break;
         case PTT_EV_THREAD_CREATE_IN:
             if (ok(ev) && ev->nargs > 1) {

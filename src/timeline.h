@@ -5,7 +5,7 @@
  * - links: one thread acting on another (create, join, signal/broadcast waking a waiter,
  *   unlock handing a mutex to the next owner, a barrier's last arrival releasing the others,
  *   sem_post waking sem_wait);
- * - owners: who holds a mutex, rwlock (writer) or spinlock;
+ * - owners: who holds a mutex, rwlock or spinlock (a rwlock's readers: how many);
  * - counters: a semaphore's value, the waiters of a lock.
  * Streaming: memory per thread and object. */
 #ifndef PTT_TIMELINE_H
@@ -56,7 +56,8 @@ struct ptt_tl_callbacks {
                   int64_t to, uint64_t object, uint16_t call);
     void (*link)(void *arg, enum ptt_tl_link kind, int32_t pid, int32_t from_tid, int64_t from_ns,
                  int32_t to_tid, int64_t to_ns, uint64_t object);
-    /* An object's holder changes (tid 0: free). cls: its class. */
+    /* An object's holder changes (tid 0: free; tid < 0: -tid read locks of a rwlock are held).
+     * cls: its class. */
     void (*owner)(void *arg, int32_t pid, uint64_t object, int cls, int32_t tid, int64_t ns);
     /* A counter of an object: a semaphore's value ("value"), waiters of a lock ("waiters"). */
     void (*counter)(void *arg, int32_t pid, uint64_t object, int cls, const char *what, int64_t ns,

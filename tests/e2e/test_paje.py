@@ -195,7 +195,21 @@ def test_paje_objects(tmp_path, args, rc, kinds, link):
     if "Semaphore" in kinds:
         assert variables["Semaphore value"] > 0
     if "Rwlock" in kinds:
-        assert by_type(rows, "State")["Rwlock writer"] > 0
+        assert by_type(rows, "State")["Rwlock holder"] > 0
+
+
+# A rwlock's holder: how many read locks are held, or which thread holds it for writing.
+@pytest.mark.parametrize("case,want", [
+    # main reads it twice, then writes it (its own rdlock and wrlock then fail: EDEADLK)
+    ("lock", ["free", "1 reader", "2 readers", "1 reader", "free", "main", "free"]),
+    # main reads it while t2 waits to write it
+    ("wait_writer", ["free", "1 reader", "free", "waiter", "free"]),
+])
+def test_paje_rwlock_holders(tmp_path, case, want):
+    t = trace_prog(tmp_path, "rwlock_calls", case)
+    rows = pj_dump(paje(tmp_path, t.path))
+    got = [r[7] for r in rows if r[0] == "State" and r[2] == "Rwlock holder"]
+    assert got == want
 
 
 def test_paje_bad_input(tmp_path):
