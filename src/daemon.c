@@ -106,26 +106,26 @@ static uint32_t walk(const uint8_t *data, uint32_t *len, int exact, uint64_t *co
     return n;
 }
 
-void ptt_daemon_put(struct ptt_daemon *d, const struct ptt_rec_chunk *c, const void *data,
-                    uint32_t len, int daemon_own)
+static void account(struct ptt_daemon *d, const struct ptt_rec_chunk *c, uint32_t len)
 {
-    if (d->sink)
-        d->sink(d->sink_arg, c, data, len, daemon_own);
-    else
-        ptt_writer_record(d->out, PTT_REC_CHUNK, c, sizeof *c, data, len);
-}
-
-static void write_chunk(struct ptt_daemon *d, const struct ptt_rec_chunk *proto, const void *data,
-                        uint32_t len, int exact)
-{
-    struct ptt_rec_chunk c = *proto;
-    c.nevents = walk(data, &len, exact, &d->corrupt);
-    if (!c.nevents)
-        return;
-    ptt_daemon_put(d, &c, data, len, (c.flags & PTT_CHUNK_DAEMON) != 0);
-    d->events += c.nevents;
+    d->events += c->nevents;
     d->bytes += len;
     d->chunks++;
+}
+
+/* One of ptt trace's own chunks: to the file or the flight recorder's window. */
+static void write_chunk(struct ptt_daemon *d, const struct ptt_rec_chunk *proto, const void *data,
+                        uint32_t len)
+{
+    struct ptt_rec_chunk c = *proto;
+    c.nevents = walk(data, &len, 1, &d->corrupt);
+    if (!c.nevents)
+        return;
+    if (d->sink)
+        d->sink(d->sink_arg, &c, data, len, 1);
+    else
+        ptt_writer_record(d->out, PTT_REC_CHUNK, &c, sizeof c, data, len);
+    account(d, &c, len);
 }
 
 /* Whether an OWNED sub-buffer can be taken from its writer: it is gone. */
@@ -147,6 +147,7 @@ static int writer_gone(const struct ptt_desc *b, int which)
 struct drained {
     struct ptt_rec_chunk c;
     uint32_t index;
+    uint32_t len;  /* bytes of whole events */
     uint32_t used; /* bytes the writer may have touched: all are zeroed */
 };
 
@@ -159,15 +160,12 @@ static void flush(struct ptt_daemon *d, struct drained *b, unsigned n)
     for (unsigned i = 0; i < n; i++) {
         if (!b[i].c.nevents)
             continue;
-        uint32_t len = b[i].c.h.size; /* the events' length, set by drain */
+        const void *data = ptt_pool_data(p, b[i].index);
         if (d->sink)
-            d->sink(d->sink_arg, &b[i].c, ptt_pool_data(p, b[i].index), len, 0);
+            d->sink(d->sink_arg, &b[i].c, data, b[i].len, 0);
         else
-            r[k++] = (struct ptt_writer_rec){PTT_REC_CHUNK, &b[i].c, sizeof b[i].c,
-                                             ptt_pool_data(p, b[i].index), len};
-        d->events += b[i].c.nevents;
-        d->bytes += len;
-        d->chunks++;
+            r[k++] = (struct ptt_writer_rec){PTT_REC_CHUNK, &b[i].c, sizeof b[i].c, data, b[i].len};
+        account(d, &b[i].c, b[i].len);
     }
     if (k)
         ptt_writer_records(d->out, r, k);
@@ -198,11 +196,10 @@ size_t ptt_daemon_drain(struct ptt_daemon *d, int which)
         if (len > p->buf_size)
             len = p->buf_size;
         struct drained *x = &batch[n++];
-        x->used = len;
-        x->c = (struct ptt_rec_chunk){{0, 0}, b->pid, b->tid, b->serial, b->seq, b->base_ts, 0, 0};
-        x->c.nevents = walk(ptt_pool_data(p, i), &len, ready, &d->corrupt);
-        x->c.h.size = len; /* until flush: what to write and to zero */
         x->index = i;
+        x->used = x->len = len;
+        x->c = (struct ptt_rec_chunk){{0, 0}, b->pid, b->tid, b->serial, b->seq, b->base_ts, 0, 0};
+        x->c.nevents = walk(ptt_pool_data(p, i), &x->len, ready, &d->corrupt);
         done++;
         if (n == DRAIN_BATCH) {
             flush(d, batch, n);
@@ -229,7 +226,7 @@ void ptt_daemon_events(struct ptt_daemon *d, int pid, unsigned n, const uint16_t
         args += nargs[i];
     }
     struct ptt_rec_chunk c = {{0, 0}, pid, pid, 0, 0, ptt_ticks(d->clock_tsc), 0, PTT_CHUNK_DAEMON};
-    write_chunk(d, &c, buf, (uint32_t)(w * 8), 1);
+    write_chunk(d, &c, buf, (uint32_t)(w * 8));
 }
 
 void ptt_daemon_process_exit(struct ptt_daemon *d, int pid, int status)

@@ -31,8 +31,8 @@ struct ptt_pool_config {
     int clock_tsc;
     int overflow;
     uint64_t class_mask;
-    int light;   /* record calls only, no STATE events */
-    int stopped; /* start with recording off (ptt ctl start) */
+    int light;          /* record calls only, no STATE events */
+    int stopped;        /* start with recording off (ptt ctl start) */
     unsigned backtrace; /* --backtrace=N */
 };
 
@@ -56,9 +56,6 @@ void ptt_daemon_process_exit(struct ptt_daemon *d, int pid, int status);
  * at the current time: ids[i] with nargs[i] arguments taken in turn from args. */
 void ptt_daemon_events(struct ptt_daemon *d, int pid, unsigned n, const uint16_t *ids,
                        const unsigned *nargs, const uint64_t *args);
-/* Write a chunk the way drained ones are (file or sink). */
-void ptt_daemon_put(struct ptt_daemon *d, const struct ptt_rec_chunk *c, const void *data,
-                    uint32_t len, int daemon_own);
 void ptt_daemon_destroy(struct ptt_daemon *d);
 
 #endif
