@@ -151,12 +151,9 @@ static void put(struct ptt_thread *t, uint16_t id, unsigned n, const uint64_t *a
     t->pos += h.size;
 }
 
-/* Take a sub-buffer and make it the thread's: -1 if none could be had. */
-static int install(struct ptt_thread *t, struct ptt_pool *p)
+/* Make sub-buffer i (taken with take_buffer) the thread's. */
+static void install_taken(struct ptt_thread *t, struct ptt_pool *p, uint32_t i)
 {
-    uint32_t i = take_buffer(p);
-    if (i == PTT_POOL_EMPTY)
-        return -1;
     struct ptt_desc *d = ptt_pool_desc(p, i);
     if (!t->serial) {
         t->serial = atomic_fetch_add(&p->next_serial, 1) + 1;
@@ -170,6 +167,15 @@ static int install(struct ptt_thread *t, struct ptt_pool *p)
     atomic_store_explicit(&d->state, PTT_BUF_OWNED, memory_order_release);
     t->desc = d;
     t->data = t->pos = t->last_data = (uintptr_t)ptt_pool_data(p, i);
+}
+
+/* Take a sub-buffer and make it the thread's: -1 if none could be had. */
+static int install(struct ptt_thread *t, struct ptt_pool *p)
+{
+    uint32_t i = take_buffer(p);
+    if (i == PTT_POOL_EMPTY)
+        return -1;
+    install_taken(t, p, i);
     return 0;
 }
 
@@ -178,19 +184,28 @@ void ptt_record_slow(struct ptt_thread *t, uint16_t id, unsigned n, const uint64
 {
     struct ptt_pool *p = ptt_pool;
     int saved_errno = errno;
-    t->end = 0; /* a signal handler recording meanwhile drops its event instead */
-    atomic_signal_fence(memory_order_seq_cst);
+    /* The next sub-buffer first: taking it can take microseconds (more when the pool is
+     * exhausted), and meanwhile signal handlers still record in the current one, or move to a
+     * sub-buffer of their own (ptt_record_nested: ours has no slot of this event in it). */
     if (!p || !ptt_active) {
+        t->end = 0;
         errno = saved_errno;
         return;
     }
+    uint32_t i = take_buffer(p);
+    if (i != PTT_POOL_EMPTY) /* its first page, mapped now: a fault there would deliver the
+                                pending signals inside the switch below */
+        __atomic_store_n((uint64_t *)ptt_pool_data(p, i), 0, __ATOMIC_RELAXED);
+    t->end = 0; /* from here a signal handler recording meanwhile drops its event instead */
+    atomic_signal_fence(memory_order_seq_cst);
     if (t->desc)
         hand_off(t);
-    if (install(t, p)) {
+    if (i == PTT_POOL_EMPTY) {
         ptt_drop(t);
         errno = saved_errno;
         return;
     }
+    install_taken(t, p, i);
     /* One instruction: a handler dropping an event meanwhile adds to what we report, or later. */
     uint64_t lost = __atomic_exchange_n(&t->lost, 0, __ATOMIC_RELAXED);
     if (lost)
