@@ -184,14 +184,14 @@ void ptt_record_slow(struct ptt_thread *t, uint16_t id, unsigned n, const uint64
 {
     struct ptt_pool *p = ptt_pool;
     int saved_errno = errno;
-    /* The next sub-buffer first: taking it can take microseconds (more when the pool is
-     * exhausted), and meanwhile signal handlers still record in the current one, or move to a
-     * sub-buffer of their own (ptt_record_nested: ours has no slot of this event in it). */
     if (!p || !ptt_active) {
         t->end = 0;
         errno = saved_errno;
         return;
     }
+    /* The next sub-buffer first: taking it can take microseconds (more when the pool is
+     * exhausted), and meanwhile signal handlers still record in the current one, or move to a
+     * sub-buffer of their own (ptt_record_nested: ours has no slot of this event in it). */
     uint32_t i = take_buffer(p);
     if (i != PTT_POOL_EMPTY) /* its first page, mapped now: a fault there would deliver the
                                 pending signals inside the switch below */
