@@ -1,8 +1,8 @@
 /* Every kind of interaction the exporters show, for tests/e2e/test_chrome.py and test_ctf.py:
  * export_mix ROUNDS. Named workers meet at a barrier (releases), queue up behind main for a mutex
- * and then contend for it (waiters, handoffs); a producer posts a semaphore a consumer waits on
- * (posts, the semaphore's value); a condvar is signalled (wakes); a rwlock and a spinlock are
- * taken; pthread_once runs; a signal handler posts a named semaphore (strings, octal modes,
+ * and then contend for it (waiters, handoffs); a producer posts a semaphore a consumer sleeps on
+ * each time (posts, the semaphore's value); a condvar is signalled (wakes); a rwlock and a spinlock
+ * are taken; pthread_once runs; a signal handler posts a named semaphore (strings, octal modes,
  * events nested in a handler); a thread blocked in sem_wait is cancelled (a call it never
  * leaves); main joins everyone. A few ms.
  *
@@ -25,6 +25,8 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 static sem_t items, never;
 static sem_t *named;
 static int rounds, flag, waiting, arrived;
+static pid_t consumer_tid;
+static int consumed;
 
 static void busy_us(long us)
 {
@@ -72,8 +74,11 @@ static void *consumer(void *arg)
 {
     (void)arg;
     pthread_setname_np(pthread_self(), "consumer");
-    for (int i = 0; i < rounds; i++)
+    __atomic_store_n(&consumer_tid, gettid(), __ATOMIC_RELEASE);
+    for (int i = 0; i < rounds; i++) {
         sem_wait(&items);
+        __atomic_store_n(&consumed, i + 1, __ATOMIC_RELEASE);
+    }
     pthread_mutex_lock(&flag_lock);
     waiting = 1;
     while (!flag)
@@ -114,10 +119,17 @@ int main(int argc, char **argv)
     CHECK(pthread_create(&st, NULL, stuck, NULL));
     while (__atomic_load_n(&arrived, __ATOMIC_SEQ_CST) < WORKERS)
         busy_us(10);
+    wait_mutex_waiter(&big_lock);
     busy_us(300);
     pthread_mutex_unlock(&big_lock);
-    for (int i = 0; i < rounds; i++) {
+    /* Each post finds the consumer asleep in sem_wait: every wait blocks and every post wakes
+     * it, however the machine schedules the threads. */
+    while (!__atomic_load_n(&consumer_tid, __ATOMIC_ACQUIRE))
         busy_us(10);
+    for (int i = 0; i < rounds; i++) {
+        while (__atomic_load_n(&consumed, __ATOMIC_ACQUIRE) < i) /* not last round's wait */
+            busy_us(10);
+        wait_blocked(consumer_tid, &items, sizeof items);
         sem_post(&items);
     }
     pthread_rwlock_wrlock(&table);
