@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #define PTT_POOL_MAGIC 0x31304c4f4f505454ull /* "TTPOOL01" */
-#define PTT_POOL_VERSION 1
+#define PTT_POOL_VERSION 2
 #define PTT_POOL_EMPTY 0xffffffffu
 
 enum ptt_buf_state { PTT_BUF_FREE = 0, PTT_BUF_OWNED = 1, PTT_BUF_READY = 2 };
@@ -50,6 +50,7 @@ struct ptt_pool {
     uint64_t total_size;
     uint32_t backtrace_depth; /* --backtrace=N: frames recorded before each sited event */
     uint32_t pad1;
+    char proc_socket[108]; /* where a process announces itself (src/procs.h); "": nowhere */
     uint8_t pad0[64];
 
     /* What is recorded, read on every event and written only by the daemon (ptt ctl): bit n of

@@ -2,12 +2,17 @@
  * ptt trace created, and keep a forked child from writing into its parent's sub-buffer. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "libptt.h"
@@ -55,9 +60,55 @@ static void atfork_child(void)
     t->serial = 0;
     t->seq = 0;
     t->lost = 0;
-    if (ptt_active)
+    if (ptt_active) {
         PTT_REC(PROCESS_START, PTT_I(getppid()),
                 PTT_U(ptt_clock_tsc ? PTT_CLOCK_TSC : PTT_CLOCK_MONO));
+        ptt_announce();
+    }
+}
+
+/* A pidfd of this process, handed to ptt trace: it learns how the process ends even when glibc's
+ * system() or popen() reaps it, where no interposer sees. Raw system calls: connect, sendmsg and
+ * close are cancellation points in glibc, and this runs in a constructor and in fork's child
+ * handler. Nothing blocks: a full backlog or a session gone leaves the process unannounced, as on a
+ * kernel without pidfds. */
+void ptt_announce(void)
+{
+    const char *path = ptt_pool->proc_socket;
+    if (!path[0])
+        return;
+    int saved = errno;
+    int pidfd = (int)syscall(SYS_pidfd_open, ptt_pid, 0);
+    int s = pidfd < 0
+                ? -1
+                : (int)syscall(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    size_t len = strnlen(path, sizeof ptt_pool->proc_socket);
+    if (s >= 0 && len < sizeof a.sun_path) {
+        memcpy(a.sun_path, path, len);
+        if (syscall(SYS_connect, s, (struct sockaddr *)&a, sizeof a) == 0) {
+            int32_t pid = ptt_pid;
+            struct iovec iov = {&pid, sizeof pid};
+            union {
+                struct cmsghdr h;
+                char b[CMSG_SPACE(sizeof(int))];
+            } u;
+            memset(&u, 0, sizeof u);
+            struct msghdr m = {
+                .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof u.b};
+            struct cmsghdr *h = CMSG_FIRSTHDR(&m);
+            h->cmsg_level = SOL_SOCKET;
+            h->cmsg_type = SCM_RIGHTS;
+            h->cmsg_len = CMSG_LEN(sizeof(int));
+            memcpy(CMSG_DATA(h), &pidfd, sizeof pidfd);
+            syscall(SYS_sendmsg, s, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
+        }
+    }
+    if (s >= 0)
+        syscall(SYS_close, s);
+    if (pidfd >= 0)
+        syscall(SYS_close, pidfd);
+    errno = saved;
 }
 
 void ptt_forget_pool(void)
@@ -101,6 +152,7 @@ __attribute__((constructor(101))) static void ptt_init(void)
     pthread_atfork(0, 0, atfork_child);
     ptt_active = 1;
     PTT_REC(PROCESS_START, PTT_I(getppid()), PTT_U(ptt_pool->clock));
+    ptt_announce();
     ptt_record_modules();
 }
 

@@ -15,6 +15,10 @@ extern int ptt_pid;
 /* Record the modules mapped and not yet recorded (MODULE_LOAD). */
 void ptt_record_modules(void);
 
+/* Hand ptt trace a pidfd of this process (at start, after fork, after exec): it then records how
+ * the process ends, whoever reaps it. */
+void ptt_announce(void);
+
 /* Unlink the pool's name (ptt trace is gone and cannot). */
 void ptt_forget_pool(void);
 

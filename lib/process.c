@@ -1,5 +1,6 @@
 /* Processes: how the children of a traced process end, when it reaps them itself (ptt trace
- * reaps only its own children and the orphans it inherits). */
+ * reaps only its own children and the orphans it inherits; for the reaps no interposer sees,
+ * each process hands it a pidfd of itself: ptt_announce in init.c). */
 #define _GNU_SOURCE
 #include <sys/resource.h>
 #include <sys/wait.h>

@@ -381,6 +381,17 @@ int cmd_trace(int argc, char **argv)
     ptt_session_clock(&s);
     if ((s.ctl_fd = ptt_ctl_listen(s.name, s.ctl_path, sizeof s.ctl_path, err, sizeof err)) < 0)
         ptt_warn("trace", "no live control: %s", err);
+    /* Next to the control socket, where each traced process hands over a pidfd of itself. */
+    size_t cl = strlen(s.ctl_path);
+    if (s.ctl_fd >= 0 && cl > 5 && ptt_procs_supported()) {
+        char path[sizeof s.ctl_path];
+        snprintf(path, sizeof path, "%.*s.proc", (int)(cl - 5), s.ctl_path);
+        if ((s.procs = ptt_procs_open(path, err, sizeof err)) &&
+            strlen(path) < sizeof s.d.pool->proc_socket)
+            memcpy(s.d.pool->proc_socket, path, strlen(path) + 1);
+        else if (!s.procs)
+            ptt_warn("trace", "the ends of processes reaped by others are not recorded: %s", err);
+    }
 
     /* The environment the program and its descendants inherit. */
     const char *pre = getenv("LD_PRELOAD");

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -125,8 +126,23 @@ static void kill_all(struct ptt_session *s, struct ptt_hang *h)
         kill(s->child, SIGKILL);
 }
 
+/* A process that another process reaped (procs.h): what it had not handed over, and its end. */
+static void ended(void *arg, pid_t pid, int status)
+{
+    struct ptt_session *s = arg;
+    ptt_daemon_drain(&s->d, pid);
+    ptt_daemon_process_exit(&s->d, pid, status);
+}
+
 int ptt_session_run(struct ptt_session *s)
 {
+    /* A pidfd per traced process: more than the usual 1024 descriptors (the program, forked
+     * already, keeps its own limits). */
+    struct rlimit nofile;
+    if (s->procs && !getrlimit(RLIMIT_NOFILE, &nofile) && nofile.rlim_cur < nofile.rlim_max) {
+        nofile.rlim_cur = nofile.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &nofile);
+    }
     sigset_t sigs;
     sigemptyset(&sigs);
     int forward[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
@@ -143,6 +159,8 @@ int ptt_session_run(struct ptt_session *s)
         atomic_fetch_add_explicit(&s->d.pool->heartbeat, 1, memory_order_relaxed);
         int st, none_left = 0;
         pid_t p;
+        if (s->procs) /* before our reaps, so that one announced late is known as ours */
+            ptt_procs_step(s->procs, ended, s);
         while ((p = waitpid(-1, &st, WNOHANG)) != 0) {
             if (p < 0) {
                 none_left = errno == ECHILD;
@@ -150,6 +168,7 @@ int ptt_session_run(struct ptt_session *s)
             }
             ptt_daemon_drain(&s->d, p); /* what the ended process had not handed over */
             ptt_daemon_process_exit(&s->d, p, st);
+            ptt_procs_reaped(s->procs, p);
             if (p == s->child) {
                 s->child_status = st;
                 s->child_done = 1;
@@ -184,9 +203,11 @@ int ptt_session_run(struct ptt_session *s)
                 }
             }
         }
-        struct pollfd fds[2] = {{sfd, POLLIN, 0}, {s->ctl_fd, POLLIN, 0}};
+        struct pollfd fds[3] = {{sfd, POLLIN, 0},
+                                {s->procs ? ptt_procs_fd(s->procs) : -1, POLLIN, 0},
+                                {s->ctl_fd, POLLIN, 0}};
         struct timespec to = {0, n ? 500000 : 5000000}; /* busy: drain again soon */
-        if (ppoll(fds, s->ctl_fd >= 0 ? 2 : 1, &to, NULL) > 0) {
+        if (ppoll(fds, 3, &to, NULL) > 0) {
             struct signalfd_siginfo si;
             while (read(sfd, &si, sizeof si) == sizeof si) {
                 /* A terminal's signal reached the program already; pass on those sent to us. */
@@ -194,11 +215,16 @@ int ptt_session_run(struct ptt_session *s)
                     (si.ssi_code <= 0 || si.ssi_pid != 0))
                     kill(s->child, (int)si.ssi_signo);
             }
-            if (s->ctl_fd >= 0 && (fds[1].revents & POLLIN))
+            if (s->ctl_fd >= 0 && (fds[2].revents & POLLIN))
                 ptt_ctl_serve(s->ctl_fd, control, s);
         }
     }
     close(sfd);
+    if (s->procs) { /* the ends that came with the last reaps */
+        ptt_procs_step(s->procs, ended, s);
+        ptt_procs_close(s->procs);
+        s->procs = NULL;
+    }
     ptt_daemon_drain(&s->d, PTT_DRAIN_ALL);
     ptt_hang_free(hang);
     if (s->ctl_fd >= 0) {

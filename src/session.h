@@ -8,6 +8,7 @@
 
 #include "daemon.h"
 #include "flight.h"
+#include "procs.h"
 #include "writer.h"
 
 struct ptt_session {
@@ -29,7 +30,8 @@ struct ptt_session {
     int exec_errno;
     int ctl_fd; /* -1: no live control */
     char ctl_path[128];
-    uint64_t class_mask; /* what ptt ctl events set; recording on or off, level */
+    struct ptt_procs *procs; /* NULL: only the ends ptt trace reaps are known */
+    uint64_t class_mask;     /* what ptt ctl events set; recording on or off, level */
     int light;
     int stopped;
     uint64_t hang_ns; /* --hang-timeout; 0: off */

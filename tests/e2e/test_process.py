@@ -1,10 +1,14 @@
 """Processes of one session (tests/progs/proc_chain.c): fork then exec of the same program and
 of another, vfork+exec, posix_spawn, system(), popen() and a daemon that outlives the program.
-Every process's events are in the file under its pid, exactly; ptt trace ends with the last
-process of the session, or with the program under --no-follow."""
+Every process's events are in the file under its pid, exactly, ending with how it ended (exit
+status or signal), whoever reaped it (glibc's system() and popen() reap where no interposer
+sees); ptt trace ends with the last process of the session, or with the program under
+--no-follow."""
 
 import collections
+import fcntl
 import os
+import struct
 
 from conftest import E, parse_output, prog, ptt_trace, trace_prog
 from robust_util import pid_alive, wait_until
@@ -13,6 +17,29 @@ LOCK = ("MUTEX_LOCK_IN", "MUTEX_LOCK_OUT", "MUTEX_UNLOCK_IN", "MUTEX_UNLOCK_OUT"
 FORK_ITERS, LEAF_ITERS, DAEMON_ITERS = 3, 5, 7  # as in proc_chain.c
 SEM = ["SEM_INIT_IN", "SEM_INIT_OUT"] + ["SEM_POST_IN", "SEM_POST_OUT"] * 4 + \
     ["SEM_DESTROY_IN", "SEM_DESTROY_OUT"]  # proc_other
+
+
+def pidfd_exit_supported():
+    """Whether the kernel tells a reaped process's wait status through a pidfd (Linux 6.15's
+    PIDFD_INFO_EXIT), as ptt trace checks before it relies on it."""
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    fd = os.pidfd_open(pid)
+    os.waitpid(pid, 0)
+    info = bytearray(struct.pack("QQ", 1 << 3, 0) + bytes(48))  # mask: PIDFD_INFO_EXIT
+    get_info = (3 << 30) | (len(info) << 16) | (0xFF << 8) | 11  # _IOWR(0xFF, 11, 64 bytes)
+    try:
+        fcntl.ioctl(fd, get_info, info)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return bool(struct.unpack_from("Q", info)[0] & (1 << 3))
+
+
+# Without it, only the processes ptt trace reaps itself end with PROCESS_EXIT.
+PIDFD_EXIT = pidfd_exit_supported()
 
 
 def per_pid(events):
@@ -26,38 +53,51 @@ def expected_names(out, ptt_pid):
     """pid -> the names of its events, in order, and pid -> its PROCESS_START fields."""
     pid = int(out["pid"])
     kids = {k: int(out[f"pid_{k}"]) for k in ("fork_exec", "other", "vfork", "spawn", "system",
-                                               "popen", "daemon")}
+                                               "popen", "system_kill", "daemon")}
     d1 = int(out["pid_daemon_parent"])
-    start = ["PROCESS_START"]
+    start, end = ["PROCESS_START"], ["PROCESS_EXIT"]
+    other_end = end if PIDFD_EXIT else []  # of a process that another process reaps
     names = {
-        pid: start + ["CHILD_EXIT"] * 5 + ["PROCESS_EXIT"],
-        kids["fork_exec"]: start + list(LOCK) * FORK_ITERS + start + list(LOCK) * LEAF_ITERS,
-        kids["other"]: start + start + SEM,
-        kids["vfork"]: start + list(LOCK) * LEAF_ITERS,
-        kids["spawn"]: start + list(LOCK) * LEAF_ITERS,
+        pid: start + ["CHILD_EXIT"] * 5 + end,
+        kids["fork_exec"]: start + list(LOCK) * FORK_ITERS + start + list(LOCK) * LEAF_ITERS +
+        other_end,
+        kids["other"]: start + start + SEM + other_end,
+        kids["vfork"]: start + list(LOCK) * LEAF_ITERS + other_end,
+        kids["spawn"]: start + list(LOCK) * LEAF_ITERS + other_end,
         # the shell, then the leaf it became by exec
-        kids["system"]: start + start + list(LOCK) * LEAF_ITERS,
-        kids["popen"]: start + start + list(LOCK) * LEAF_ITERS,
-        d1: start,
-        kids["daemon"]: start + list(LOCK) * DAEMON_ITERS + ["PROCESS_EXIT"],
+        kids["system"]: start + start + list(LOCK) * LEAF_ITERS + other_end,
+        kids["popen"]: start + start + list(LOCK) * LEAF_ITERS + other_end,
+        kids["system_kill"]: start + start + list(LOCK) * LEAF_ITERS + other_end,
+        d1: start + other_end,
+        kids["daemon"]: start + list(LOCK) * DAEMON_ITERS + end,
     }
+    # How each ended, as the program saw it (the daemon's, which ptt trace reaps, after).
+    ends = {kids[k]: f"exit={c}" for k, c in (("fork_exec", 11), ("other", 12), ("vfork", 13),
+                                                ("spawn", 14), ("system", 15), ("popen", 16))}
+    ends.update({d1: "exit=0", kids["system_kill"]: "signal=11"})
+    if not PIDFD_EXIT:
+        ends = {}
+    ends.update({pid: "exit=3", kids["daemon"]: "exit=17"})
     parents = {p: pid for p in names if p != pid}
     parents[pid] = ptt_pid
     parents[kids["daemon"]] = d1
-    return names, parents, pid, kids, d1
+    return names, parents, pid, kids, d1, ends
 
 
 def test_chain_follow(tmp_path):
     t = trace_prog(tmp_path, "proc_chain", prog("proc_other"), rc=3)
     assert t.results == {"fork_exec": "11", "fork_other": "12", "vfork": "13", "spawn": "14",
-                         "system": "15", "popen": "16", "daemon_parent": "0"}
+                         "system": "15", "popen": "16", "system_kill": "-11",
+                         "daemon_parent": "0"}
     out = t.out
     assert out["pid_fork"] == out["pid_fork_exec"] and out["pid_fork_other"] == out["pid_other"]
     assert out["pid_vfork_parent"] == out["pid_vfork"]
     assert out["pid_spawn_parent"] == out["pid_spawn"]
-    names, parents, pid, kids, d1 = expected_names(out, t.ptt_pid)
+    names, parents, pid, kids, d1, ends = expected_names(out, t.ptt_pid)
     got = per_pid(t.events)
     assert {p: [e.name for e in ev] for p, ev in got.items()} == names
+    assert {p: ev[-1].key for p, ev in got.items() if ev[-1].name == "PROCESS_EXIT"} == {
+        p: E("PROCESS_EXIT", status) for p, status in ends.items()}
     for p, ev in got.items():
         for e in ev:
             if e.name == "PROCESS_START":
@@ -85,14 +125,15 @@ def test_chain_no_follow(tmp_path):
         assert pid_alive(daemon), "the daemon ended before it was told to go"
         assert not os.path.exists(f"/dev/shm/ptt-{os.getuid()}-{t.ptt_pid}")
         size = t.path.stat().st_size
-        names, parents, pid, kids, d1 = expected_names(out, t.ptt_pid)
+        names, parents, pid, kids, d1, ends = expected_names(out, t.ptt_pid)
         got = per_pid(t.events)
         # The daemon's start may have been saved (ptt trace takes every sub-buffer at the end),
-        # nothing after: it had not recorded anything else yet.
+        # nothing after: it had not recorded anything else yet, nor ended.
         assert [e.name for e in got.pop(daemon, [])] in ([], ["PROCESS_START"])
-        del names[daemon]
+        del names[daemon], ends[daemon]
         assert {p: [e.name for e in ev] for p, ev in got.items()} == names
-        assert t.events[-1].key == E("PROCESS_EXIT", "exit=3") and t.events[-1].pid == pid
+        assert {p: ev[-1].key for p, ev in got.items() if ev[-1].name == "PROCESS_EXIT"} == {
+            p: E("PROCESS_EXIT", status) for p, status in ends.items()}
     finally:
         go.touch()
     wait_until(lambda: (tmp_path / "go.done").exists(), what="the daemon's work after go")

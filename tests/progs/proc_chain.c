@@ -6,16 +6,20 @@
  *     vfork, then exec of the leaf;
  *     posix_spawn of the leaf;
  *     system("exec LEAF") and popen("exec LEAF"): the shell's process becomes the leaf;
+ *     system("exec LEAF") again, a leaf killed by SIGSEGV (glibc reaps it: no interposer sees
+ *     how it ended);
  *     a daemon: a child that forks a grandchild and _exits; the grandchild (setsid, stdio on
  *     /dev/null) waits until main has ended and ptt trace has reaped it, [then until GOFILE
  *     exists,] records DAEMON_ITERS lock/unlock [, creates GOFILE.done] and exits with
  *     DAEMON_CODE.
  *   Then main exits with MAIN_CODE.
- * proc_chain leaf NAME CODE: LEAF_ITERS lock/unlock, print "@pid_NAME=PID", exit with CODE. */
+ * proc_chain leaf NAME CODE: LEAF_ITERS lock/unlock, print "@pid_NAME=PID", exit with CODE, or
+ * raise signal -CODE when CODE is negative. */
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -118,6 +122,11 @@ static int leaf(const char *name, int code)
     lock_unlock(LEAF_ITERS);
     put_line("@pid_%s=%d", name, (int)getpid());
     put_line("@ppid_%s=%d", name, (int)getppid());
+    if (code < 0) {
+        fflush(stdout);
+        prctl(PR_SET_DUMPABLE, 0); /* no core file */
+        raise(-code);
+    }
     return code;
 }
 
@@ -181,6 +190,10 @@ int main(int argc, char **argv)
     while (fgets(line, sizeof line, f))
         fputs(line, stdout); /* the leaf's pid lines */
     put_line("popen=%d", code_of(pclose(f)));
+
+    snprintf(cmd, sizeof cmd, "exec '%s' leaf system_kill -%d", self, SIGSEGV);
+    fflush(NULL);
+    put_line("system_kill=%d", code_of(system(cmd)));
 
     p = fork_or_die();
     if (p == 0)

@@ -1,0 +1,273 @@
+/* How every process of a session ends: the pidfds that traced processes hand over (procs.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "procs.h"
+
+/* Linux 6.15's struct pidfd_info, up to exit_code (Debian 12's headers predate it); the kernel
+ * takes any size from its first version's 64 bytes. */
+struct pidfd_info {
+    uint64_t mask;
+    uint64_t cgroupid;
+    uint32_t pid, tgid, ppid, ruid, rgid, euid, egid, suid, sgid, fsuid, fsgid;
+    int32_t exit_code; /* a wait status, once the process is reaped */
+};
+#define PIDFD_GET_INFO_ _IOWR(0xFF, 11, struct pidfd_info)
+#define PIDFD_INFO_PID_ (1ull << 0)
+#define PIDFD_INFO_EXIT_ (1ull << 3)
+
+enum kind { LISTENER, CONN, PIDFD };
+
+struct entry {
+    pid_t pid;
+    ino_t ino; /* the process itself: pidfs gives each one an inode number never reused */
+    int fd;    /* the pidfd */
+    int dead;  /* it has ended; its status comes once it is reaped */
+};
+
+struct ptt_procs {
+    int listener, ep;
+    int paused; /* no descriptor left: the listener waits out of the epoll set */
+    char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+    struct entry *e; /* in the order announced: an ended process before a new one of its pid */
+    size_t n, cap;
+    pid_t reaped[256]; /* the latest pids ptt trace reaped itself, whose announcement may
+                          still be on its way */
+    unsigned nreaped;
+};
+
+static int info(int fd, uint64_t mask, struct pidfd_info *i)
+{
+    memset(i, 0, sizeof *i);
+    i->mask = mask;
+    return ioctl(fd, PIDFD_GET_INFO_, i);
+}
+
+int ptt_procs_supported(void)
+{
+    pid_t c = fork();
+    if (c < 0)
+        return 0;
+    if (c == 0)
+        _exit(0);
+    int fd = (int)syscall(SYS_pidfd_open, c, 0), st;
+    while (waitpid(c, &st, 0) < 0 && errno == EINTR)
+        ;
+    struct pidfd_info i;
+    int ok = fd >= 0 && info(fd, PIDFD_INFO_EXIT_, &i) == 0 && (i.mask & PIDFD_INFO_EXIT_);
+    if (fd >= 0)
+        close(fd);
+    return ok;
+}
+
+static int watch(struct ptt_procs *p, enum kind k, int fd)
+{
+    struct epoll_event ev = {.events = EPOLLIN, .data.u64 = (uint64_t)k << 32 | (uint32_t)fd};
+    return epoll_ctl(p->ep, EPOLL_CTL_ADD, fd, &ev);
+}
+
+struct ptt_procs *ptt_procs_open(const char *path, char *err, size_t errlen)
+{
+    struct ptt_procs *p = calloc(1, sizeof *p);
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    if (!p || strlen(path) >= sizeof a.sun_path) {
+        snprintf(err, errlen, "%s", p ? "socket path too long" : strerror(errno));
+        free(p);
+        return NULL;
+    }
+    memcpy(a.sun_path, path, strlen(path));
+    snprintf(p->path, sizeof p->path, "%s", path);
+    unlink(path); /* left by a killed session that had our pid */
+    p->ep = epoll_create1(EPOLL_CLOEXEC);
+    p->listener = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    /* A burst of forks queues one connection each: the kernel caps the backlog at somaxconn. */
+    if (p->ep < 0 || p->listener < 0 || bind(p->listener, (struct sockaddr *)&a, sizeof a) ||
+        listen(p->listener, 4096) || watch(p, LISTENER, p->listener)) {
+        snprintf(err, errlen, "cannot listen on %s: %s", path, strerror(errno));
+        ptt_procs_close(p);
+        return NULL;
+    }
+    return p;
+}
+
+int ptt_procs_fd(const struct ptt_procs *p)
+{
+    return p->ep;
+}
+
+static void drop(struct ptt_procs *p, size_t i)
+{
+    close(p->e[i].fd);
+    memmove(&p->e[i], &p->e[i + 1], (p->n - i - 1) * sizeof p->e[0]);
+    p->n--;
+    if (p->paused && !watch(p, LISTENER, p->listener))
+        p->paused = 0;
+}
+
+static int was_reaped(const struct ptt_procs *p, pid_t pid)
+{
+    unsigned n = p->nreaped < 256 ? p->nreaped : 256;
+    for (unsigned i = 0; i < n; i++)
+        if (p->reaped[i] == pid)
+            return 1;
+    return 0;
+}
+
+static void add(struct ptt_procs *p, pid_t pid, int fd)
+{
+    struct pidfd_info i;
+    if (pid <= 0 || info(fd, PIDFD_INFO_PID_ | PIDFD_INFO_EXIT_, &i) ||
+        ((i.mask & PIDFD_INFO_PID_) && (pid_t)i.pid != pid)) {
+        close(fd); /* not a pidfd of the process it says */
+        return;
+    }
+    int ended = (i.mask & PIDFD_INFO_EXIT_) != 0;
+    if (ended && was_reaped(p, pid)) { /* ptt trace recorded its end already */
+        close(fd);
+        return;
+    }
+    struct stat st;
+    if (fstat(fd, &st)) {
+        close(fd);
+        return;
+    }
+    for (size_t k = 0; k < p->n; k++)
+        if (p->e[k].ino == st.st_ino) {
+            close(fd); /* the same process, announced again after an exec */
+            return;
+        }
+    if (p->n == p->cap) {
+        size_t cap = p->cap ? 2 * p->cap : 64;
+        struct entry *e = realloc(p->e, cap * sizeof *e);
+        if (!e) {
+            close(fd);
+            return;
+        }
+        p->e = e;
+        p->cap = cap;
+    }
+    if (!ended && watch(p, PIDFD, fd)) {
+        close(fd);
+        return;
+    }
+    p->e[p->n++] = (struct entry){pid, st.st_ino, fd, ended};
+}
+
+/* One announcement: the process's pid and, attached, a pidfd of it. */
+static void receive(struct ptt_procs *p, int c)
+{
+    int32_t pid = 0;
+    struct iovec iov = {&pid, sizeof pid};
+    union {
+        struct cmsghdr h;
+        char b[CMSG_SPACE(sizeof(int))];
+    } u;
+    struct msghdr m = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof u.b};
+    ssize_t k = recvmsg(c, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+    if (k < 0 && (errno == EAGAIN || errno == EINTR))
+        return; /* connected, not sent yet: it stays watched */
+    struct ucred cr;
+    socklen_t cl = sizeof cr;
+    int ours = !getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cr, &cl) && cr.uid == getuid();
+    close(c);
+    struct cmsghdr *h = k == sizeof pid ? CMSG_FIRSTHDR(&m) : NULL;
+    if (!h || h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS ||
+        h->cmsg_len != CMSG_LEN(sizeof(int)))
+        return;
+    int fd;
+    memcpy(&fd, CMSG_DATA(h), sizeof fd);
+    if (ours)
+        add(p, pid, fd);
+    else
+        close(fd);
+}
+
+static void take_connections(struct ptt_procs *p)
+{
+    for (;;) {
+        int c = accept4(p->listener, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (c < 0) {
+            if ((errno == EMFILE || errno == ENFILE) && p->n &&
+                !epoll_ctl(p->ep, EPOLL_CTL_DEL, p->listener, NULL))
+                p->paused = 1; /* until a pidfd is closed */
+            return;
+        }
+        if (watch(p, CONN, c))
+            close(c);
+    }
+}
+
+void ptt_procs_step(struct ptt_procs *p, void (*ended)(void *arg, pid_t pid, int status), void *arg)
+{
+    struct epoll_event ev[64];
+    int n;
+    do {
+        n = epoll_wait(p->ep, ev, 64, 0);
+        for (int i = 0; i < n; i++) {
+            int fd = (int)(uint32_t)ev[i].data.u64;
+            switch ((enum kind)(ev[i].data.u64 >> 32)) {
+            case LISTENER: take_connections(p); break;
+            case CONN: receive(p, fd); break;
+            case PIDFD: /* ended: readable for good, out of the set */
+                epoll_ctl(p->ep, EPOLL_CTL_DEL, fd, NULL);
+                for (size_t k = 0; k < p->n; k++)
+                    if (p->e[k].fd == fd)
+                        p->e[k].dead = 1;
+                break;
+            }
+        }
+    } while (n > 0); /* until nothing is ready: a connection taken now is read at once */
+    /* A status exists once the process is reaped; until then it is a zombie, asked again. */
+    for (size_t k = 0; k < p->n;) {
+        struct pidfd_info i;
+        if (p->e[k].dead && !info(p->e[k].fd, PIDFD_INFO_EXIT_, &i) &&
+            (i.mask & PIDFD_INFO_EXIT_)) {
+            pid_t pid = p->e[k].pid;
+            drop(p, k);
+            ended(arg, pid, i.exit_code);
+        } else {
+            k++;
+        }
+    }
+}
+
+void ptt_procs_reaped(struct ptt_procs *p, pid_t pid)
+{
+    if (!p)
+        return;
+    p->reaped[p->nreaped++ % 256] = pid;
+    for (size_t k = p->n; k-- > 0;) /* the newest of that pid: an older one ended before */
+        if (p->e[k].pid == pid) {
+            drop(p, k);
+            return;
+        }
+}
+
+void ptt_procs_close(struct ptt_procs *p)
+{
+    if (!p)
+        return;
+    for (size_t k = 0; k < p->n; k++)
+        close(p->e[k].fd);
+    if (p->listener >= 0)
+        close(p->listener);
+    if (p->ep >= 0)
+        close(p->ep);
+    if (p->path[0])
+        unlink(p->path);
+    free(p->e);
+    free(p);
+}

@@ -1,0 +1,32 @@
+/* How every process of a session ends, whoever reaps it.
+ *
+ * ptt trace reaps its own child and the orphans it inherits; a traced parent's waitpid() is
+ * interposed. glibc's system() and popen() reap their children where no interposer sees, so each
+ * traced process hands ptt trace a pidfd of itself when it starts (libptt, lib/process.c), over
+ * a socket in the session's private directory. Once the process has ended and been reaped, the
+ * kernel (Linux 6.15 and later: PIDFD_INFO_EXIT) tells its wait status through that pidfd.
+ * Without that support nothing is announced and only the reaps ptt trace sees are recorded. */
+#ifndef PTT_PROCS_H
+#define PTT_PROCS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+struct ptt_procs;
+
+/* Whether this kernel tells a reaped process's wait status through its pidfd. */
+int ptt_procs_supported(void);
+/* Listen at path; NULL (and a reason in err) when it cannot. */
+struct ptt_procs *ptt_procs_open(const char *path, char *err, size_t errlen);
+/* A descriptor that polls readable when there is work for ptt_procs_step. */
+int ptt_procs_fd(const struct ptt_procs *p);
+/* Take the announcements waiting, note the processes that ended, and call ended(arg, pid,
+ * status) for each ended process whose status is known (it has been reaped). */
+void ptt_procs_step(struct ptt_procs *p, void (*ended)(void *arg, pid_t pid, int status),
+                    void *arg);
+/* ptt trace reaped pid itself and recorded its end: not again. */
+void ptt_procs_reaped(struct ptt_procs *p, pid_t pid);
+/* Stop listening, unlink the socket, close every pidfd. */
+void ptt_procs_close(struct ptt_procs *p);
+
+#endif
