@@ -20,7 +20,7 @@ enum ptt_event_nargs {
  * are recorded. ptt_masks[PTT_STATE_<name>] is the mask of classes its kind is recorded for. */
 enum { PTT_IS_STATE_IN = 0, PTT_IS_STATE_OUT = 0, PTT_IS_STATE_META = 0, PTT_IS_STATE_STATE = 1 };
 enum ptt_event_state {
-#define PTT_EVENT(name, id, class, kind, routine, nargs, fields, human)                           \
+#define PTT_EVENT(name, id, class, kind, routine, nargs, fields, human) \
     PTT_STATE_##name = PTT_IS_STATE_##kind,
 #include "events.def"
 };
