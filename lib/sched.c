@@ -51,8 +51,10 @@ PTT_EXPORT int pthread_setaffinity_np(pthread_t th, size_t size, const cpu_set_t
 }
 
 /* glibc's header redirects pthread_yield to sched_yield; binaries built before it still call
- * pthread_yield by name. */
-PTT_EXPORT int ptt_pthread_yield(void) __asm__("pthread_yield");
+ * pthread_yield@GLIBC_2.2.5, a compat symbol that dlsym(RTLD_DEFAULT) does not find: so is ours
+ * (lib/libptt.map). */
+PTT_EXPORT int ptt_pthread_yield(void);
+__asm__(".symver ptt_pthread_yield, pthread_yield@GLIBC_2.2.5");
 PTT_EXPORT int ptt_pthread_yield(void)
 {
     if (!ptt_on())
