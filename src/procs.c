@@ -39,7 +39,7 @@ struct entry {
 
 struct ptt_procs {
     int listener, ep;
-    int paused; /* no descriptor left: the listener waits out of the epoll set */
+    int paused; /* accept failed (no descriptor left): the listener is out of the epoll set */
     char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
     struct entry *e; /* in the order announced: an ended process before a new one of its pid */
     size_t n, cap;
@@ -112,8 +112,6 @@ static void drop(struct ptt_procs *p, size_t i)
     close(p->e[i].fd);
     memmove(&p->e[i], &p->e[i + 1], (p->n - i - 1) * sizeof p->e[0]);
     p->n--;
-    if (p->paused && !watch(p, LISTENER, p->listener))
-        p->paused = 0;
 }
 
 static int was_reaped(const struct ptt_procs *p, pid_t pid)
@@ -200,9 +198,11 @@ static void take_connections(struct ptt_procs *p)
     for (;;) {
         int c = accept4(p->listener, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (c < 0) {
-            if ((errno == EMFILE || errno == ENFILE) && p->n &&
+            /* Out of descriptors, say: the listener waits out of the set until the next step,
+             * rather than wake us at once, again and again. */
+            if (errno != EAGAIN && errno != EWOULDBLOCK &&
                 !epoll_ctl(p->ep, EPOLL_CTL_DEL, p->listener, NULL))
-                p->paused = 1; /* until a pidfd is closed */
+                p->paused = 1;
             return;
         }
         if (watch(p, CONN, c))
@@ -214,6 +214,8 @@ void ptt_procs_step(struct ptt_procs *p, void (*ended)(void *arg, pid_t pid, int
 {
     struct epoll_event ev[64];
     int n;
+    if (p->paused && !watch(p, LISTENER, p->listener))
+        p->paused = 0;
     do {
         n = epoll_wait(p->ep, ev, 64, 0);
         for (int i = 0; i < n; i++) {
