@@ -55,7 +55,10 @@ static void atfork_child(void)
     struct ptt_thread *t = &ptt_self;
     ptt_pid = (int)getpid();
     t->desc = 0;
-    t->pos = t->end = t->data = t->last_data = 0;
+    t->pos = t->end = t->data = t->last_data = t->switching = 0;
+    t->switching_desc = 0;
+    t->parked = 0; /* the parent's */
+    t->parked_len = 0;
     t->nest = 0;
     t->serial = 0;
     t->seq = 0;
@@ -130,8 +133,10 @@ static struct ptt_pool *attach(const char *name)
     if (m == MAP_FAILED)
         return 0;
     struct ptt_pool *p = m;
+    /* Positions in the pool leave 16 bits above them for a tag (record.h). */
     if (p->magic != PTT_POOL_MAGIC || p->version != PTT_POOL_VERSION ||
-        p->total_size != (uint64_t)st.st_size) {
+        p->total_size != (uint64_t)st.st_size ||
+        (uintptr_t)m + (uintptr_t)st.st_size > PTT_POS_ADDR) {
         munmap(m, (size_t)st.st_size);
         return 0;
     }

@@ -18,7 +18,9 @@
 #include "../common/pool.h"
 
 struct ptt_thread {
-    uintptr_t pos;       /* next byte to reserve */
+    /* pos and end side by side, 16-byte aligned: the slow path changes both with one
+     * instruction (ptt_record_slow). */
+    _Alignas(16) uintptr_t pos; /* next byte to reserve, tagged (PTT_POS_TAG) */
     uintptr_t end;       /* end of the sub-buffer; 0 while there is none (forces the slow path) */
     uint64_t last;       /* time stamp of the last base event */
     uintptr_t last_data; /* the sub-buffer (data) that base event is in: elsewhere it means
@@ -40,7 +42,15 @@ struct ptt_thread {
      * event is written (see ptt_record_nested). */
     struct ptt_desc *parked;
     uintptr_t parked_data;
+    uintptr_t parked_tag; /* the tag pos had in it: a slot reserved under another tag is not
+                             in it, even at the same address (a sub-buffer used again) */
     uint32_t parked_len;
+    /* While the slow path switches sub-buffers (end is 0), the one it moves to (data and
+     * descriptor): pos is already there, and a signal handler records after it, or moves it to
+     * another when it is full (ptt_record_nested); the slow path adopts whichever is last. */
+    uintptr_t switching;
+    struct ptt_desc *switching_desc;
+    uint32_t switching_moves; /* handlers moved it on: not the slow path's own sub-buffer */
 };
 
 extern __thread struct ptt_thread ptt_self __attribute__((tls_model("initial-exec")));
@@ -51,7 +61,9 @@ extern int ptt_clock_tsc;            /* time stamps from the TSC (else CLOCK_MON
 extern _Atomic uint64_t *ptt_masks;  /* the pool's masks (common/pool.h) */
 extern unsigned ptt_backtrace_depth; /* --backtrace=N, 0: none */
 
-void ptt_record_slow(struct ptt_thread *t, uint16_t id, unsigned n, const uint64_t *a);
+enum { PTT_SLOT_AGAIN, PTT_SLOT_PARKED, PTT_SLOT_PAST_END };
+int ptt_record_slow(struct ptt_thread *t, uintptr_t w, uintptr_t size);
+int ptt_moved(struct ptt_thread *t, uintptr_t w, uintptr_t size);
 void ptt_record_nested(struct ptt_thread *t, uint16_t id, unsigned n, const uint64_t *a);
 void ptt_unpark(struct ptt_thread *t);
 void ptt_write_async(struct ptt_thread *t, uint16_t id, unsigned n, const uint64_t *a);
@@ -63,7 +75,19 @@ static inline uint64_t ptt_now(void)
     return ptt_ticks(ptt_clock_tsc);
 }
 
-/* Reserve size bytes: one instruction, so it cannot be torn by a signal handler. */
+/* Above the address (pools are mapped below 2^48), t->pos carries a tag that every switch of
+ * sub-buffers changes: an event that reserved its slot tells from it whether a signal handler
+ * moved the thread to another sub-buffer since (ptt_moved), with no ABA. */
+#define PTT_POS_ADDR ((1ull << 48) - 1)
+#define PTT_POS_TAG (~PTT_POS_ADDR)
+
+static inline uintptr_t ptt_pos(const struct ptt_thread *t)
+{
+    return t->pos & PTT_POS_ADDR;
+}
+
+/* Reserve size bytes: one instruction, so it cannot be torn by a signal handler. Returns the
+ * tagged position reserved. */
 static inline uintptr_t ptt_reserve(struct ptt_thread *t, uintptr_t size)
 {
 #if defined(__x86_64__)
@@ -81,13 +105,17 @@ static inline __attribute__((always_inline)) void ptt_write_now(struct ptt_threa
     uint32_t nest = ++t->nest;
     atomic_signal_fence(memory_order_seq_cst);
     uint64_t ts, d;
-    uintptr_t size, p, end, data;
+    uintptr_t size, w, p, end, data, tag;
     int wide;
+retry:
     for (;;) {
         /* The sub-buffer as it is before our reservation: a signal handler may move the thread
-         * to a new one (parking this one, see ptt_record_nested) at any point. */
+         * to a new one (parking this one, see ptt_record_nested) at any point; the tag of pos
+         * tells (a sub-buffer's address does not: it may be handed over and come back). */
+        tag = t->pos & PTT_POS_TAG;
+        atomic_signal_fence(memory_order_seq_cst);
         data = t->data;
-        atomic_signal_fence(memory_order_seq_cst); /* data, then end: see below */
+        atomic_signal_fence(memory_order_seq_cst); /* data, then end: see ptt_moved */
         end = t->end;
         atomic_signal_fence(memory_order_seq_cst);
         ts = ptt_now();
@@ -97,35 +125,28 @@ static inline __attribute__((always_inline)) void ptt_write_now(struct ptt_threa
             d = ~0ull;
         wide = nest != 1 || d > UINT32_MAX;
         size = 8 + 8 * (uintptr_t)n + (wide ? 8 : 0);
-        p = ptt_reserve(t, size);
+        w = ptt_reserve(t, size);
+        p = w & PTT_POS_ADDR;
         atomic_signal_fence(memory_order_seq_cst);
-        if (__builtin_expect(t->data == data, 1))
+        if (__builtin_expect((w & PTT_POS_TAG) == tag, 1))
             break;
-        /* A handler moved the thread to a new sub-buffer. Reserved before the switch, the slot
-         * is in the parked one, counted in its length, and our data and end agree (the switch
-         * came after both were read). Otherwise end may already be the new sub-buffer's. */
-        if (p - t->parked_data < t->parked_len)
+        int m = ptt_moved(t, w, size); /* a handler moved the thread meanwhile */
+        if (m == PTT_SLOT_PARKED)
             break;
-        /* Reserved in the new one, where our time delta means nothing; handlers may have
-         * written after our slot since: fill it with padding, and reserve again. A slot past
-         * the end was never ours: undone by then (ours was the last reservation). */
-        if (p + size <= t->end) {
-            struct ptt_event pad = {PTT_EV_TRACE_PAD, (uint16_t)size, 0};
-            uint64_t pv;
-            __builtin_memcpy(&pv, &pad, 8);
-            __atomic_store_n((uint64_t *)p, pv, __ATOMIC_RELEASE);
-        } else {
-            t->pos = p;
+        if (m == PTT_SLOT_PAST_END) {
+            end = 0;
+            break;
         }
     }
     if (__builtin_expect(p + size > end, 0)) {
-        t->pos = p; /* undo: every reservation made after ours has been undone or completed */
-        if (nest == 1)
-            ptt_record_slow(t, id, n, a);
-        else
+        if (nest != 1) {
+            t->pos = w; /* undo: every reservation made after ours has been undone */
             ptt_record_nested(t, id, n, a);
+        } else if (ptt_record_slow(t, w, size)) {
+            goto retry; /* in the new sub-buffer, as any event */
+        }
     } else {
-        uint64_t *w = (uint64_t *)p, *args = w + 1;
+        uint64_t *slot = (uint64_t *)p, *args = slot + 1;
         struct ptt_event h = {id, (uint16_t)size, (uint32_t)d};
         if (__builtin_expect(wide, 0)) {
             h.id |= PTT_EVF_ABS | (nest != 1 ? PTT_EVF_NEST : 0);
@@ -143,7 +164,7 @@ static inline __attribute__((always_inline)) void ptt_write_now(struct ptt_threa
          * header, so an event cut short by a kill is never taken for a whole one. */
         uint64_t hv;
         __builtin_memcpy(&hv, &h, 8);
-        __atomic_store_n(w, hv, __ATOMIC_RELEASE);
+        __atomic_store_n(slot, hv, __ATOMIC_RELEASE);
     }
     atomic_signal_fence(memory_order_seq_cst);
     if (--t->nest == 0 && __builtin_expect(t->parked != 0, 0))

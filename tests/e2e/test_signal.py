@@ -6,8 +6,6 @@ signal() report) unchanged."""
 
 from errno import EAGAIN, EINVAL
 
-import pytest
-
 from conftest import CREATE_IN, E, check_trace, trace_prog
 
 EXIT0 = E("PROCESS_EXIT", "exit=0")
@@ -179,10 +177,6 @@ def test_signal_thread(tmp_path):
     ]
 
 
-@pytest.mark.xfail(strict=True, reason="in --overflow=block mode (nothing lost, says "
-                   "docs/trace.md) the events of a signal handler that interrupted the "
-                   "recording of an event are dropped (counted as lost) once they fill the rest "
-                   "of the thread's sub-buffer, SIGNAL_DELIVERED/SIGNAL_HANDLED included")
 def test_signal_handler_burst(tmp_path):
     """Signals to a thread busy recording events, each handler making 100 calls (more than a
     4 KiB sub-buffer holds), until 3 handlers interrupted libptt: nothing is lost, and every

@@ -49,9 +49,7 @@ def storm(tmp_path_factory):
 def test_storm_reads_back(storm):
     """What holds even when events are dropped: the file reads back (raw_lines checks ptt
     view's status), no sub-buffer was cut short, the worker's own calls are all there, and
-    every handler event the program made is either in the file or counted as lost. (How many
-    are dropped varies from run to run, none in some: docs/trace.md says which and why; a
-    test that nothing is lost would pass or fail by chance.)"""
+    every handler event the program made is either in the file or counted as lost."""
     t, out, counts, frames, posted = storm
     handled, iterations = int(out["handled"]), int(out["iterations"])
     assert handled >= SIGNALS and int(out["value"]) == handled
@@ -69,3 +67,14 @@ def test_storm_reads_back(storm):
     assert posted == sorted(set(posted)) and all(1 <= v <= handled for v in posted)
     total = summary_counts(t.path)[0]
     assert total["SIGNAL_DELIVERED"] == counts["SIGNAL_DELIVERED"]  # only the worker's
+
+
+def test_storm_exact(storm):
+    """Every SIGNAL_DELIVERED has its SIGNAL_HANDLED with the handler's sem_post inside, and the
+    counts are the program's: nothing lost, wherever the signals landed (in an event, in a
+    sub-buffer switch)."""
+    t, out, counts, frames, posted = storm
+    handled = int(out["handled"])
+    assert t.lost == 0
+    assert collections.Counter(frames) == {HANDLER: handled}
+    assert posted == list(range(1, handled + 1))

@@ -885,7 +885,7 @@ static atomic_int rel_broken;
  * written at address pos. (While end is 0 the state is in flux, and a handler drops its event.) */
 static int state_broken(void)
 {
-    return ptt_self.end && (!ptt_self.data || ptt_self.pos < ptt_self.data);
+    return ptt_self.end && (!ptt_self.data || ptt_pos(&ptt_self) < ptt_self.data);
 }
 
 static void on_alarm_guarded(int sig)
