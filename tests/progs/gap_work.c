@@ -1,7 +1,9 @@
-/* Work that measures how long it was ever held up: gap_work MS
- *   lock/unlock of a mutex for MS ms of wall time; "@started=1" after the first 1000; then
- *   "@max_gap_ms=G", the longest time between two iterations (CLOCK_MONOTONIC), "@iterations=N"
- *   and "done=1". */
+/* Work that measures how long it was ever held up: gap_work MS PAUSE_US
+ *   lock/unlock of a mutex, then PAUSE_US microseconds of computing, for MS ms of wall time (a
+ *   steady flow of events that a stalled ptt trace would hold up, yet not so many that the
+ *   writing of the trace file throttles it); "@started=1" after the first 1000; then
+ *   "@max_gap_ms=G", the longest time between the starts of two iterations (CLOCK_MONOTONIC),
+ *   "@iterations=N" and "done=1". */
 #include "progs.h"
 
 static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
@@ -15,9 +17,9 @@ static double now_ms(void)
 
 int main(int argc, char **argv)
 {
-    long ms;
-    if (argc != 2 || (ms = atol(argv[1])) < 1) {
-        fprintf(stderr, "usage: gap_work MS\n");
+    long ms, pause_us;
+    if (argc != 3 || (ms = atol(argv[1])) < 1 || (pause_us = atol(argv[2])) < 0) {
+        fprintf(stderr, "usage: gap_work MS PAUSE_US\n");
         return 2;
     }
     double t0 = now_ms(), last = t0, gap = 0;
@@ -28,6 +30,8 @@ int main(int argc, char **argv)
         last = t;
         pthread_mutex_lock(&m);
         pthread_mutex_unlock(&m);
+        while (now_ms() - t < (double)pause_us / 1e3)
+            ;
         if (++n == 1000) {
             put_line("@started=1");
             fflush(stdout);

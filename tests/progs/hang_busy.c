@@ -2,7 +2,8 @@
  * it: hang_busy compute|sleep|read MS
  *   the holder locks m and, once the waiter is blocked in its lock of m, spends MS ms computing
  *   (a CPU loop), in nanosleep, or in read(2) on a pipe a feeder thread writes after MS ms; then
- *   it unlocks m; main joins both. Prints "released=1" at the end. */
+ *   it unlocks m; main joins both. Prints the threads' ids, "@blocked=1" once the waiter is
+ *   blocked, and "released=1" at the end. */
 #include "progs.h"
 
 static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
@@ -30,6 +31,7 @@ static void *feeder(void *arg)
 
 static void *holder(void *arg)
 {
+    put_tid("holder");
     pthread_mutex_lock(&m);
     set_flag(&held);
     wait_mutex_waiter(&m);
@@ -54,6 +56,7 @@ static void *holder(void *arg)
 
 static void *waiter(void *arg)
 {
+    put_tid("waiter");
     wait_flag(&held);
     pthread_mutex_lock(&m);
     pthread_mutex_unlock(&m);
