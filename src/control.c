@@ -38,7 +38,7 @@ int ptt_ctl_dir(char *dir, size_t len, char *err, size_t errlen)
     }
     if (!S_ISDIR(st.st_mode) || st.st_uid != getuid()) {
         snprintf(err, errlen,
-                 "%s is %s owned by uid %u, not a directory of ours (uid %u): not used", dir,
+                 "%s is %s owned by uid %u, not a directory of this user (uid %u): not used", dir,
                  S_ISLNK(st.st_mode)   ? "a symbolic link"
                  : S_ISDIR(st.st_mode) ? "a directory"
                                        : "a file",
