@@ -1,6 +1,6 @@
 /* The session loop of ptt trace. One thread: it sleeps in poll() on a signalfd (children,
- * signals to forward) and the control socket, and wakes at least every 5 ms to drain the pool
- * (every 0.5 ms while there is work). */
+ * signals to forward), the control socket and its clients (never waited for), and wakes at least
+ * every 5 ms to drain the pool (every 0.5 ms while there is work). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
