@@ -21,8 +21,12 @@
 
 int ptt_ctl_dir(char *dir, size_t len, char *err, size_t errlen)
 {
+    /* The runtime directory only if it is ours and closed to others' writes: in someone else's,
+     * the ptt directory could be swapped after our checks. */
     const char *run = getenv("XDG_RUNTIME_DIR");
-    if (run && *run)
+    struct stat st;
+    if (run && *run && !stat(run, &st) && S_ISDIR(st.st_mode) && st.st_uid == getuid() &&
+        !(st.st_mode & 022))
         snprintf(dir, len, "%s/ptt", run);
     else
         snprintf(dir, len, "/tmp/ptt-%u", (unsigned)getuid());
@@ -31,7 +35,6 @@ int ptt_ctl_dir(char *dir, size_t len, char *err, size_t errlen)
         return -1;
     }
     /* mkdir never follows a symlink: what is there now is what another user may have planted. */
-    struct stat st;
     if (lstat(dir, &st)) {
         snprintf(err, errlen, "cannot use %s: %s", dir, strerror(errno));
         return -1;

@@ -1,15 +1,17 @@
 """Live control never hurts the session it controls: a client that closes early does not kill
 ptt trace (SIGPIPE); clients that send nothing, or half a line, do not hold up the draining (the
 program, writing events into a small pool, measures its own longest gap: tests/progs/gap_work.c)
-and are dropped after their 2 s; more than 8 at once are refused at once; ptt ctl works
-meanwhile. ptt ctl talks to no stranger: a control directory taken by another user is named with
-its owner and not used; another user's session is refused by name and unreachable; a socket of
-another user's server in our directory is not spoken to. The tests with two users need root."""
+and are dropped after their 2 s; one that does not read its reply is answered all the same; more
+than 8 at once are refused at once; ptt ctl works meanwhile. ptt ctl talks to no stranger: a
+control directory taken by another user is named with its owner and not used; another user's
+session is refused by name and unreachable; a socket of another user's server in our directory
+is not spoken to. The tests with two users need root."""
 
 import contextlib
 import os
 import shutil
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -26,8 +28,14 @@ MAX_GAP_MS = 300  # the base commit held the program up for a second per silent 
 
 
 def sock_path(session):
+    """As src/control.c: the runtime directory if it is ours and others cannot write it."""
     run = os.environ.get("XDG_RUNTIME_DIR")
-    d = f"{run}/ptt" if run else f"/tmp/ptt-{os.getuid()}"
+    try:
+        st = os.stat(run) if run else None
+    except OSError:
+        st = None
+    ok = st and stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o22
+    d = f"{run}/ptt" if ok else f"/tmp/ptt-{os.getuid()}"
     return f"{d}/{session}.sock"
 
 
@@ -69,12 +77,17 @@ def test_slow_clients_do_not_stall(tmp_path):
     half = connect(session)
     half.sendall(b"sta")
     slow.append(half)
+    mute = connect(session)  # reads nothing for now, with the smallest receive buffer
+    mute.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1)
+    mute.sendall(b"status\n")
     # another client is served meanwhile
     st = status_fields(ctl_ok(session, "status"))
     assert st["session"] == session and st["recording"] == "on"
     for s in slow:  # dropped at their time limit, unanswered
         assert read_all(s) == b""
         s.close()
+    assert status_fields(read_all(mute).decode())["session"] == session
+    mute.close()
     # a full table: the excess clients are refused at once, ptt ctl too, until slots free up
     full = [connect(session) for _ in range(CLIENTS)]
     refusal = f"error: the session serves {CLIENTS} clients at once already; try again\n"
