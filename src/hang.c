@@ -2,6 +2,7 @@
  * calls. A writer writes an event's header last (lib/record.h), so a header read as non-zero
  * means a whole event. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,8 +36,16 @@ struct thread_id {
     int32_t tid;
 };
 
+/* A thread's CPU time when the watch of --kill-on-hang began. */
+struct task {
+    int32_t pid, tid;
+    uint64_t cpu;
+};
+
 struct ptt_hang {
     struct thread_id threads[NTHREADS]; /* by hash of self, the newest wins */
+    struct task *tasks;
+    unsigned ntasks, cap;
     uint32_t n;
     struct peek p[];
 };
@@ -213,7 +222,91 @@ unsigned ptt_hang_pids(const struct ptt_hang *h, const struct ptt_pool *pool, in
     return n;
 }
 
+/* State and CPU time (user + system, in clock ticks) of a thread: 0, or -1 when it is gone. */
+static int read_task(int pid, int tid, char *state, uint64_t *cpu)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/stat", pid, tid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return -1;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *p = strrchr(buf, ')'); /* the name may hold anything but ends before it */
+    unsigned long long ut, st;
+    if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", state, &ut,
+                     &st) != 3)
+        return -1;
+    *cpu = ut + st;
+    return 0;
+}
+
+static int in_traced_call(const struct ptt_hang *h, int pid, int tid)
+{
+    for (uint32_t i = 0; i < h->n; i++)
+        if (h->p[i].live && h->p[i].pid == pid && h->p[i].tid == tid && h->p[i].nopen)
+            return 1;
+    return 0;
+}
+
+/* One thread: 1 if it counts as blocked (or is gone), else 0 with why. */
+static int task_blocked(struct ptt_hang *h, int pid, int tid, int restart, char *why, size_t len)
+{
+    char state;
+    uint64_t cpu;
+    if (read_task(pid, tid, &state, &cpu) || state == 'Z' || state == 'X' || state == 'x')
+        return 1;
+    if (restart) {
+        if (h->ntasks == h->cap) {
+            unsigned cap = h->cap ? 2 * h->cap : 64;
+            struct task *t = realloc(h->tasks, cap * sizeof *t);
+            if (!t)
+                return 0;
+            h->tasks = t;
+            h->cap = cap;
+        }
+        h->tasks[h->ntasks++] = (struct task){pid, tid, cpu};
+        return 1;
+    }
+    if (state == 'T' || state == 't')
+        return 1;
+    unsigned i;
+    for (i = 0; i < h->ntasks && (h->tasks[i].pid != pid || h->tasks[i].tid != tid); i++)
+        ;
+    if (state == 'R' || i == h->ntasks || h->tasks[i].cpu != cpu)
+        snprintf(why, len, "pid %d thread %d is running", pid, tid);
+    else if (!in_traced_call(h, pid, tid))
+        snprintf(why, len, "pid %d thread %d is not in a traced call (state %c)", pid, tid, state);
+    else
+        return 1;
+    return 0;
+}
+
+int ptt_hang_settled(struct ptt_hang *h, const int *pids, unsigned npids, int restart, char *why,
+                     size_t len)
+{
+    if (restart)
+        h->ntasks = 0;
+    int settled = 1;
+    for (unsigned i = 0; i < npids && settled; i++) {
+        char dir[64];
+        snprintf(dir, sizeof dir, "/proc/%d/task", pids[i]);
+        DIR *d = opendir(dir);
+        if (!d)
+            continue; /* gone */
+        struct dirent *e;
+        while (settled && (e = readdir(d)))
+            if (e->d_name[0] >= '1' && e->d_name[0] <= '9')
+                settled = task_blocked(h, pids[i], atoi(e->d_name), restart, why, len);
+        closedir(d);
+    }
+    return settled && !restart;
+}
+
 void ptt_hang_free(struct ptt_hang *h)
 {
+    if (h)
+        free(h->tasks);
     free(h);
 }

@@ -21,6 +21,12 @@ unsigned ptt_hang_report(struct ptt_hang *h, struct ptt_daemon *d, FILE *f, uint
 /* The pids seen writing (for --kill-on-hang), 0-terminated, at most max. */
 unsigned ptt_hang_pids(const struct ptt_hang *h, const struct ptt_pool *pool, int *pids,
                        unsigned max);
+/* For --kill-on-hang, every thread of the processes pids (/proc/PID/task). With restart, take
+ * their CPU times, to compare with from then on (0). Else 1 when every thread is blocked in a
+ * traced call (a call open in the sub-buffers, not running, no CPU time used since the restart)
+ * or stopped; 0 with the first other thread described in why. */
+int ptt_hang_settled(struct ptt_hang *h, const int *pids, unsigned npids, int restart, char *why,
+                     size_t len);
 void ptt_hang_free(struct ptt_hang *h);
 
 #endif

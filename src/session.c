@@ -1,6 +1,6 @@
 /* The session loop of ptt trace. One thread: it sleeps in poll() on a signalfd (children,
- * signals to forward) and the control socket, and wakes at least every 5 ms to drain the pool
- * (every 0.5 ms while there is work). */
+ * signals to forward), the control socket and its clients (never waited for), and wakes at least
+ * every 5 ms to drain the pool (every 0.5 ms while there is work). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
@@ -114,16 +114,82 @@ static void control(void *arg, const char *req, char *reply, size_t len)
     }
 }
 
-/* Every process the session has, for --kill-on-hang. */
+/* Every process the session has, for --kill-on-hang: those seen writing, and the child. */
+static unsigned session_pids(struct ptt_session *s, struct ptt_hang *h, int *pids, unsigned max)
+{
+    unsigned n = ptt_hang_pids(h, s->d.pool, pids, max - 1), i;
+    for (i = 0; i < n && pids[i] != s->child; i++)
+        ;
+    if (i == n && !s->child_done)
+        pids[n++] = s->child;
+    return n;
+}
+
 static void kill_all(struct ptt_session *s, struct ptt_hang *h)
 {
     int pids[1024];
-    unsigned n = ptt_hang_pids(h, s->d.pool, pids, 1024);
+    unsigned n = session_pids(s, h, pids, 1024);
     for (unsigned i = 0; i < n; i++)
         if (pids[i] > 0)
             kill(pids[i], SIGKILL);
-    if (!s->child_done)
-        kill(s->child, SIGKILL);
+}
+
+/* The hang detector's state across the loop's steps. */
+struct hang_watch {
+    uint64_t last_event, last_check;
+    uint64_t since; /* --kill-on-hang: every thread blocked since then (0: not watching) */
+    int hung, reported, killed, said;
+    char why[160]; /* the last thread seen not blocked */
+};
+
+/* --kill-on-hang kills only a program all of whose threads stayed blocked in traced calls (or
+ * stopped) for the whole timeout: a thread computing, or waiting outside any traced call, may
+ * still release the others. */
+static void watch_threads(struct ptt_session *s, struct ptt_hang *h, struct hang_watch *w,
+                          uint64_t now)
+{
+    int pids[1024];
+    unsigned n = session_pids(s, h, pids, 1024);
+    if (!w->since || !ptt_hang_settled(h, pids, n, 0, w->why, sizeof w->why)) {
+        ptt_hang_settled(h, pids, n, 1, NULL, 0);
+        w->since = now;
+    }
+    if (!w->reported || w->killed)
+        return;
+    if (now - w->since >= s->hang_ns) {
+        fprintf(stderr, "ptt: killing the program (--kill-on-hang)\n");
+        kill_all(s, h);
+        w->killed = 1;
+    } else if (w->why[0] && !w->said) {
+        fprintf(stderr,
+                "ptt: hang: %s: the program is not killed (--kill-on-hang waits for every "
+                "thread to be blocked in a traced call)\n",
+                w->why);
+        w->said = 1;
+    }
+}
+
+static void hang_step(struct ptt_session *s, struct ptt_hang *h, struct hang_watch *w, size_t n,
+                      uint64_t now)
+{
+    if (now - w->last_check <= s->hang_ns / 4)
+        return;
+    w->last_check = now;
+    if (n || ptt_hang_progress(h, s->d.pool)) {
+        *w = (struct hang_watch){.last_event = now, .last_check = now};
+        return;
+    }
+    if (!w->hung && now - w->last_event >= s->hang_ns) {
+        w->hung = 1; /* once per hang: report again only after some progress */
+        if (ptt_hang_report(h, &s->d, stderr, now - w->last_event, s->ns_per_tick)) {
+            s->hangs++;
+            w->reported = 1;
+            if (s->flight)
+                dump(s, 2, NULL);
+        }
+    }
+    if (s->kill_on_hang)
+        watch_threads(s, h, w, now);
 }
 
 /* A process that another process reaped (procs.h): what it had not handed over, and its end. */
@@ -151,9 +217,9 @@ int ptt_session_run(struct ptt_session *s)
         sigaddset(&sigs, forward[i]);
     int sfd = signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC);
     struct ptt_hang *hang = s->hang_ns ? ptt_hang_new(s->d.pool) : NULL;
-    uint64_t last_clock = ptt_mono_ns(), last_reap = last_clock, last_event = last_clock;
-    uint64_t last_hang_check = last_clock;
-    int hung = 0;
+    uint64_t last_clock = ptt_mono_ns(), last_reap = last_clock;
+    struct hang_watch hw = {.last_event = last_clock, .last_check = last_clock};
+    struct ptt_ctl_server *ctl = s->ctl_fd >= 0 ? ptt_ctl_server_new(s->ctl_fd, control, s) : NULL;
     for (;;) {
         size_t n = ptt_daemon_drain(&s->d, PTT_DRAIN_READY);
         atomic_fetch_add_explicit(&s->d.pool->heartbeat, 1, memory_order_relaxed);
@@ -185,29 +251,13 @@ int ptt_session_run(struct ptt_session *s)
             ptt_session_clock(s);
             last_clock = now;
         }
-        if (hang && now - last_hang_check > s->hang_ns / 4) {
-            last_hang_check = now;
-            if (n || ptt_hang_progress(hang, s->d.pool)) {
-                last_event = now;
-                hung = 0;
-            } else if (!hung && now - last_event >= s->hang_ns) {
-                hung = 1; /* once per hang: report again only after some progress */
-                if (ptt_hang_report(hang, &s->d, stderr, now - last_event, s->ns_per_tick)) {
-                    s->hangs++;
-                    if (s->flight)
-                        dump(s, 2, NULL);
-                    if (s->kill_on_hang) {
-                        fprintf(stderr, "ptt: killing the program (--kill-on-hang)\n");
-                        kill_all(s, hang);
-                    }
-                }
-            }
-        }
-        struct pollfd fds[3] = {{sfd, POLLIN, 0},
-                                {s->procs ? ptt_procs_fd(s->procs) : -1, POLLIN, 0},
-                                {s->ctl_fd, POLLIN, 0}};
+        if (hang)
+            hang_step(s, hang, &hw, n, now);
+        struct pollfd fds[2 + PTT_CTL_POLLFDS] = {
+            {sfd, POLLIN, 0}, {s->procs ? ptt_procs_fd(s->procs) : -1, POLLIN, 0}};
+        unsigned nfds = 2 + (ctl ? ptt_ctl_pollfds(ctl, fds + 2) : 0);
         struct timespec to = {0, n ? 500000 : 5000000}; /* busy: drain again soon */
-        if (ppoll(fds, 3, &to, NULL) > 0) {
+        if (ppoll(fds, nfds, &to, NULL) > 0) {
             struct signalfd_siginfo si;
             while (read(sfd, &si, sizeof si) == sizeof si) {
                 /* A terminal's signal reached the program already; pass on those sent to us. */
@@ -215,9 +265,9 @@ int ptt_session_run(struct ptt_session *s)
                     (si.ssi_code <= 0 || si.ssi_pid != 0))
                     kill(s->child, (int)si.ssi_signo);
             }
-            if (s->ctl_fd >= 0 && (fds[2].revents & POLLIN))
-                ptt_ctl_serve(s->ctl_fd, control, s);
         }
+        if (ctl) /* each client only as far as its socket allows: the drain never waits */
+            ptt_ctl_step(ctl, fds + 2, nfds - 2);
     }
     close(sfd);
     if (s->procs) { /* the ends that came with the last reaps */
@@ -227,6 +277,7 @@ int ptt_session_run(struct ptt_session *s)
     }
     ptt_daemon_drain(&s->d, PTT_DRAIN_ALL);
     ptt_hang_free(hang);
+    ptt_ctl_server_free(ctl);
     if (s->ctl_fd >= 0) {
         close(s->ctl_fd);
         unlink(s->ctl_path);

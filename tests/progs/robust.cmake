@@ -1,8 +1,8 @@
 # Programs of the robustness tests (tests/e2e: test_process, test_crash, test_hang, test_control,
-# test_flight, test_signals_storm, test_cancel_storm, test_sessions, test_env, test_large), built
-# like those of CMakeLists.txt.
+# test_flight, test_signals_storm, test_cancel_storm, test_sessions, test_env, test_large,
+# test_kill_on_hang, test_control_robust), built like those of CMakeLists.txt.
 set(PTT_ROBUST_PROGS proc_chain proc_other crash_loop timed_work sig_storm cancel_storm abba
-  idle_sleep numbered phases setname_flood)
+  idle_sleep numbered phases setname_flood hang_busy gap_work)
 foreach(p ${PTT_ROBUST_PROGS})
   add_executable(e2eprog_${p} ${p}.c)
   target_link_libraries(e2eprog_${p} PRIVATE pthread)
