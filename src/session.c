@@ -114,6 +114,35 @@ static void control(void *arg, const char *req, char *reply, size_t len)
     }
 }
 
+/* The last clock and the END record into the file. After a write error, the END record holds
+ * the true figures (what the file holds; lost: every event missing from it) if it still fits,
+ * with an INFO record saying what was not written. 1 when the trace is incomplete. */
+static int save_end(struct ptt_session *s, struct ptt_rec_end *end)
+{
+    ptt_session_clock(s);
+    if (!s->w.error)
+        ptt_writer_record(&s->w, PTT_REC_END, end, sizeof *end, 0, 0);
+    if (s->w.error) {
+        char text[256];
+        snprintf(text, sizeof text, "write_error=%s\nevents_not_written=%llu", strerror(s->w.error),
+                 (unsigned long long)s->w.unwritten);
+        struct ptt_record h;
+        end->events = s->w.events;
+        end->bytes = s->w.bytes;
+        end->lost += s->w.unwritten;
+        end->exit_status = PTT_TRACE_FAILED;
+        struct ptt_writer_rec r[2] = {{PTT_REC_INFO, &h, sizeof h, text, strlen(text)},
+                                      {PTT_REC_END, end, sizeof *end, 0, 0}};
+        ptt_writer_retry(&s->w, r, 2);
+    }
+    int failed = s->w.error != 0;
+    if (ptt_writer_close(&s->w) && !failed) {
+        ptt_warn("trace", "writing %s: %s; the trace is incomplete", s->output, strerror(errno));
+        failed = 1;
+    }
+    return failed;
+}
+
 /* Every process the session has, for --kill-on-hang. */
 static void kill_all(struct ptt_session *s, struct ptt_hang *h)
 {
@@ -237,16 +266,15 @@ int ptt_session_run(struct ptt_session *s)
     int code = s->exec_errno ? (s->exec_errno == ENOENT ? 127 : 126) : status_code(s->child_status);
     struct ptt_rec_end end = {{0, 0}, s->d.events, s->d.bytes, lost, wait_ns, waits, code, 0};
     uint64_t written = s->d.events, bytes = 0;
+    int incomplete = 0;
     if (s->flight) {
         int64_t k = dump(s, 0, &end);
         written = k > 0 ? (uint64_t)k : 0;
+        incomplete = k < 0;
     } else {
-        ptt_session_clock(s);
-        ptt_writer_record(&s->w, PTT_REC_END, &end, sizeof end, 0, 0);
+        incomplete = save_end(s, &end);
+        written = s->w.events;
         bytes = s->w.offset;
-        if (ptt_writer_close(&s->w))
-            ptt_warn("trace", "writing %s: %s; the trace is incomplete", s->output,
-                     strerror(errno));
     }
     ptt_daemon_destroy(&s->d);
     if (s->exec_errno)
@@ -279,8 +307,12 @@ int ptt_session_run(struct ptt_session *s)
                     ? "--overflow=discard: the pool was full"
                     : "signal handlers recording while their thread switched sub-buffers, or "
                       "more live threads than sub-buffers");
-    fprintf(stderr, "ptt: wrote %llu events (%llu bytes) to %s, %llu lost\n",
+    fprintf(stderr, "ptt: wrote %llu events (%llu bytes) to %s, %llu lost",
             (unsigned long long)written, (unsigned long long)bytes, s->output,
             (unsigned long long)lost);
-    return code;
+    if (incomplete) /* the status ptt trace exits with no longer says it */
+        fprintf(stderr, ", %llu not written; the program's exit status: %d",
+                (unsigned long long)s->w.unwritten, code);
+    fputc('\n', stderr);
+    return incomplete ? PTT_TRACE_FAILED : code;
 }
