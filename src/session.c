@@ -265,16 +265,19 @@ int ptt_session_run(struct ptt_session *s)
              waits = atomic_load(&s->d.pool->waits);
     int code = s->exec_errno ? (s->exec_errno == ENOENT ? 127 : 126) : status_code(s->child_status);
     struct ptt_rec_end end = {{0, 0}, s->d.events, s->d.bytes, lost, wait_ns, waits, code, 0};
-    uint64_t written = s->d.events, bytes = 0;
+    uint64_t written = s->d.events, bytes = 0, unwritten = 0;
     int incomplete = 0;
     if (s->flight) {
         int64_t k = dump(s, 0, &end);
         written = k > 0 ? (uint64_t)k : 0;
         incomplete = k < 0;
+        if (incomplete) /* the window: every event drained but those it left out */
+            unwritten = s->d.events - ptt_flight_dropped(s->flight);
     } else {
         incomplete = save_end(s, &end);
         written = s->w.events;
         bytes = s->w.offset;
+        unwritten = s->w.unwritten;
     }
     ptt_daemon_destroy(&s->d);
     if (s->exec_errno)
@@ -312,7 +315,7 @@ int ptt_session_run(struct ptt_session *s)
             (unsigned long long)lost);
     if (incomplete) /* the status ptt trace exits with no longer says it */
         fprintf(stderr, ", %llu not written; the program's exit status: %d",
-                (unsigned long long)s->w.unwritten, code);
+                (unsigned long long)unwritten, code);
     fputc('\n', stderr);
     return incomplete ? PTT_TRACE_FAILED : code;
 }
