@@ -74,8 +74,9 @@ static void control(void *arg, const char *req, char *reply, size_t len)
                  "events_written %llu\nlost %llu\nflight_recorder %s\nhangs %d\n",
                  s->name, (int)s->child, s->output, s->stopped ? "off" : "on",
                  s->light ? "light" : "full", ptt_class_list(cls, sizeof cls, s->class_mask),
-                 (unsigned long long)s->d.events, (unsigned long long)atomic_load(&s->d.pool->lost),
-                 s->flight ? "on" : "off", s->hangs);
+                 (unsigned long long)(s->flight ? s->d.events : s->w.events),
+                 (unsigned long long)atomic_load(&s->d.pool->lost), s->flight ? "on" : "off",
+                 s->hangs);
     } else if (!strcmp(req, "start") || !strcmp(req, "stop")) {
         s->stopped = req[2] == 'o';
         apply_masks(s);
@@ -104,7 +105,7 @@ static void control(void *arg, const char *req, char *reply, size_t len)
                 snprintf(reply, len, "error: cannot write %s\n", s->output);
         } else {
             snprintf(reply, len, "ok: %llu events written to %s so far\n",
-                     (unsigned long long)s->d.events, s->output);
+                     (unsigned long long)s->w.events, s->output);
         }
     } else {
         snprintf(reply, len,
