@@ -23,6 +23,10 @@
 #include "events.h"
 #include "util.h"
 
+/* ptt trace's own failures, told apart from the program's statuses as timeout(1) and env(1)
+ * do; 126 and 127: the program cannot run. */
+#define TRACE_FAILED PTT_TRACE_FAILED
+
 #ifndef PTT_LIBDIR
 #define PTT_LIBDIR "/usr/local/lib"
 #endif
@@ -31,7 +35,9 @@ static const char usage_text[] =
     "usage: ptt trace [OPTIONS] [--] PROGRAM [ARGS...]\n"
     "Run PROGRAM with its POSIX threads routines traced, and write the trace to a file.\n"
     "\n"
-    "  -o, --output=FILE      trace file (default: ptt-PID.ptt in $PTT_DIR, else here)\n"
+    "  -o, --output=FILE      trace file (default: ptt-PID.ptt in $PTT_DIR, else here);\n"
+    "                         an existing one is kept as FILE.old\n"
+    "      --force            overwrite an existing FILE instead\n"
     "      --events=CLASS,... event classes to record (default: all but key; 'all' for\n"
     "                         every one); see 'ptt trace --list'\n"
     "      --buffer=SIZE      shared pool size, e.g. 64M (default: memory x cpus / 128,\n"
@@ -193,8 +199,14 @@ int cmd_trace(int argc, char **argv)
                                          {"start-stopped", no_argument, 0, 'S'},
                                          {"level", required_argument, 0, 'L'},
                                          {"backtrace", required_argument, 0, 'B'},
+                                         {"force", no_argument, 0, 'f'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
+    /* A file-size limit or a reader that went away is a write error ptt trace reports, not a
+     * signal that kills it; the program gets the dispositions back (see the child below). */
+    struct sigaction ign = {.sa_handler = SIG_IGN}, old_xfsz, old_pipe;
+    sigaction(SIGXFSZ, &ign, &old_xfsz);
+    sigaction(SIGPIPE, &ign, &old_pipe);
     const char *output = NULL, *events = getenv("PTT_EVENTS");
     /* Default: every class but key (getspecific and setspecific are hot in real programs). */
     struct ptt_pool_config cfg = {0,
@@ -205,14 +217,14 @@ int cmd_trace(int argc, char **argv)
                                   0,
                                   0,
                                   0};
-    int follow = 1, quiet = 0, kill_on_hang = 0;
+    int follow = 1, quiet = 0, kill_on_hang = 0, force = 0;
     uint64_t hang_ns = 0, flight_size = 0;
     const char *bufenv = getenv("PTT_BUFFER");
     int64_t v;
     if (bufenv && *bufenv) {
         if ((v = ptt_parse_size(bufenv)) < (1 << 20)) {
             ptt_warn("trace", "PTT_BUFFER='%s' is not a size of at least 1M", bufenv);
-            return PTT_EXIT_USAGE;
+            return TRACE_FAILED;
         }
         cfg.size = (uint64_t)v;
     }
@@ -229,14 +241,14 @@ int cmd_trace(int argc, char **argv)
         case 'b':
             if ((v = ptt_parse_size(optarg)) < (1 << 20) || v > (1ll << 40)) {
                 ptt_warn("trace", "--buffer=%s: give a size from 1M to 1T, e.g. 64M", optarg);
-                return PTT_EXIT_USAGE;
+                return TRACE_FAILED;
             }
             cfg.size = (uint64_t)v;
             break;
         case 's':
             if ((v = ptt_parse_size(optarg)) < 4096 || v > (16 << 20) || v % 4096) {
                 ptt_warn("trace", "--subbuffer=%s: give a multiple of 4K from 4K to 16M", optarg);
-                return PTT_EXIT_USAGE;
+                return TRACE_FAILED;
             }
             cfg.buf_size = (uint32_t)v;
             break;
@@ -247,21 +259,21 @@ int cmd_trace(int argc, char **argv)
                 cfg.overflow = PTT_OVERFLOW_DISCARD;
             else {
                 ptt_warn("trace", "--overflow=%s: use block or discard", optarg);
-                return PTT_EXIT_USAGE;
+                return TRACE_FAILED;
             }
             break;
         case 'c':
             if (!strcmp(optarg, "tsc")) {
                 if (!tsc_invariant()) {
                     ptt_warn("trace", "--clock=tsc: this CPU has no invariant TSC");
-                    return PTT_EXIT_USAGE;
+                    return TRACE_FAILED;
                 }
                 cfg.clock_tsc = 1;
             } else if (!strcmp(optarg, "monotonic"))
                 cfg.clock_tsc = 0;
             else {
                 ptt_warn("trace", "--clock=%s: use tsc or monotonic", optarg);
-                return PTT_EXIT_USAGE;
+                return TRACE_FAILED;
             }
             break;
         case 'n': follow = 0; break;
@@ -278,17 +290,18 @@ int cmd_trace(int argc, char **argv)
             double sec = strtod(optarg, &end);
             if (*end || !(sec > 0) || sec > 1e6) {
                 ptt_warn("trace", "--hang-timeout=%s: give seconds, e.g. 5 or 0.5", optarg);
-                return PTT_EXIT_USAGE;
+                return TRACE_FAILED;
             }
             hang_ns = (uint64_t)(sec * 1e9);
             break;
         }
         case 'K': kill_on_hang = 1; break;
+        case 'f': force = 1; break;
         case 'F':
             if ((v = ptt_parse_size(optarg)) < 65536) {
                 ptt_warn("trace", "--flight-recorder=%s: give a size of at least 64K, e.g. 16M",
                          optarg);
-                return PTT_EXIT_USAGE;
+                return TRACE_FAILED;
             }
             flight_size = (uint64_t)v;
             break;
@@ -298,7 +311,7 @@ int cmd_trace(int argc, char **argv)
             long n = strtol(optarg, &end, 10);
             if (*end || n < 0 || n > 32) {
                 ptt_warn("trace", "--backtrace=%s: give a number of frames from 0 to 32", optarg);
-                return PTT_EXIT_USAGE;
+                return TRACE_FAILED;
             }
             cfg.backtrace = (unsigned)n;
             break;
@@ -306,24 +319,24 @@ int cmd_trace(int argc, char **argv)
         case 'L':
             if (strcmp(optarg, "light") && strcmp(optarg, "full")) {
                 ptt_warn("trace", "--level=%s: use light or full", optarg);
-                return PTT_EXIT_USAGE;
+                return TRACE_FAILED;
             }
             cfg.light = optarg[0] == 'l';
             break;
         case 'h': fputs(usage_text, stdout); return 0;
-        default: ptt_bad_option("trace", argv); return PTT_EXIT_USAGE;
+        default: ptt_bad_option("trace", argv); return TRACE_FAILED;
         }
     }
     if (kill_on_hang && !hang_ns) {
         ptt_warn("trace", "--kill-on-hang needs --hang-timeout=SECONDS");
-        return PTT_EXIT_USAGE;
+        return TRACE_FAILED;
     }
     if (optind >= argc) {
         ptt_warn("trace", "no program to run; usage: ptt trace [-o FILE] -- PROGRAM [ARGS...]");
-        return PTT_EXIT_USAGE;
+        return TRACE_FAILED;
     }
     if (events && parse_classes(events, &cfg.class_mask))
-        return PTT_EXIT_USAGE;
+        return TRACE_FAILED;
     cfg.class_mask &= ptt_all_classes();
     if (!cfg.size)
         cfg.size = default_pool_size();
@@ -332,7 +345,7 @@ int cmd_trace(int argc, char **argv)
     char lib[PATH_MAX];
     if (find_lib(lib, sizeof lib)) {
         ptt_warn("trace", "cannot find libptt.so (looked at %s; set PTT_LIB)", lib);
-        return PTT_EXIT_USAGE;
+        return TRACE_FAILED;
     }
     char outbuf[PATH_MAX];
     if (!output) { /* ptt-PID.ptt, in $PTT_DIR if set */
@@ -340,7 +353,7 @@ int cmd_trace(int argc, char **argv)
         if (snprintf(outbuf, sizeof outbuf, "%s%sptt-%d.ptt", dir && *dir ? dir : "",
                      dir && *dir ? "/" : "", (int)getpid()) >= (int)sizeof outbuf) {
             ptt_warn("trace", "PTT_DIR is too long");
-            return PTT_EXIT_USAGE;
+            return TRACE_FAILED;
         }
         output = outbuf;
     }
@@ -362,17 +375,25 @@ int cmd_trace(int argc, char **argv)
     char err[512];
     if (ptt_daemon_create(&s.d, &cfg, err, sizeof err)) {
         ptt_warn("trace", "%s", err);
-        return PTT_EXIT_USAGE;
+        return TRACE_FAILED;
     }
     s.name = s.d.shm_name + 1;
     if (flight_size) {
         s.flight = ptt_flight_new(flight_size);
         s.d.sink = ptt_flight_add;
         s.d.sink_arg = s.flight;
-    } else if (ptt_writer_open(&s.w, output)) {
-        ptt_warn("trace", "cannot create %s: %s", output, strerror(errno));
+    }
+    if (ptt_output_open(output, force, !s.flight, &s.out, err, sizeof err) ||
+        (!s.flight && ptt_writer_start(&s.w, s.out.fd, output))) {
+        if (s.out.fd >= 0) { /* the header could not be written */
+            ptt_warn("trace", "cannot write %s: %s", output, strerror(errno));
+            close(s.out.fd);
+            ptt_output_undo(output, &s.out);
+        } else {
+            ptt_warn("trace", "%s", err);
+        }
         ptt_daemon_destroy(&s.d);
-        return PTT_EXIT_USAGE;
+        return TRACE_FAILED;
     }
     s.d.out = &s.w;
     s.info = make_info(prog, cfg.clock_tsc, hz, s.d.pool, events ? events : "all but key");
@@ -397,7 +418,7 @@ int cmd_trace(int argc, char **argv)
     const char *pre = getenv("LD_PRELOAD");
     char *preload = NULL;
     if (asprintf(&preload, "%s%s%s", lib, pre && *pre ? ":" : "", pre ? pre : "") < 0)
-        return PTT_EXIT_USAGE;
+        return TRACE_FAILED;
     setenv("LD_PRELOAD", preload, 1);
     setenv(PTT_ENV_SHM, s.d.shm_name, 1);
     free(preload);
@@ -415,7 +436,7 @@ int cmd_trace(int argc, char **argv)
     int pipefd[2];
     if (pipe2(pipefd, O_CLOEXEC)) {
         ptt_warn("trace", "pipe: %s", strerror(errno));
-        return PTT_EXIT_USAGE;
+        return TRACE_FAILED;
     }
     if (!quiet)
         fprintf(stderr, "ptt: session %s records into %s\n", s.name, output);
@@ -424,10 +445,12 @@ int cmd_trace(int argc, char **argv)
     if (s.child < 0) {
         ptt_warn("trace", "fork: %s", strerror(errno));
         ptt_daemon_destroy(&s.d);
-        return PTT_EXIT_USAGE;
+        return TRACE_FAILED;
     }
     if (s.child == 0) {
         sigprocmask(SIG_SETMASK, &old, NULL);
+        sigaction(SIGXFSZ, &old_xfsz, NULL);
+        sigaction(SIGPIPE, &old_pipe, NULL);
         close(pipefd[0]);
         execvp(prog[0], prog);
         int e = errno;
@@ -449,7 +472,7 @@ int cmd_trace(int argc, char **argv)
 
     int code = ptt_session_run(&s);
     if (s.exec_errno) { /* the file records nothing but the failure, which we say here */
-        unlink(output);
+        ptt_output_undo(output, &s.out);
         ptt_warn("trace", "cannot run '%s': %s", prog[0], strerror(s.exec_errno));
     }
     free(s.info);

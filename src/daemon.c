@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -49,10 +50,18 @@ int ptt_daemon_create(struct ptt_daemon *d, const struct ptt_pool_config *c, cha
         return -1;
     }
     int e = ftruncate(fd, (off_t)total) ? errno : posix_fallocate(fd, 0, (off_t)total);
-    if (e) {
+    struct rlimit fs;
+    if (e == EFBIG && !getrlimit(RLIMIT_FSIZE, &fs) && fs.rlim_cur < total)
         snprintf(err, errlen,
-                 "cannot reserve a %llu MiB pool in /dev/shm: %s (a smaller --buffer may fit)",
-                 (unsigned long long)(total >> 20), strerror(e));
+                 "cannot reserve a pool of %llu bytes in /dev/shm: the file-size limit (ulimit "
+                 "-f) is %llu bytes; raise it, or give a smaller --buffer=SIZE",
+                 (unsigned long long)total, (unsigned long long)fs.rlim_cur);
+    else if (e)
+        snprintf(err, errlen,
+                 "cannot reserve a pool of %llu bytes in /dev/shm: %s; give a smaller "
+                 "--buffer=SIZE, or free space in /dev/shm",
+                 (unsigned long long)total, strerror(e));
+    if (e) {
         close(fd);
         shm_unlink(d->shm_name);
         return -1;

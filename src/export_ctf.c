@@ -436,7 +436,8 @@ static int prepare_dir(const char *dir, char *err, size_t errlen)
 /* The first CLOCK record: the real time of the trace's time 0 (the reader keeps it to itself). */
 static int first_clock(const char *path, uint64_t *real_ns)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    char err[8];
+    int fd = ptt_reader_fd(path, err, sizeof err); /* standard input: its copy */
     if (fd < 0)
         return 0;
     struct ptt_file_header fh;
@@ -466,7 +467,8 @@ static void make_uuid(const char *path, uint8_t *u)
 {
     uint8_t buf[4096];
     ssize_t n = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    char err[8];
+    int fd = ptt_reader_fd(path, err, sizeof err);
     if (fd >= 0) {
         n = pread(fd, buf, sizeof buf, 0);
         close(fd);

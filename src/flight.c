@@ -101,6 +101,7 @@ int64_t ptt_flight_write(struct ptt_flight *f, const char *path, const char *inf
         return -1;
     }
     struct ptt_writer w;
+    unlink(tmp); /* one a killed ptt trace left: created anew, exclusively */
     if (ptt_writer_open(&w, tmp))
         return -1;
     char extra[128];

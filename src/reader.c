@@ -2,11 +2,13 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -259,6 +261,93 @@ static void index_file(struct ptt_reader *r, uint64_t off)
     }
 }
 
+/* A pipe's content, whole, into a memfd: the reader reads at offsets, and some commands read
+ * the trace twice. -1 with one line in err. */
+static int copy_stream(int in, const char *path, char *err, size_t errlen)
+{
+    int fd = memfd_create("ptt-trace", MFD_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: cannot hold the stream: %s", path, strerror(errno));
+        return -1;
+    }
+    static char buf[1 << 16];
+    for (;;) {
+        ssize_t n = read(in, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n == 0)
+            return fd;
+        for (ssize_t k = 0, w; n > 0 && k < n; k += w)
+            if ((w = write(fd, buf + k, (size_t)(n - k))) < 0) {
+                n = -1;
+                break;
+            }
+        if (n < 0) {
+            snprintf(err, errlen, "%s: %s", path, strerror(errno));
+            close(fd);
+            return -1;
+        }
+    }
+}
+
+#define FIFO_WAIT_MS 10000
+
+/* A FIFO, opened without waiting for a writer, then waited for FIFO_WAIT_MS at most: the
+ * first data or a writer's close. */
+static int open_fifo(const char *path, char *err, size_t errlen)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    struct pollfd p = {fd, POLLIN, 0};
+    int n;
+    while ((n = poll(&p, 1, FIFO_WAIT_MS)) < 0 && errno == EINTR) {
+    }
+    if (n <= 0) {
+        snprintf(err, errlen, "%s: a FIFO no one wrote to in %d s; start its writer first", path,
+                 FIFO_WAIT_MS / 1000);
+        close(fd);
+        return -1;
+    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK); /* a writer came: read it to its end */
+    return fd;
+}
+
+int ptt_reader_fd(const char *path, char *err, size_t errlen)
+{
+    static char *cached; /* a stream read once already: its copy */
+    static int cached_fd = -1;
+    if (cached && !strcmp(cached, path))
+        return fcntl(cached_fd, F_DUPFD_CLOEXEC, 0);
+    int stdin_ = !strcmp(path, "-");
+    struct stat st;
+    if (stdin_ ? fstat(0, &st) : stat(path, &st)) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (S_ISREG(st.st_mode)) {
+        int fd = stdin_ ? fcntl(0, F_DUPFD_CLOEXEC, 0) : open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return fd;
+    }
+    if (!S_ISFIFO(st.st_mode)) {
+        snprintf(err, errlen, "%s: not a regular file, a pipe nor a FIFO", path);
+        return -1;
+    }
+    int in = stdin_ ? 0 : open_fifo(path, err, errlen);
+    if (in < 0)
+        return -1;
+    int fd = copy_stream(in, path, err, errlen);
+    if (!stdin_)
+        close(in);
+    if (fd >= 0 && (cached = strdup(path)))
+        cached_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    return fd;
+}
+
 struct ptt_reader *ptt_reader_open(const char *path, char *err, size_t errlen)
 {
     struct ptt_reader *r = calloc(1, sizeof *r);
@@ -266,14 +355,12 @@ struct ptt_reader *ptt_reader_open(const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "%s: out of memory", path);
         return NULL;
     }
-    r->fd = open(path, O_RDONLY | O_CLOEXEC);
+    r->fd = ptt_reader_fd(path, err, errlen);
     struct stat st;
-    if (r->fd < 0 || fstat(r->fd, &st)) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+    if (r->fd < 0)
         goto fail;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        snprintf(err, errlen, "%s: not a regular file", path);
+    if (fstat(r->fd, &st)) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
         goto fail;
     }
     r->size = (uint64_t)st.st_size;
@@ -299,6 +386,10 @@ struct ptt_reader *ptt_reader_open(const char *path, char *err, size_t errlen)
     }
     r->path = strdup(path);
     index_file(r, fh.header_size);
+    if (!r->nstreams && !r->has_end)
+        set_err(r, "no events: %s (ptt trace ended before writing any)",
+                r->size == fh.header_size ? "nothing follows the file header"
+                                          : "no chunk and no END record");
     for (size_t i = 0; i < r->nstreams; i++)
         qsort(r->streams[i].chunks, r->streams[i].nchunks, sizeof(struct chunkref), by_seq);
     r->ns_per_tick = 1;

@@ -25,8 +25,12 @@ struct ptt_ev {
     uint64_t offset;               /* in the file; 0 for events the reader synthesized */
 };
 
-/* Open and index path. On a fatal error (unreadable, not a trace, another major version)
- * returns NULL and puts one line into err. */
+/* The descriptor a reader reads path from: a regular file; for "-" (standard input), a pipe or
+ * a FIFO, a memfd holding the whole stream, read once (a FIFO waited for 10 s at most) and
+ * given again to later calls with the same path. -1 with one line in err. */
+int ptt_reader_fd(const char *path, char *err, size_t errlen);
+/* Open and index path (as ptt_reader_fd). On a fatal error (unreadable, not a trace, another major
+ * version) returns NULL and puts one line into err. */
 struct ptt_reader *ptt_reader_open(const char *path, char *err, size_t errlen);
 /* The next event in time order: 1, or 0 at the end. */
 int ptt_reader_next(struct ptt_reader *r, struct ptt_ev *ev);

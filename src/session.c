@@ -74,8 +74,9 @@ static void control(void *arg, const char *req, char *reply, size_t len)
                  "events_written %llu\nlost %llu\nflight_recorder %s\nhangs %d\n",
                  s->name, (int)s->child, s->output, s->stopped ? "off" : "on",
                  s->light ? "light" : "full", ptt_class_list(cls, sizeof cls, s->class_mask),
-                 (unsigned long long)s->d.events, (unsigned long long)atomic_load(&s->d.pool->lost),
-                 s->flight ? "on" : "off", s->hangs);
+                 (unsigned long long)(s->flight ? s->d.events : s->w.events),
+                 (unsigned long long)atomic_load(&s->d.pool->lost), s->flight ? "on" : "off",
+                 s->hangs);
     } else if (!strcmp(req, "start") || !strcmp(req, "stop")) {
         s->stopped = req[2] == 'o';
         apply_masks(s);
@@ -104,7 +105,7 @@ static void control(void *arg, const char *req, char *reply, size_t len)
                 snprintf(reply, len, "error: cannot write %s\n", s->output);
         } else {
             snprintf(reply, len, "ok: %llu events written to %s so far\n",
-                     (unsigned long long)s->d.events, s->output);
+                     (unsigned long long)s->w.events, s->output);
         }
     } else {
         snprintf(reply, len,
@@ -112,6 +113,35 @@ static void control(void *arg, const char *req, char *reply, size_t len)
                  "CLASS,..., dump)\n",
                  req);
     }
+}
+
+/* The last clock and the END record into the file. After a write error, the END record holds
+ * the true figures (what the file holds; lost: every event missing from it) if it still fits,
+ * with an INFO record saying what was not written. 1 when the trace is incomplete. */
+static int save_end(struct ptt_session *s, struct ptt_rec_end *end)
+{
+    ptt_session_clock(s);
+    if (!s->w.error)
+        ptt_writer_record(&s->w, PTT_REC_END, end, sizeof *end, 0, 0);
+    if (s->w.error) {
+        char text[256];
+        snprintf(text, sizeof text, "write_error=%s\nevents_not_written=%llu", strerror(s->w.error),
+                 (unsigned long long)s->w.unwritten);
+        struct ptt_record h;
+        end->events = s->w.events;
+        end->bytes = s->w.bytes;
+        end->lost += s->w.unwritten;
+        end->exit_status = PTT_TRACE_FAILED;
+        struct ptt_writer_rec r[2] = {{PTT_REC_INFO, &h, sizeof h, text, strlen(text)},
+                                      {PTT_REC_END, end, sizeof *end, 0, 0}};
+        ptt_writer_retry(&s->w, r, 2);
+    }
+    int failed = s->w.error != 0;
+    if (ptt_writer_close(&s->w) && !failed) {
+        ptt_warn("trace", "writing %s: %s; the trace is incomplete", s->output, strerror(errno));
+        failed = 1;
+    }
+    return failed;
 }
 
 /* Every process the session has, for --kill-on-hang: those seen writing, and the child. */
@@ -287,17 +317,19 @@ int ptt_session_run(struct ptt_session *s)
              waits = atomic_load(&s->d.pool->waits);
     int code = s->exec_errno ? (s->exec_errno == ENOENT ? 127 : 126) : status_code(s->child_status);
     struct ptt_rec_end end = {{0, 0}, s->d.events, s->d.bytes, lost, wait_ns, waits, code, 0};
-    uint64_t written = s->d.events, bytes = 0;
+    uint64_t written = s->d.events, bytes = 0, unwritten = 0;
+    int incomplete = 0;
     if (s->flight) {
         int64_t k = dump(s, 0, &end);
         written = k > 0 ? (uint64_t)k : 0;
+        incomplete = k < 0;
+        if (incomplete) /* the window: every event drained but those it left out */
+            unwritten = s->d.events - ptt_flight_dropped(s->flight);
     } else {
-        ptt_session_clock(s);
-        ptt_writer_record(&s->w, PTT_REC_END, &end, sizeof end, 0, 0);
+        incomplete = save_end(s, &end);
+        written = s->w.events;
         bytes = s->w.offset;
-        if (ptt_writer_close(&s->w))
-            ptt_warn("trace", "writing %s: %s; the trace is incomplete", s->output,
-                     strerror(errno));
+        unwritten = s->w.unwritten;
     }
     ptt_daemon_destroy(&s->d);
     if (s->exec_errno)
@@ -330,8 +362,12 @@ int ptt_session_run(struct ptt_session *s)
                     ? "--overflow=discard: the pool was full"
                     : "signal handlers recording while their thread switched sub-buffers, or "
                       "more live threads than sub-buffers");
-    fprintf(stderr, "ptt: wrote %llu events (%llu bytes) to %s, %llu lost\n",
+    fprintf(stderr, "ptt: wrote %llu events (%llu bytes) to %s, %llu lost",
             (unsigned long long)written, (unsigned long long)bytes, s->output,
             (unsigned long long)lost);
-    return code;
+    if (incomplete) /* the status ptt trace exits with no longer says it */
+        fprintf(stderr, ", %llu not written; the program's exit status: %d",
+                (unsigned long long)unwritten, code);
+    fputc('\n', stderr);
+    return incomplete ? PTT_TRACE_FAILED : code;
 }

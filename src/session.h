@@ -11,9 +11,14 @@
 #include "procs.h"
 #include "writer.h"
 
+/* ptt trace's exit status for its own failures (docs/trace.md): bad usage, the pool or the
+ * output cannot be made, the trace is incomplete. */
+#define PTT_TRACE_FAILED 125
+
 struct ptt_session {
     struct ptt_daemon d;
     struct ptt_writer w;       /* the trace file (without a flight recorder) */
+    struct ptt_output out;     /* how it was opened */
     struct ptt_flight *flight; /* the window (with --flight-recorder) */
     const char *output;
     const char *name;               /* the session: ptt-UID-PID */

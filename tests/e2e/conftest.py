@@ -77,7 +77,10 @@ FRAMES = {"ONCE_RUN": "ONCE_DONE", "SIGNAL_DELIVERED": "SIGNAL_HANDLED",
           "TIMER_THREAD_START": "TIMER_THREAD_END"}
 FRAME_END = {end: begin for begin, end in FRAMES.items()}
 
-SUMMARY_RE = re.compile(r"^ptt: wrote (\d+) events \((\d+) bytes\) to (.+), (\d+) lost$")
+# ptt trace's last line: events and bytes in the file, its name, events lost in the pool; after a
+# write error, the events not written and the program's own exit status (docs/trace.md).
+SUMMARY_RE = re.compile(r"^ptt: wrote (\d+) events \((\d+) bytes\) to (.+), (\d+) lost"
+                        r"(?:, (\d+) not written; the program's exit status: (\d+))?$")
 TIME_RE = re.compile(r"^(\d+)\.(\d{9})$")
 
 

@@ -25,7 +25,7 @@ def test_ptt_trace_alias(tmp_path):
         E("PROCESS_EXIT", "exit=9"),
     ]
     p = run([TRACE, "-o", tmp_path / "u.ptt", "--overflow=sometimes", "--", "true"])
-    assert p.returncode == 2 and p.stderr.startswith("ptt trace: --overflow=sometimes")
+    assert p.returncode == 125 and p.stderr.startswith("ptt trace: --overflow=sometimes")
     p = run([TRACE, "--list"])
     assert p.returncode == 0 and p.stdout == run([PTT, "trace", "--list"]).stdout
     p = run([TRACE, "--help"])

@@ -59,7 +59,7 @@ def test_ptt_buffer(tmp_path):
     assert env4[1] > 2 * n - 2 and size < env4[0] <= 4 << 20
     p = run([PTT, "trace", "-o", tmp_path / "x.ptt", "--", prog("idle_sleep"), 0],
             env=env_with(PTT_BUFFER="12q"))
-    assert p.returncode == 2 and p.stdout == "" and len(p.stderr.splitlines()) == 1
+    assert p.returncode == 125 and p.stdout == "" and len(p.stderr.splitlines()) == 1
     assert "PTT_BUFFER" in p.stderr and not (tmp_path / "x.ptt").exists()
 
 
@@ -77,4 +77,4 @@ def test_ptt_events(tmp_path):
          "THREAD_START", "THREAD_END", "THREAD_JOIN_IN", "THREAD_JOIN_OUT"])
     p = run([PTT, "trace", "-o", tmp_path / "x.ptt", "--", prog("idle_sleep"), 0],
             env=env_with(PTT_EVENTS="mutex,nosuch"))
-    assert p.returncode == 2 and len(p.stderr.splitlines()) == 1 and "nosuch" in p.stderr
+    assert p.returncode == 125 and len(p.stderr.splitlines()) == 1 and "nosuch" in p.stderr

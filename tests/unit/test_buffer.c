@@ -111,8 +111,7 @@ static void begin(struct session *s, uint64_t size, uint32_t buf_size, int tsc, 
     snprintf(s->path, sizeof s->path, "%s/ptt-unit-buffer-XXXXXX", dir ? dir : "/tmp");
     int fd = mkstemp(s->path);
     assert_true(fd >= 0);
-    close(fd);
-    assert_int_equal(ptt_writer_open(&s->w, s->path), 0);
+    assert_int_equal(ptt_writer_start(&s->w, fd, NULL), 0);
     s->d.out = &s->w;
     assert_int_equal(ptt_writer_info(&s->w, tsc ? "clock=tsc\n" : "clock=monotonic\n"), 0);
     write_clock(s);
