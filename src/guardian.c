@@ -1,0 +1,181 @@
+/* The guardian of a session (guardian.h). It runs between fork and _exit only, and ptt trace has
+ * no thread when it starts it, yet it keeps to system calls: no allocation, no stdio. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "guardian.h"
+
+#define MAX_WATCHED 8
+
+static struct watched {
+    char path[256];
+    dev_t dev;
+    ino_t ino;
+} watched[MAX_WATCHED];
+static unsigned nwatched;
+
+static void watch(const char *path)
+{
+    struct stat st;
+    if (nwatched == MAX_WATCHED || strlen(path) >= sizeof watched[0].path || lstat(path, &st) ||
+        st.st_uid != geteuid())
+        return;
+    struct watched *w = &watched[nwatched++];
+    memcpy(w->path, path, strlen(path) + 1);
+    w->dev = st.st_dev;
+    w->ino = st.st_ino;
+}
+
+/* Only the very files we were told of: a name reused since is not ours to remove. */
+static void remove_watched(void)
+{
+    for (unsigned i = 0; i < nwatched; i++) {
+        struct stat st;
+        if (!lstat(watched[i].path, &st) && st.st_dev == watched[i].dev &&
+            st.st_ino == watched[i].ino)
+            unlink(watched[i].path);
+    }
+}
+
+/* Alone: descriptors 0-2 on /dev/null (a pipe of the terminal's or of a test's that we held
+ * would not see its end), the pipe on 3, nothing else; the terminal's signals ignored. */
+static int detach(int rfd)
+{
+    if (rfd != 3) {
+        if (dup2(rfd, 3) < 0)
+            return -1;
+        close(rfd);
+    }
+    if (syscall(SYS_close_range, 4u, ~0u, 0u)) {
+        long max = sysconf(_SC_OPEN_MAX);
+        for (long fd = 4; fd < (max > 0 && max < 65536 ? max : 65536); fd++)
+            close((int)fd);
+    }
+    int nul = open("/dev/null", O_RDWR);
+    for (int fd = 0; fd < 3 && nul >= 0; fd++)
+        if (fd != nul)
+            dup2(nul, fd);
+    if (nul > 3)
+        close(nul);
+    int ignored[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE};
+    for (size_t i = 0; i < sizeof ignored / sizeof ignored[0]; i++)
+        signal(ignored[i], SIG_IGN);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    if (chdir("/")) { /* keeps no directory busy; nothing to do if it fails */
+    }
+    prctl(PR_SET_NAME, "ptt-guardian");
+    return 3;
+}
+
+/* Read ptt trace's lines ("W<path>": watch path; "E": clean end) until the pipe's end. */
+static _Noreturn void guard(int fd, struct ptt_pool *pool, const char *shm_name)
+{
+    char buf[1024];
+    size_t have = 0;
+    for (;;) {
+        ssize_t k = read(fd, buf + have, sizeof buf - have);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            break;
+        have += (size_t)k;
+        char *nl;
+        while ((nl = memchr(buf, '\n', have))) {
+            *nl = 0;
+            if (buf[0] == 'E')
+                _exit(0);
+            if (buf[0] == 'W')
+                watch(buf + 1);
+            size_t used = (size_t)(nl + 1 - buf);
+            memmove(buf, nl + 1, have - used);
+            have -= used;
+        }
+        if (have == sizeof buf) /* a line that long is none of ours */
+            have = 0;
+    }
+    /* ptt trace is gone without a clean end. */
+    atomic_store(&pool->abandoned, 1);
+    shm_unlink(shm_name);
+    remove_watched();
+    _exit(0);
+}
+
+int ptt_guardian_start(struct ptt_pool *pool, const char *shm_name)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC))
+        return -1;
+    pid_t c = fork();
+    if (c < 0) {
+        int e = errno;
+        close(p[0]);
+        close(p[1]);
+        errno = e;
+        return -1;
+    }
+    if (c == 0) {
+        /* Only ptt trace may hold the write end: the guardian sees its death as the pipe's end. */
+        close(p[1]);
+        if (setsid() < 0)
+            _exit(1);
+        pid_t g = fork();
+        if (g != 0)
+            _exit(g < 0);
+        int fd = detach(p[0]);
+        if (fd < 0)
+            _exit(1);
+        /* The header is all it needs. */
+        size_t head = (size_t)pool->desc_offset;
+        munmap((char *)pool + head, (size_t)pool->total_size - head);
+        guard(fd, pool, shm_name);
+    }
+    close(p[0]);
+    int st;
+    while (waitpid(c, &st, 0) < 0 && errno == EINTR)
+        ;
+    if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+        close(p[1]);
+        errno = EAGAIN;
+        return -1;
+    }
+    return p[1];
+}
+
+static void send_line(int fd, char kind, const char *text)
+{
+    char line[300];
+    size_t n = strlen(text);
+    if (fd < 0 || n + 3 > sizeof line)
+        return;
+    line[0] = kind;
+    memcpy(line + 1, text, n);
+    line[n + 1] = '\n';
+    /* Shorter than PIPE_BUF: written whole or not at all. */
+    while (write(fd, line, n + 2) < 0 && errno == EINTR)
+        ;
+}
+
+void ptt_guardian_watch(int fd, const char *path)
+{
+    send_line(fd, 'W', path);
+}
+
+void ptt_guardian_end(int fd)
+{
+    if (fd < 0)
+        return;
+    send_line(fd, 'E', "");
+    close(fd);
+}
