@@ -191,12 +191,14 @@ static int undo(struct ptt_session *s)
     return PTT_EXIT_USAGE;
 }
 
-/* Start the session's guardian: whatever ends ptt trace, nothing of the session outlives it. */
-static void guard(struct ptt_session *s)
+/* The session's guardian: whatever ends ptt trace, nothing of the session outlives it. */
+static int guardian(void)
 {
-    if ((s->d.guardian = ptt_guardian_start(s->d.pool, s->d.shm_name)) < 0)
-        ptt_warn("trace", "no guardian (%s): if ptt trace is killed, %s stays in /dev/shm",
-                 strerror(errno), s->d.shm_name);
+    int fd = ptt_guardian_start();
+    if (fd < 0)
+        ptt_warn("trace", "no guardian (%s): if ptt trace is killed, its pool stays in /dev/shm",
+                 strerror(errno));
+    return fd;
 }
 
 int cmd_trace(int argc, char **argv)
@@ -384,11 +386,10 @@ int cmd_trace(int argc, char **argv)
     s.ns_per_tick = 1e9 / hz;
     char err[512], ctl_dir[200];
     ptt_daemon_sweep(ptt_ctl_dir(ctl_dir, sizeof ctl_dir, err, sizeof err) ? NULL : ctl_dir);
-    if (ptt_daemon_create(&s.d, &cfg, err, sizeof err)) {
+    if (ptt_daemon_create_guarded(&s.d, &cfg, guardian(), err, sizeof err)) {
         ptt_warn("trace", "%s", err);
         return PTT_EXIT_USAGE;
     }
-    guard(&s);
     s.name = s.d.name;
     if (flight_size) {
         s.flight = ptt_flight_new(flight_size);

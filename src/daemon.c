@@ -41,6 +41,7 @@ static int create_pool(struct ptt_daemon *d, char *err, size_t errlen)
         }
         snprintf(d->shm_name, sizeof d->shm_name, "/ptt-%u-%d-%016llx", (unsigned)getuid(),
                  (int)getpid(), (unsigned long long)r[0]);
+        ptt_guardian_pool(d->guardian, d->shm_name);
         int fd = shm_open(d->shm_name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0 && errno == EEXIST)
             continue; /* someone's, perhaps another user's: not ours to remove */
@@ -68,12 +69,8 @@ static int create_pool(struct ptt_daemon *d, char *err, size_t errlen)
     return -1;
 }
 
-int ptt_daemon_create(struct ptt_daemon *d, const struct ptt_pool_config *c, char *err,
-                      size_t errlen)
+static int create(struct ptt_daemon *d, const struct ptt_pool_config *c, char *err, size_t errlen)
 {
-    memset(d, 0, sizeof *d);
-    d->clock_tsc = c->clock_tsc;
-    d->guardian = -1;
     uint64_t page = 4096;
     uint64_t head = (sizeof(struct ptt_pool) + page - 1) / page * page;
     uint32_t n = (uint32_t)((c->size - head) / (c->buf_size + sizeof(struct ptt_desc)));
@@ -124,6 +121,25 @@ int ptt_daemon_create(struct ptt_daemon *d, const struct ptt_pool_config *c, cha
     d->pool = p;
     d->size = total;
     return 0;
+}
+
+int ptt_daemon_create(struct ptt_daemon *d, const struct ptt_pool_config *c, char *err,
+                      size_t errlen)
+{
+    return ptt_daemon_create_guarded(d, c, -1, err, errlen);
+}
+
+int ptt_daemon_create_guarded(struct ptt_daemon *d, const struct ptt_pool_config *c, int guardian,
+                              char *err, size_t errlen)
+{
+    memset(d, 0, sizeof *d);
+    d->clock_tsc = c->clock_tsc;
+    d->guardian = guardian;
+    if (!create(d, c, err, errlen))
+        return 0;
+    ptt_guardian_end(d->guardian); /* nothing left: what failed removed the pool */
+    d->guardian = -1;
+    return -1;
 }
 
 /* Count the events of a sub-buffer and find where they end: at len for one handed over (a
@@ -290,15 +306,16 @@ void ptt_daemon_destroy(struct ptt_daemon *d)
 }
 
 /* PID of a name "ptt-UID-PID" followed by one of ends or nothing, of our user (UID), whose ptt
- * trace (PID) no longer exists: 0 if not such a name. */
+ * trace (PID) is no more: 0 if not such a name. */
 static int stale_pid(const char *name, const char *ends)
 {
     unsigned uid;
     int pid, n = 0;
     if (sscanf(name, "ptt-%u-%d%n", &uid, &pid, &n) != 2 || uid != (unsigned)getuid() || pid <= 0 ||
-        pid == getpid() || !strchr(ends, name[n]))
+        !strchr(ends, name[n]))
         return 0;
-    return kill(pid, 0) < 0 && errno == ESRCH ? pid : 0;
+    /* Our own pid: a session that had it before us (we have created nothing yet). */
+    return pid == getpid() || (kill(pid, 0) < 0 && errno == ESRCH) ? pid : 0;
 }
 
 /* In directory path, remove the entries of ours named ptt-UID-PID followed by one of ends whose

@@ -46,6 +46,10 @@ struct ptt_pool_config {
  * message in err. */
 int ptt_daemon_create(struct ptt_daemon *d, const struct ptt_pool_config *c, char *err,
                       size_t errlen);
+/* The same, the pool's name told to a guardian (guardian.h) before it is created; d owns the
+ * guardian's pipe from then on, even on an error. */
+int ptt_daemon_create_guarded(struct ptt_daemon *d, const struct ptt_pool_config *c, int guardian,
+                              char *err, size_t errlen);
 /* What ptt_daemon_drain takes besides READY sub-buffers: a pid > 0 takes the OWNED ones of that
  * (ended) process too. */
 enum {

@@ -23,6 +23,7 @@ static struct watched {
     ino_t ino;
 } watched[MAX_WATCHED];
 static unsigned nwatched;
+static char pool_name[256]; /* the pool, named before it is created */
 
 static void watch(const char *path)
 {
@@ -79,8 +80,32 @@ static int detach(int rfd)
     return 3;
 }
 
-/* Read ptt trace's lines ("W<path>": watch path; "E": clean end) until the pipe's end. */
-static _Noreturn void guard(int fd, struct ptt_pool *pool, const char *shm_name)
+/* Mark the pool abandoned, so that writers stop at once, and remove its name: if it is ours (a
+ * name ptt trace found taken was another's). */
+static void abandon_pool(void)
+{
+    if (!pool_name[0])
+        return;
+    int fd = shm_open(pool_name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
+    struct stat st;
+    if (fd < 0)
+        return;
+    if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_uid == geteuid()) {
+        if ((size_t)st.st_size >= sizeof(struct ptt_pool)) {
+            struct ptt_pool *p = mmap(0, sizeof *p, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+            if (p != MAP_FAILED) {
+                atomic_store(&p->abandoned, 1);
+                munmap(p, sizeof *p);
+            }
+        }
+        shm_unlink(pool_name); /* /dev/shm is sticky: it is still ours */
+    }
+    close(fd);
+}
+
+/* Read ptt trace's lines ("P<name>": the pool's name, "W<path>": a file to remove, "E": clean
+ * end) until the pipe's end. */
+static _Noreturn void guard(int fd)
 {
     char buf[1024];
     size_t have = 0;
@@ -98,6 +123,8 @@ static _Noreturn void guard(int fd, struct ptt_pool *pool, const char *shm_name)
                 _exit(0);
             if (buf[0] == 'W')
                 watch(buf + 1);
+            if (buf[0] == 'P' && strlen(buf + 1) < sizeof pool_name)
+                memcpy(pool_name, buf + 1, strlen(buf + 1) + 1);
             size_t used = (size_t)(nl + 1 - buf);
             memmove(buf, nl + 1, have - used);
             have -= used;
@@ -106,13 +133,12 @@ static _Noreturn void guard(int fd, struct ptt_pool *pool, const char *shm_name)
             have = 0;
     }
     /* ptt trace is gone without a clean end. */
-    atomic_store(&pool->abandoned, 1);
-    shm_unlink(shm_name);
+    abandon_pool();
     remove_watched();
     _exit(0);
 }
 
-int ptt_guardian_start(struct ptt_pool *pool, const char *shm_name)
+int ptt_guardian_start(void)
 {
     int p[2];
     if (pipe2(p, O_CLOEXEC))
@@ -136,10 +162,7 @@ int ptt_guardian_start(struct ptt_pool *pool, const char *shm_name)
         int fd = detach(p[0]);
         if (fd < 0)
             _exit(1);
-        /* The header is all it needs. */
-        size_t head = (size_t)pool->desc_offset;
-        munmap((char *)pool + head, (size_t)pool->total_size - head);
-        guard(fd, pool, shm_name);
+        guard(fd);
     }
     close(p[0]);
     int st;
@@ -165,6 +188,11 @@ static void send_line(int fd, char kind, const char *text)
     /* Shorter than PIPE_BUF: written whole or not at all. */
     while (write(fd, line, n + 2) < 0 && errno == EINTR)
         ;
+}
+
+void ptt_guardian_pool(int fd, const char *name)
+{
+    send_line(fd, 'P', name);
 }
 
 void ptt_guardian_watch(int fd, const char *path)

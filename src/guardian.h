@@ -1,4 +1,4 @@
-/* The guardian of a session: a small process, started by ptt trace right after the pool, that
+/* The guardian of a session: a small process, started by ptt trace before the pool, that
  * outlives it. When ptt trace dies without having said "clean end" (SIGKILL, a crash, any
  * signal), the guardian marks the pool abandoned, so that the program's threads stop recording
  * and run on at once, and removes the pool's name and the session's sockets. (docs/security.md) */
@@ -9,10 +9,14 @@
 
 #include "../common/pool.h"
 
-/* Start the guardian of pool (mapped, its header kept by the guardian) named shm_name. Neither our
- * child (we wait for every child of ours) nor in our process group, it ignores the terminal's
- * signals. Returns the write end of its pipe (close-on-exec, ours only), or -1 with errno. */
-int ptt_guardian_start(struct ptt_pool *pool, const char *shm_name);
+/* Start the guardian. Neither our child (we wait for every child of ours) nor in our process
+ * group, it ignores the terminal's signals. Returns the write end of its pipe (close-on-exec,
+ * ours only), or -1 with errno. */
+int ptt_guardian_start(void);
+
+/* The pool's name, told before it is created: if ptt trace dies, however soon, the guardian marks
+ * the pool abandoned and removes its name (if it is ours). A later name replaces it. */
+void ptt_guardian_pool(int fd, const char *name);
 
 /* Also remove path (a socket of the session, created already) if ptt trace dies. */
 void ptt_guardian_watch(int fd, const char *path);
