@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -49,7 +50,8 @@ static void remove_watched(void)
 }
 
 /* Alone: descriptors 0-2 on /dev/null (a pipe of the terminal's or of a test's that we held
- * would not see its end), the pipe on 3, nothing else; the terminal's signals ignored. */
+ * would not see its end), ptt trace's stream on 3, nothing else; the terminal's signals
+ * ignored. */
 static int detach(int rfd)
 {
     if (rfd != 3) {
@@ -104,7 +106,7 @@ static void abandon_pool(void)
 }
 
 /* Read ptt trace's lines ("P<name>": the pool's name, "W<path>": a file to remove, "E": clean
- * end) until the pipe's end. */
+ * end) until the stream's end. */
 static _Noreturn void guard(int fd)
 {
     char buf[1024];
@@ -140,8 +142,10 @@ static _Noreturn void guard(int fd)
 
 int ptt_guardian_start(void)
 {
+    /* A socket pair rather than a pipe: ptt trace writing to a guardian someone killed gets an
+     * error, not SIGPIPE. */
     int p[2];
-    if (pipe2(p, O_CLOEXEC))
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p))
         return -1;
     pid_t c = fork();
     if (c < 0) {
@@ -152,7 +156,7 @@ int ptt_guardian_start(void)
         return -1;
     }
     if (c == 0) {
-        /* Only ptt trace may hold the write end: the guardian sees its death as the pipe's end. */
+        /* Only ptt trace may hold its end: the guardian sees its death as the end of the stream. */
         close(p[1]);
         if (setsid() < 0)
             _exit(1);
@@ -185,8 +189,8 @@ static void send_line(int fd, char kind, const char *text)
     line[0] = kind;
     memcpy(line + 1, text, n);
     line[n + 1] = '\n';
-    /* Shorter than PIPE_BUF: written whole or not at all. */
-    while (write(fd, line, n + 2) < 0 && errno == EINTR)
+    /* A few hundred bytes: written whole, the socket's buffer holds far more. */
+    while (send(fd, line, n + 2, MSG_NOSIGNAL) < 0 && errno == EINTR)
         ;
 }
 

@@ -10,8 +10,8 @@
 #include "../common/pool.h"
 
 /* Start the guardian. Neither our child (we wait for every child of ours) nor in our process
- * group, it ignores the terminal's signals. Returns the write end of its pipe (close-on-exec,
- * ours only), or -1 with errno. */
+ * group, it ignores the terminal's signals. Returns our end of the stream to it (a socket,
+ * close-on-exec, ours only: its end is ptt trace's death), or -1 with errno. */
 int ptt_guardian_start(void);
 
 /* The pool's name, told before it is created: if ptt trace dies, however soon, the guardian marks
