@@ -385,12 +385,18 @@ int cmd_trace(int argc, char **argv)
     double hz = measure_hz(cfg.clock_tsc, &t0, &m0);
     s.ns_per_tick = 1e9 / hz;
     char err[512], ctl_dir[200];
-    ptt_daemon_sweep(ptt_ctl_dir(ctl_dir, sizeof ctl_dir, err, sizeof err) ? NULL : ctl_dir);
+    int have_dir = !ptt_ctl_dir(ctl_dir, sizeof ctl_dir, err, sizeof err);
+    ptt_daemon_sweep(have_dir ? ctl_dir : NULL);
     if (ptt_daemon_create_guarded(&s.d, &cfg, guardian(), err, sizeof err)) {
         ptt_warn("trace", "%s", err);
         return PTT_EXIT_USAGE;
     }
     s.name = s.d.name;
+    for (int i = 0; i < 2 && have_dir; i++) { /* before they exist: a kill may come in between */
+        char path[300];
+        snprintf(path, sizeof path, "%s/%s.%s", ctl_dir, s.name, i ? "proc" : "sock");
+        ptt_guardian_watch(s.d.guardian, path);
+    }
     if (flight_size) {
         s.flight = ptt_flight_new(flight_size);
         s.d.sink = ptt_flight_add;

@@ -18,34 +18,24 @@
 
 #define MAX_WATCHED 8
 
-static struct watched {
-    char path[256];
-    dev_t dev;
-    ino_t ino;
-} watched[MAX_WATCHED];
+static char watched[MAX_WATCHED][256];
 static unsigned nwatched;
 static char pool_name[256]; /* the pool, named before it is created */
 
 static void watch(const char *path)
 {
-    struct stat st;
-    if (nwatched == MAX_WATCHED || strlen(path) >= sizeof watched[0].path || lstat(path, &st) ||
-        st.st_uid != geteuid())
-        return;
-    struct watched *w = &watched[nwatched++];
-    memcpy(w->path, path, strlen(path) + 1);
-    w->dev = st.st_dev;
-    w->ino = st.st_ino;
+    if (nwatched < MAX_WATCHED && strlen(path) < sizeof watched[0])
+        memcpy(watched[nwatched++], path, strlen(path) + 1);
 }
 
-/* Only the very files we were told of: a name reused since is not ours to remove. */
+/* The sockets of the session, named after ptt trace's pid, which no other process has until
+ * ptt trace is reaped; ours (the directory is the user's alone). */
 static void remove_watched(void)
 {
     for (unsigned i = 0; i < nwatched; i++) {
         struct stat st;
-        if (!lstat(watched[i].path, &st) && st.st_dev == watched[i].dev &&
-            st.st_ino == watched[i].ino)
-            unlink(watched[i].path);
+        if (!lstat(watched[i], &st) && S_ISSOCK(st.st_mode) && st.st_uid == geteuid())
+            unlink(watched[i]);
     }
 }
 

@@ -18,7 +18,7 @@ int ptt_guardian_start(void);
  * the pool abandoned and removes its name (if it is ours). A later name replaces it. */
 void ptt_guardian_pool(int fd, const char *name);
 
-/* Also remove path (a socket of the session, created already) if ptt trace dies. */
+/* Also remove path (a socket of the session, told before it is created) if ptt trace dies. */
 void ptt_guardian_watch(int fd, const char *path);
 
 /* The session ended cleanly and removed everything: the guardian exits. Closes fd. */
