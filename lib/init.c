@@ -141,7 +141,7 @@ static __attribute__((format(printf, 1, 2))) void refuse(const char *fmt, ...)
 /* The pool name and the secret of PTT_SHM ("/NAME:HEX"): 0 if malformed. */
 static int parse_env(const char *v, char *name, size_t len, uint8_t *secret)
 {
-    const char *colon = strrchr(v, ':');
+    const char *colon = strchr(v, ':');
     size_t nl = colon ? (size_t)(colon - v) : 0;
     if (!colon || nl < 2 || nl >= len || v[0] != '/' || memchr(v + 1, '/', nl - 1) ||
         strlen(colon + 1) != 2 * PTT_POOL_SECRET)

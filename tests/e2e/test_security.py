@@ -132,6 +132,18 @@ def test_own_pool_attached_only_with_its_secret(pools):
     assert p.read() == p.content
 
 
+@pytest.mark.parametrize("shm", ["/NAME", "/NAME:", "/NAME:SECRET0", "NAME:SECRET",
+                                 "/NAME:SECRET:SECRET"])
+def test_env_without_secret(pools, shm):
+    """PTT_SHM naming a pool that would do, without the secret (as before there was one), or
+    malformed: not attached."""
+    p = pools()
+    p.write(pool_bytes(p.secret))
+    shm = shm.replace("NAME", p.name).replace("SECRET", p.secret.hex())
+    check_untraced(victim(shm), "PTT_SHM is malformed")
+    assert p.read() == p.content
+
+
 def test_pool_open_to_others(pools):
     p = pools()
     p.write(pool_bytes(p.secret), mode=0o644)
