@@ -16,8 +16,9 @@
 #include <stdint.h>
 
 #define PTT_POOL_MAGIC 0x31304c4f4f505454ull /* "TTPOOL01" */
-#define PTT_POOL_VERSION 2
+#define PTT_POOL_VERSION 3
 #define PTT_POOL_EMPTY 0xffffffffu
+#define PTT_POOL_SECRET 16 /* bytes of the session's secret */
 
 enum ptt_buf_state { PTT_BUF_FREE = 0, PTT_BUF_OWNED = 1, PTT_BUF_READY = 2 };
 enum ptt_clock { PTT_CLOCK_TSC = 1, PTT_CLOCK_MONO = 2 };
@@ -51,12 +52,16 @@ struct ptt_pool {
     uint32_t backtrace_depth; /* --backtrace=N: frames recorded before each sited event */
     uint32_t pad1;
     char proc_socket[108]; /* where a process announces itself (src/procs.h); "": nowhere */
-    uint8_t pad0[64];
+    uint8_t secret[PTT_POOL_SECRET]; /* random, also in PTT_SHM: libptt attaches no other pool */
+    uint8_t pad0[48];
 
     /* What is recorded, read on every event and written only by the daemon (ptt ctl): bit n of
      * masks[0] records the calls (IN, OUT) and META events of class n, of masks[1] its STATE
      * events. Stopped: only meta. Light level: masks[1] is 0. */
     _Alignas(64) _Atomic uint64_t masks[2];
+    /* Set once nobody drains any more (ptt trace ended, or died and its guardian saw it): writers
+     * stop recording at their next sub-buffer. Read-mostly, as the masks. */
+    _Atomic uint32_t abandoned;
 
     /* Each contended word sits on a line of its own. */
     _Alignas(64) _Atomic uint64_t free_head;   /* low 32 bits: index, high: ABA tag */
@@ -79,7 +84,8 @@ static inline uint8_t *ptt_pool_data(struct ptt_pool *p, uint32_t i)
     return (uint8_t *)p + p->data_offset + (uint64_t)i * p->buf_size;
 }
 
-/* Environment passed from ptt trace to libptt. */
+/* Environment passed from ptt trace to libptt: "/NAME:SECRET", the pool's shm name and its
+ * secret in hex (docs/security.md). */
 #define PTT_ENV_SHM "PTT_SHM"
 #define PTT_META_MASK 1ull /* class meta (0): the process's start and end, losses */
 

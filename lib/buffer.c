@@ -22,7 +22,7 @@ static uint32_t pool_pop(struct ptt_pool *p)
     uint64_t h = atomic_load_explicit(&p->free_head, memory_order_acquire);
     for (;;) {
         uint32_t i = (uint32_t)h;
-        if (i == PTT_POOL_EMPTY)
+        if (i >= p->nbufs) /* empty, or no index of the pool's */
             return PTT_POOL_EMPTY;
         /* A stale link read here makes the CAS fail: the tag changed since. */
         uint32_t next = __atomic_load_n(&ptt_pool_desc(p, i)->next, __ATOMIC_RELAXED);
@@ -47,14 +47,17 @@ static void pause_us(long us)
     syscall(SYS_nanosleep, &d, NULL);
 }
 
-/* Whether ptt trace is gone: its heartbeat has not moved for a second (it ticks every few ms)
- * and its process no longer exists. A daemon merely slow (a slow disk) is waited for. Checked
- * each time a thread takes a sub-buffer, so a dead daemon is noticed within a sub-buffer's worth
- * of events, without waiting for the pool to run dry. */
+/* Whether ptt trace is gone: the pool is marked abandoned (by ptt trace at its end, or by its
+ * guardian when it died), or its heartbeat has not moved for 50 ms (it ticks every few ms) and
+ * its process no longer exists (the guardian was killed too). A daemon merely slow (a slow disk)
+ * is waited for. Checked each time a thread takes a sub-buffer and at each round of a wait for
+ * one, so a dead daemon is noticed within a sub-buffer's worth of events. */
 static _Atomic uint64_t hb_value, hb_since;
 
 static int daemon_gone(struct ptt_pool *p, uint64_t now)
 {
+    if (atomic_load_explicit(&p->abandoned, memory_order_relaxed))
+        return 1;
     uint64_t hb = atomic_load_explicit(&p->heartbeat, memory_order_relaxed);
     if (hb != atomic_load_explicit(&hb_value, memory_order_relaxed) ||
         !atomic_load_explicit(&hb_since, memory_order_relaxed)) {
@@ -62,7 +65,7 @@ static int daemon_gone(struct ptt_pool *p, uint64_t now)
         atomic_store_explicit(&hb_since, now, memory_order_relaxed);
         return 0;
     }
-    if (now - atomic_load_explicit(&hb_since, memory_order_relaxed) < 1000000000u)
+    if (now - atomic_load_explicit(&hb_since, memory_order_relaxed) < 50000000u)
         return 0;
     return kill(p->daemon_pid, 0) < 0 && errno == ESRCH;
 }

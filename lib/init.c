@@ -1,10 +1,13 @@
 /* Start-up of libptt in each traced process: find the real routines, attach the pool that
- * ptt trace created, and keep a forked child from writing into its parent's sub-buffer. */
+ * ptt trace created (only that one: docs/security.md), and keep a forked child from writing into
+ * its parent's sub-buffer. */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,36 +123,134 @@ void ptt_forget_pool(void)
         shm_unlink(pool_name);
 }
 
-static struct ptt_pool *attach(const char *name)
+/* Why this process is not traced, in one line on stderr (fd 2: the program's stdio untouched). */
+static __attribute__((format(printf, 1, 2))) void refuse(const char *fmt, ...)
 {
-    int fd = shm_open(name, O_RDWR | O_CLOEXEC, 0);
-    if (fd < 0)
+    char line[256] = "ptt: libptt: not tracing: ";
+    size_t n = strlen(line);
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(line + n, sizeof line - n - 1, fmt, ap);
+    va_end(ap);
+    n += k < 0 ? 0 : (size_t)k < sizeof line - n - 1 ? (size_t)k : sizeof line - n - 2;
+    line[n++] = '\n';
+    if (write(2, line, n) < 0) { /* nowhere to say it */
+    }
+}
+
+/* The pool name and the secret of PTT_SHM ("/NAME:HEX"): 0 if malformed. */
+static int parse_env(const char *v, char *name, size_t len, uint8_t *secret)
+{
+    const char *colon = strchr(v, ':');
+    size_t nl = colon ? (size_t)(colon - v) : 0;
+    if (!colon || nl < 2 || nl >= len || v[0] != '/' || memchr(v + 1, '/', nl - 1) ||
+        strlen(colon + 1) != 2 * PTT_POOL_SECRET)
         return 0;
+    for (size_t i = 0; i < PTT_POOL_SECRET; i++) {
+        unsigned x;
+        char hex[3] = {colon[1 + 2 * i], colon[2 + 2 * i], 0};
+        if (!isxdigit((unsigned char)hex[0]) || !isxdigit((unsigned char)hex[1]) ||
+            sscanf(hex, "%2x", &x) != 1)
+            return 0;
+        secret[i] = (uint8_t)x;
+    }
+    memcpy(name, v, nl);
+    name[nl] = 0;
+    return 1;
+}
+
+#define POOL_MAX_SIZE (1ull << 41) /* ptt trace's --buffer is 1T at most */
+#define SUBBUFFER_MAX (16u << 20)
+
+/* What is wrong with the header of a pool of size bytes, before anything is written there: every
+ * offset and size libptt uses. NULL: nothing. */
+static const char *invalid(const struct ptt_pool *p, uint64_t size, const uint8_t *secret)
+{
+    if (p->magic != PTT_POOL_MAGIC || p->version != PTT_POOL_VERSION)
+        return "not a pool of this version of ptt";
+    uint8_t diff = 0; /* no early exit: how much matched stays unknown */
+    for (size_t i = 0; i < PTT_POOL_SECRET; i++)
+        diff |= (uint8_t)(p->secret[i] ^ secret[i]);
+    if (diff)
+        return "not this session's secret";
+    if (p->nbufs < 2 || p->nbufs >= PTT_POOL_EMPTY)
+        return "bad sub-buffer count";
+    if (p->buf_size < 4096 || p->buf_size > SUBBUFFER_MAX || p->buf_size % 4096)
+        return "bad sub-buffer size";
+    if (p->desc_offset < sizeof *p || p->desc_offset % 64 || p->desc_offset > size)
+        return "bad descriptor offset";
+    if (p->data_offset % 4096 || p->data_offset > size ||
+        p->data_offset < p->desc_offset + (uint64_t)p->nbufs * sizeof(struct ptt_desc))
+        return "bad data offset";
+    if (p->total_size != size || p->data_offset + (uint64_t)p->nbufs * p->buf_size != size)
+        return "bad size";
+    if (!memchr(p->proc_socket, 0, sizeof p->proc_socket))
+        return "bad socket path";
+    if ((p->clock != PTT_CLOCK_TSC && p->clock != PTT_CLOCK_MONO) ||
+        (p->overflow != PTT_OVERFLOW_BLOCK && p->overflow != PTT_OVERFLOW_DISCARD) ||
+        p->backtrace_depth > 32 || p->daemon_pid <= 0)
+        return "bad settings";
+    return NULL;
+}
+
+/* The pool PTT_SHM names, if it is ptt trace's for this session: ours (effective uid), closed to
+ * others, a regular file reached without a symbolic link, carrying the session's secret, and
+ * well formed. Another user may have created the name once it was free (docs/security.md). */
+static struct ptt_pool *attach(const char *env)
+{
+    char name[64];
+    uint8_t secret[PTT_POOL_SECRET];
+    if (!parse_env(env, name, sizeof name, secret)) {
+        refuse("%s is malformed (not /NAME:SECRET)", PTT_ENV_SHM);
+        return 0;
+    }
+    int fd = shm_open(name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
+    if (fd < 0) {
+        if (errno != ENOENT) /* ENOENT: the session is over */
+            refuse("cannot open pool %s: %s", name,
+                   errno == ELOOP ? "it is a symbolic link" : strerror(errno));
+        return 0;
+    }
     struct stat st;
     void *m = MAP_FAILED;
-    if (fstat(fd, &st) == 0 && (size_t)st.st_size >= sizeof(struct ptt_pool))
-        m = mmap(0, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (fstat(fd, &st))
+        refuse("cannot check pool %s: %s", name, strerror(errno));
+    else if (!S_ISREG(st.st_mode))
+        refuse("pool %s is not a regular file", name);
+    else if (st.st_uid != geteuid())
+        refuse("pool %s is owned by uid %u, not %u", name, (unsigned)st.st_uid,
+               (unsigned)geteuid());
+    else if (st.st_mode & 077)
+        refuse("pool %s is open to other users (mode %04o)", name, (unsigned)st.st_mode & 07777);
+    else if ((uint64_t)st.st_size < sizeof(struct ptt_pool) || (uint64_t)st.st_size > POOL_MAX_SIZE)
+        refuse("pool %s has a bad size", name);
+    else if ((m = mmap(0, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) ==
+             MAP_FAILED)
+        refuse("cannot map pool %s: %s", name, strerror(errno));
     close(fd);
     if (m == MAP_FAILED)
         return 0;
     struct ptt_pool *p = m;
+    const char *why = invalid(p, (uint64_t)st.st_size, secret);
     /* Positions in the pool leave 16 bits above them for a tag (record.h). */
-    if (p->magic != PTT_POOL_MAGIC || p->version != PTT_POOL_VERSION ||
-        p->total_size != (uint64_t)st.st_size ||
-        (uintptr_t)m + (uintptr_t)st.st_size > PTT_POS_ADDR) {
+    if (!why && (uintptr_t)m + (uintptr_t)st.st_size > PTT_POS_ADDR)
+        why = "mapped too high";
+    if (why || atomic_load(&p->abandoned)) { /* abandoned: the session is over */
+        if (why)
+            refuse("pool %s: %s", name, why);
         munmap(m, (size_t)st.st_size);
         return 0;
     }
+    snprintf(pool_name, sizeof pool_name, "%s", name);
     return p;
 }
 
 __attribute__((constructor(101))) static void ptt_init(void)
 {
     ptt_resolve();
-    const char *name = getenv(PTT_ENV_SHM);
-    if (!name || !(ptt_pool = attach(name)))
-        return; /* not under ptt trace, or its pool is gone: trace nothing */
-    snprintf(pool_name, sizeof pool_name, "%s", name);
+    const char *env = getenv(PTT_ENV_SHM);
+    if (!env || !(ptt_pool = attach(env)))
+        return; /* not under ptt trace, or not its pool: trace nothing */
     ptt_clock_tsc = ptt_pool->clock == PTT_CLOCK_TSC;
     ptt_masks = ptt_pool->masks;
     ptt_backtrace_init(ptt_pool->backtrace_depth);

@@ -19,6 +19,7 @@
 #include "cmds.h"
 #include "control.h"
 #include "daemon.h"
+#include "guardian.h"
 #include "session.h"
 #include "events.h"
 #include "util.h"
@@ -180,6 +181,30 @@ static double measure_hz(int tsc, uint64_t *t0, uint64_t *m0)
     nanosleep(&d, NULL);
     uint64_t m1 = ptt_mono_ns(), t1 = ptt_ticks(1);
     return (double)(t1 - *t0) * 1e9 / (double)(m1 - *m0);
+}
+
+/* An error once the pool exists: nothing of the session is left behind. */
+static int undo(struct ptt_session *s)
+{
+    if (s->ctl_fd >= 0) {
+        close(s->ctl_fd);
+        unlink(s->ctl_path);
+        s->ctl_fd = -1;
+    }
+    ptt_procs_close(s->procs);
+    s->procs = NULL;
+    ptt_daemon_destroy(&s->d);
+    return TRACE_FAILED;
+}
+
+/* The session's guardian: whatever ends ptt trace, nothing of the session outlives it. */
+static int guardian(void)
+{
+    int fd = ptt_guardian_start();
+    if (fd < 0)
+        ptt_warn("trace", "no guardian (%s): if ptt trace is killed, its pool stays in /dev/shm",
+                 strerror(errno));
+    return fd;
 }
 
 int cmd_trace(int argc, char **argv)
@@ -372,12 +397,19 @@ int cmd_trace(int argc, char **argv)
     uint64_t t0 = 0, m0 = 0;
     double hz = measure_hz(cfg.clock_tsc, &t0, &m0);
     s.ns_per_tick = 1e9 / hz;
-    char err[512];
-    if (ptt_daemon_create(&s.d, &cfg, err, sizeof err)) {
+    char err[512], ctl_dir[200];
+    int have_dir = !ptt_ctl_dir(ctl_dir, sizeof ctl_dir, err, sizeof err);
+    ptt_daemon_sweep(have_dir ? ctl_dir : NULL);
+    if (ptt_daemon_create_guarded(&s.d, &cfg, guardian(), err, sizeof err)) {
         ptt_warn("trace", "%s", err);
         return TRACE_FAILED;
     }
-    s.name = s.d.shm_name + 1;
+    s.name = s.d.name;
+    for (int i = 0; i < 2 && have_dir; i++) { /* before they exist: a kill may come in between */
+        char path[300];
+        snprintf(path, sizeof path, "%s/%s.%s", ctl_dir, s.name, i ? "proc" : "sock");
+        ptt_guardian_watch(s.d.guardian, path);
+    }
     if (flight_size) {
         s.flight = ptt_flight_new(flight_size);
         s.d.sink = ptt_flight_add;
@@ -392,8 +424,7 @@ int cmd_trace(int argc, char **argv)
         } else {
             ptt_warn("trace", "%s", err);
         }
-        ptt_daemon_destroy(&s.d);
-        return TRACE_FAILED;
+        return undo(&s);
     }
     s.d.out = &s.w;
     s.info = make_info(prog, cfg.clock_tsc, hz, s.d.pool, events ? events : "all but key");
@@ -402,13 +433,16 @@ int cmd_trace(int argc, char **argv)
     ptt_session_clock(&s);
     if ((s.ctl_fd = ptt_ctl_listen(s.name, s.ctl_path, sizeof s.ctl_path, err, sizeof err)) < 0)
         ptt_warn("trace", "no live control: %s", err);
+    else
+        ptt_guardian_watch(s.d.guardian, s.ctl_path);
     /* Next to the control socket, where each traced process hands over a pidfd of itself. */
     size_t cl = strlen(s.ctl_path);
     if (s.ctl_fd >= 0 && cl > 5 && ptt_procs_supported()) {
         char path[sizeof s.ctl_path];
         snprintf(path, sizeof path, "%.*s.proc", (int)(cl - 5), s.ctl_path);
-        if ((s.procs = ptt_procs_open(path, err, sizeof err)) &&
-            strlen(path) < sizeof s.d.pool->proc_socket)
+        if ((s.procs = ptt_procs_open(path, err, sizeof err)))
+            ptt_guardian_watch(s.d.guardian, path);
+        if (s.procs && strlen(path) < sizeof s.d.pool->proc_socket)
             memcpy(s.d.pool->proc_socket, path, strlen(path) + 1);
         else if (!s.procs)
             ptt_warn("trace", "the ends of processes reaped by others are not recorded: %s", err);
@@ -418,9 +452,9 @@ int cmd_trace(int argc, char **argv)
     const char *pre = getenv("LD_PRELOAD");
     char *preload = NULL;
     if (asprintf(&preload, "%s%s%s", lib, pre && *pre ? ":" : "", pre ? pre : "") < 0)
-        return TRACE_FAILED;
+        return undo(&s);
     setenv("LD_PRELOAD", preload, 1);
-    setenv(PTT_ENV_SHM, s.d.shm_name, 1);
+    setenv(PTT_ENV_SHM, s.d.env, 1);
     free(preload);
 
     /* Orphaned descendants are re-parented to us, so we see every process of the session end. */
@@ -436,7 +470,7 @@ int cmd_trace(int argc, char **argv)
     int pipefd[2];
     if (pipe2(pipefd, O_CLOEXEC)) {
         ptt_warn("trace", "pipe: %s", strerror(errno));
-        return TRACE_FAILED;
+        return undo(&s);
     }
     if (!quiet)
         fprintf(stderr, "ptt: session %s records into %s\n", s.name, output);
@@ -444,8 +478,7 @@ int cmd_trace(int argc, char **argv)
     s.child = fork();
     if (s.child < 0) {
         ptt_warn("trace", "fork: %s", strerror(errno));
-        ptt_daemon_destroy(&s.d);
-        return TRACE_FAILED;
+        return undo(&s);
     }
     if (s.child == 0) {
         sigprocmask(SIG_SETMASK, &old, NULL);

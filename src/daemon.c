@@ -1,18 +1,23 @@
 /* Draining the pool into the trace file. Only this side pushes onto the free list; writers
  * only pop (see lib/buffer.c), so the list needs a tag against ABA only on the pop side. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "../common/clock.h"
 #include "../common/event.h"
 #include "daemon.h"
+#include "guardian.h"
 
 static void push_free(struct ptt_pool *p, uint32_t i)
 {
@@ -24,11 +29,49 @@ static void push_free(struct ptt_pool *p, uint32_t i)
                                                     memory_order_release, memory_order_relaxed));
 }
 
-int ptt_daemon_create(struct ptt_daemon *d, const struct ptt_pool_config *c, char *err,
-                      size_t errlen)
+/* A pool name nobody has: /ptt-UID-PID-RAND, created exclusively (O_EXCL never follows a
+ * symbolic link), 0600, and checked once open. The session's secret too. */
+static int create_pool(struct ptt_daemon *d, char *err, size_t errlen)
 {
-    memset(d, 0, sizeof *d);
-    d->clock_tsc = c->clock_tsc;
+    snprintf(d->name, sizeof d->name, "ptt-%u-%d", (unsigned)getuid(), (int)getpid());
+    uint64_t r[3];
+    for (int tries = 0; tries < 64; tries++) {
+        if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r) {
+            snprintf(err, errlen, "getrandom: %s", strerror(errno));
+            return -1;
+        }
+        snprintf(d->shm_name, sizeof d->shm_name, "/ptt-%u-%d-%016llx", (unsigned)getuid(),
+                 (int)getpid(), (unsigned long long)r[0]);
+        ptt_guardian_pool(d->guardian, d->shm_name);
+        int fd = shm_open(d->shm_name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 && errno == EEXIST)
+            continue; /* someone's, perhaps another user's: not ours to remove */
+        if (fd < 0) {
+            snprintf(err, errlen, "cannot create shared memory %s: %s", d->shm_name,
+                     strerror(errno));
+            return -1;
+        }
+        struct stat st;
+        if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+            (st.st_mode & 077) || st.st_size) {
+            snprintf(err, errlen, "shared memory %s is not a new file of ours closed to others",
+                     d->shm_name);
+            close(fd);
+            shm_unlink(d->shm_name); /* ours: O_EXCL created it */
+            return -1;
+        }
+        memcpy(d->secret, &r[1], sizeof d->secret);
+        int n = snprintf(d->env, sizeof d->env, "%s:", d->shm_name);
+        for (size_t i = 0; i < sizeof d->secret; i++)
+            n += snprintf(d->env + n, sizeof d->env - (size_t)n, "%02x", d->secret[i]);
+        return fd;
+    }
+    snprintf(err, errlen, "cannot create shared memory: every name tried is taken");
+    return -1;
+}
+
+static int create(struct ptt_daemon *d, const struct ptt_pool_config *c, char *err, size_t errlen)
+{
     uint64_t page = 4096;
     uint64_t head = (sizeof(struct ptt_pool) + page - 1) / page * page;
     uint32_t n = (uint32_t)((c->size - head) / (c->buf_size + sizeof(struct ptt_desc)));
@@ -39,16 +82,9 @@ int ptt_daemon_create(struct ptt_daemon *d, const struct ptt_pool_config *c, cha
     }
     uint64_t data = head + ((uint64_t)n * sizeof(struct ptt_desc) + page - 1) / page * page;
     uint64_t total = data + (uint64_t)n * c->buf_size;
-    snprintf(d->shm_name, sizeof d->shm_name, "/ptt-%u-%d", (unsigned)getuid(), (int)getpid());
-    int fd = shm_open(d->shm_name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0 && errno == EEXIST) { /* left by a killed session whose pid we now have */
-        shm_unlink(d->shm_name);
-        fd = shm_open(d->shm_name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    }
-    if (fd < 0) {
-        snprintf(err, errlen, "cannot create shared memory %s: %s", d->shm_name, strerror(errno));
+    int fd = create_pool(d, err, errlen);
+    if (fd < 0)
         return -1;
-    }
     int e = ftruncate(fd, (off_t)total) ? errno : posix_fallocate(fd, 0, (off_t)total);
     struct rlimit fs;
     if (e == EFBIG && !getrlimit(RLIMIT_FSIZE, &fs) && fs.rlim_cur < total)
@@ -84,6 +120,7 @@ int ptt_daemon_create(struct ptt_daemon *d, const struct ptt_pool_config *c, cha
     p->desc_offset = head;
     p->data_offset = data;
     p->total_size = total;
+    memcpy(p->secret, d->secret, sizeof p->secret);
     atomic_store(&p->masks[0], c->stopped ? PTT_META_MASK : c->class_mask | PTT_META_MASK);
     atomic_store(&p->masks[1], c->stopped || c->light ? 0 : c->class_mask | PTT_META_MASK);
     atomic_store(&p->free_head, PTT_POOL_EMPTY);
@@ -93,6 +130,25 @@ int ptt_daemon_create(struct ptt_daemon *d, const struct ptt_pool_config *c, cha
     d->pool = p;
     d->size = total;
     return 0;
+}
+
+int ptt_daemon_create(struct ptt_daemon *d, const struct ptt_pool_config *c, char *err,
+                      size_t errlen)
+{
+    return ptt_daemon_create_guarded(d, c, -1, err, errlen);
+}
+
+int ptt_daemon_create_guarded(struct ptt_daemon *d, const struct ptt_pool_config *c, int guardian,
+                              char *err, size_t errlen)
+{
+    memset(d, 0, sizeof *d);
+    d->clock_tsc = c->clock_tsc;
+    d->guardian = guardian;
+    if (!create(d, c, err, errlen))
+        return 0;
+    ptt_guardian_end(d->guardian); /* nothing left: what failed removed the pool */
+    d->guardian = -1;
+    return -1;
 }
 
 /* Count the events of a sub-buffer and find where they end: at len for one handed over (a
@@ -250,7 +306,55 @@ void ptt_daemon_destroy(struct ptt_daemon *d)
 {
     if (!d->pool)
         return;
+    atomic_store(&d->pool->abandoned, 1);
     munmap(d->pool, d->size);
     shm_unlink(d->shm_name);
     d->pool = NULL;
+    ptt_guardian_end(d->guardian);
+    d->guardian = -1;
+}
+
+/* PID of a name "ptt-UID-PID" followed by one of ends or nothing, of our user (UID), whose ptt
+ * trace (PID) is no more: 0 if not such a name. */
+static int stale_pid(const char *name, const char *ends)
+{
+    unsigned uid;
+    int pid, n = 0;
+    if (sscanf(name, "ptt-%u-%d%n", &uid, &pid, &n) != 2 || uid != (unsigned)getuid() || pid <= 0 ||
+        !strchr(ends, name[n]))
+        return 0;
+    /* Our own pid: a session that had it before us (we have created nothing yet). */
+    return pid == getpid() || (kill(pid, 0) < 0 && errno == ESRCH) ? pid : 0;
+}
+
+/* In directory path, remove the entries of ours named ptt-UID-PID followed by one of ends whose
+ * ptt trace is gone. shm: through shm_unlink. */
+static void sweep_dir(const char *path, const char *ends, int shm)
+{
+    DIR *dir = opendir(path);
+    if (!dir)
+        return;
+    struct dirent *e;
+    while ((e = readdir(dir))) {
+        struct stat st;
+        if (!stale_pid(e->d_name, ends) ||
+            fstatat(dirfd(dir), e->d_name, &st, AT_SYMLINK_NOFOLLOW) || st.st_uid != geteuid() ||
+            (shm && !S_ISREG(st.st_mode)))
+            continue;
+        if (shm) {
+            char name[300];
+            snprintf(name, sizeof name, "/%s", e->d_name);
+            shm_unlink(name);
+        } else {
+            unlinkat(dirfd(dir), e->d_name, 0);
+        }
+    }
+    closedir(dir);
+}
+
+void ptt_daemon_sweep(const char *ctl_dir)
+{
+    sweep_dir("/dev/shm", "-", 1); /* and "ptt-UID-PID", a name of older versions */
+    if (ctl_dir)
+        sweep_dir(ctl_dir, ".", 0);
 }

@@ -18,7 +18,11 @@ struct ptt_daemon {
     ptt_chunk_sink sink; /* NULL: write to out */
     void *sink_arg;
     size_t size;
-    char shm_name[64];
+    char shm_name[64]; /* the pool: /ptt-UID-PID-RAND */
+    char name[64];     /* the session: ptt-UID-PID (its control socket's name) */
+    char env[128];     /* PTT_SHM for the program: "/ptt-UID-PID-RAND:SECRET" */
+    uint8_t secret[PTT_POOL_SECRET];
+    int guardian; /* the guardian's pipe (guardian.h); -1: none */
     int clock_tsc;
     struct ptt_writer *out;
     uint64_t events, bytes, chunks;
@@ -37,9 +41,15 @@ struct ptt_pool_config {
 };
 
 /* Create and map the pool, its memory reserved up front so that a full /dev/shm is an error
- * now rather than a bus error in the application later. -1 with a message in err. */
+ * now rather than a bus error in the application later. Its name has a random part and is
+ * created exclusively: a name taken (by anyone) is never removed, another is tried. -1 with a
+ * message in err. */
 int ptt_daemon_create(struct ptt_daemon *d, const struct ptt_pool_config *c, char *err,
                       size_t errlen);
+/* The same, the pool's name told to a guardian (guardian.h) before it is created; d owns the
+ * guardian's pipe from then on, even on an error. */
+int ptt_daemon_create_guarded(struct ptt_daemon *d, const struct ptt_pool_config *c, int guardian,
+                              char *err, size_t errlen);
 /* What ptt_daemon_drain takes besides READY sub-buffers: a pid > 0 takes the OWNED ones of that
  * (ended) process too. */
 enum {
@@ -56,6 +66,12 @@ void ptt_daemon_process_exit(struct ptt_daemon *d, int pid, int status);
  * at the current time: ids[i] with nargs[i] arguments taken in turn from args. */
 void ptt_daemon_events(struct ptt_daemon *d, int pid, unsigned n, const uint16_t *ids,
                        const unsigned *nargs, const uint64_t *args);
+/* The session is over: mark the pool abandoned (processes that outlive the session stop
+ * recording), unmap it, remove its name, and tell the guardian it was a clean end. */
 void ptt_daemon_destroy(struct ptt_daemon *d);
+/* Remove what sessions of ours left when their ptt trace died with its guardian: pools
+ * /dev/shm/ptt-UID-PID-* and files ptt-UID-PID.* of the control directory ctl_dir (NULL: none)
+ * whose ptt trace (PID) no longer exists. */
+void ptt_daemon_sweep(const char *ctl_dir);
 
 #endif

@@ -200,3 +200,10 @@ def status_fields(text):
         out[key] = value
     return out
 
+
+
+def session_pools(session):
+    """The pools in /dev/shm of session ptt-UID-PID: its name has a random part,
+    /dev/shm/ptt-UID-PID-RAND (docs/security.md)."""
+    import glob
+    return glob.glob(f"/dev/shm/{session}-*") + glob.glob(f"/dev/shm/{session}")

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from conftest import E, check_trace, prog, ptt_trace, run, summary_counts, view
-from robust_util import Live, pid_alive, wait_until
+from robust_util import Live, pid_alive, session_pools, wait_until
 
 RUNS = 20
 
@@ -91,7 +91,9 @@ def test_ptt_trace_killed(tmp_path):
     # A small pool: the program fills it soon after ptt trace is gone, and must not wait.
     live = Live([prog("timed_work"), n], tmp_path / "t.ptt", opts=["--buffer=4M"])
     session = live.wait_session()
-    pool = f"/dev/shm/{session}"
+    pools = session_pools(session)
+    assert len(pools) == 1, pools
+    pool = pools[0]
     pid = int(live.value("pid"))
     live.value("started")
     assert os.path.exists(pool)

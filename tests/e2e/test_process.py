@@ -11,7 +11,7 @@ import os
 import struct
 
 from conftest import E, parse_output, prog, ptt_trace, trace_prog
-from robust_util import pid_alive, wait_until
+from robust_util import pid_alive, session_pools, wait_until
 
 LOCK = ("MUTEX_LOCK_IN", "MUTEX_LOCK_OUT", "MUTEX_UNLOCK_IN", "MUTEX_UNLOCK_OUT")
 FORK_ITERS, LEAF_ITERS, DAEMON_ITERS = 3, 5, 7  # as in proc_chain.c
@@ -110,7 +110,7 @@ def test_chain_follow(tmp_path):
     # The daemon recorded its calls only once ptt trace had reaped the program, and ptt trace
     # waited for it: they are in the file, and its end is the last event.
     assert t.events[-1].key == E("PROCESS_EXIT", "exit=17") and t.events[-1].pid == kids["daemon"]
-    assert not os.path.exists(f"/dev/shm/ptt-{os.getuid()}-{t.ptt_pid}")
+    assert not session_pools(f"ptt-{os.getuid()}-{t.ptt_pid}")
 
 
 def test_chain_no_follow(tmp_path):
@@ -123,7 +123,7 @@ def test_chain_no_follow(tmp_path):
     daemon = int(out["pid_daemon"])
     try:
         assert pid_alive(daemon), "the daemon ended before it was told to go"
-        assert not os.path.exists(f"/dev/shm/ptt-{os.getuid()}-{t.ptt_pid}")
+        assert not session_pools(f"ptt-{os.getuid()}-{t.ptt_pid}")
         size = t.path.stat().st_size
         names, parents, pid, kids, d1, ends = expected_names(out, t.ptt_pid)
         got = per_pid(t.events)

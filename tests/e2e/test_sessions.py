@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import PTT, prog, summary_counts
-from robust_util import Live, ctl, status_fields
+from robust_util import Live, ctl, session_pools, status_fields
 
 USER = "ptttest"
 PHASES, K = 2, 3
@@ -111,13 +111,14 @@ def test_two_users(other_user, shared):
 
         check_private(mine, 0, 0o600)
         check_private(theirs, pw.pw_uid, 0o600)
-        check_private(f"/dev/shm/{rs}", 0, 0o600)
-        check_private(f"/dev/shm/{us}", pw.pw_uid, 0o600)
+        (rpool,), (upool,) = session_pools(rs), session_pools(us)
+        check_private(rpool, 0, 0o600)
+        check_private(upool, pw.pw_uid, 0o600)
         check_private("/tmp/ptt-0", 0, 0o700)
         check_private(f"/tmp/ptt-{pw.pw_uid}", pw.pw_uid, 0o700)
 
         # The user can read neither root's file nor root's pool, nor reach its socket.
-        for path in (mine, f"/dev/shm/{rs}"):
+        for path in (mine, rpool):
             p = run_as(pw, "cat", path)
             assert p.returncode != 0 and "Permission denied" in p.stderr, (path, p.stderr)
         p = run_as(pw, sys.executable, "-c", "import socket; socket.socket(socket.AF_UNIX)"
@@ -162,4 +163,4 @@ def test_two_users(other_user, shared):
         assert head["exit"] == "0" and head["lost"] == "0"
         assert counts == expected_counts(), path
     check_private(theirs, pw.pw_uid, 0o600)
-    assert not os.path.exists(f"/dev/shm/{rs}") and not os.path.exists(f"/dev/shm/{us}")
+    assert not session_pools(rs) and not session_pools(us)

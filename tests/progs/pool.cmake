@@ -1,0 +1,10 @@
+# Programs of the pool's tests (tests/e2e: test_leftovers, test_security), built like those of
+# CMakeLists.txt.
+set(PTT_POOL_PROGS gap_flood)
+foreach(p ${PTT_POOL_PROGS})
+  add_executable(e2eprog_${p} ${p}.c)
+  target_link_libraries(e2eprog_${p} PRIVATE pthread)
+  target_compile_definitions(e2eprog_${p} PRIVATE _GNU_SOURCE)
+  set_target_properties(e2eprog_${p} PROPERTIES OUTPUT_NAME ${p}
+    RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/progs)
+endforeach()
