@@ -13,12 +13,14 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "export.h"
 #include "hmap.h"
+#include "json.h"
 #include "stats.h"
 #include "timeline.h"
 
@@ -257,16 +259,7 @@ static void on_state(void *arg, int32_t pid, int32_t tid, enum ptt_tl_state stat
 /* A JSON string, safe inside a <script> element: no '<', '>' or '&' appear raw. */
 static void json_str(FILE *f, const char *s)
 {
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p < 0x20 || *p == '<' || *p == '>' || *p == '&' || *p == 0x7f)
-            fprintf(f, "\\u%04x", *p);
-        else
-            fputc(*p, f);
-    }
-    fputc('"', f);
+    ptt_json_strn(f, s, SIZE_MAX, PTT_JSON_HTML);
 }
 
 static void html_str(FILE *f, const char *s)
