@@ -27,15 +27,6 @@ static const char *thread_name(int32_t pid, int32_t tid, char *buf, size_t len)
     return ptt_stat_thread_name(names, pid, tid, buf, len);
 }
 
-static void json_hist(FILE *f, const char *key, const struct ptt_stat_hist *h)
-{
-    fprintf(f,
-            "\"%s\":{\"count\":%" PRIu64 ",\"total\":%" PRIu64 ",\"mean\":%" PRIu64
-            ",\"p50\":%" PRIu64 ",\"p99\":%" PRIu64 ",\"max\":%" PRIu64 "}",
-            key, h->n, h->total, h->n ? h->total / h->n : 0, ptt_stat_pct(h, 0.5),
-            ptt_stat_pct(h, 0.99), h->max);
-}
-
 static void fmt_ns(char *buf, size_t len, uint64_t ns)
 {
     if (ns < 10000)
@@ -232,9 +223,9 @@ int cmd_stat(int argc, char **argv)
             printf(",\"address\":\"0x%" PRIx64 "\",\"pid\":%d,\"acquisitions\":%" PRIu64
                    ",\"contended\":%" PRIu64 ",",
                    o->addr, o->pid, o->acquisitions, o->contended);
-            json_hist(stdout, "wait_ns", &o->wait);
+            ptt_stat_hist_json(stdout, "wait_ns", &o->wait);
             putchar(',');
-            json_hist(stdout, "hold_ns", &o->hold);
+            ptt_stat_hist_json(stdout, "hold_ns", &o->hold);
             printf(",\"threads\":[");
             for (unsigned k = 0; k < o->nusers; k++) {
                 if (k)

@@ -361,15 +361,6 @@ static const char *routine(uint16_t call)
     return in && in->routine ? in->routine : "?";
 }
 
-static void json_hist(FILE *f, const char *key, const struct ptt_stat_hist *h)
-{
-    fprintf(f,
-            "\"%s\":{\"count\":%" PRIu64 ",\"total\":%" PRIu64 ",\"mean\":%" PRIu64
-            ",\"p50\":%" PRIu64 ",\"p99\":%" PRIu64 ",\"max\":%" PRIu64 "}",
-            key, h->n, h->total, h->n ? h->total / h->n : 0, ptt_stat_pct(h, 0.5),
-            ptt_stat_pct(h, 0.99), h->max);
-}
-
 /* A histogram by powers of two: [first exponent, count, count...] (values 0 and 1 count as 2^0). */
 static void json_hist_log2(FILE *f, const struct ptt_stat_hist *h)
 {
@@ -609,9 +600,9 @@ static void write_data(struct rep *R, FILE *f, const char *path, const struct he
                 ",\"address\":\"0x%" PRIx64 "\",\"pid\":%d,\"acquisitions\":%" PRIu64
                 ",\"contended\":%" PRIu64 ",",
                 o->addr, o->pid, o->acquisitions, o->contended);
-        json_hist(f, "wait_ns", &o->wait);
+        ptt_stat_hist_json(f, "wait_ns", &o->wait);
         fputc(',', f);
-        json_hist(f, "hold_ns", &o->hold);
+        ptt_stat_hist_json(f, "hold_ns", &o->hold);
         fputc(',', f);
         json_hist_log2(f, &o->wait);
         fputs(",\"threads\":[", f);
