@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cmds.h"
+#include "json.h"
 #include "names.h"
 #include "reader.h"
 #include "stats.h"
@@ -24,29 +25,6 @@ static const char *obj_name(const struct ptt_stat_object *o, char *buf, size_t l
 static const char *thread_name(int32_t pid, int32_t tid, char *buf, size_t len)
 {
     return ptt_stat_thread_name(names, pid, tid, buf, len);
-}
-
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            fputc('\\', f);
-        if ((unsigned char)*s < 0x20)
-            fprintf(f, "\\u%04x", *s);
-        else
-            fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
-static void json_hist(FILE *f, const char *key, const struct ptt_stat_hist *h)
-{
-    fprintf(f,
-            "\"%s\":{\"count\":%" PRIu64 ",\"total\":%" PRIu64 ",\"mean\":%" PRIu64
-            ",\"p50\":%" PRIu64 ",\"p99\":%" PRIu64 ",\"max\":%" PRIu64 "}",
-            key, h->n, h->total, h->n ? h->total / h->n : 0, ptt_stat_pct(h, 0.5),
-            ptt_stat_pct(h, 0.99), h->max);
 }
 
 static void fmt_ns(char *buf, size_t len, uint64_t ns)
@@ -235,30 +213,30 @@ int cmd_stat(int argc, char **argv)
 
     if (fmt == 1) {
         printf("{\"trace\":");
-        json_str(stdout, path);
+        ptt_json_str(stdout, path);
         printf(",\"events\":%" PRIu64 ",\"duration_ns\":%" PRId64 ",\"objects\":[", nevents,
                end_ns);
         for (size_t i = 0; i < shown_o; i++) {
             struct ptt_stat_object *o = ov[i];
             printf("%s{\"kind\":\"%s\",\"name\":", i ? "," : "", cls[o->cls].name);
-            json_str(stdout, obj_name(o, b1, sizeof b1));
+            ptt_json_str(stdout, obj_name(o, b1, sizeof b1));
             printf(",\"address\":\"0x%" PRIx64 "\",\"pid\":%d,\"acquisitions\":%" PRIu64
                    ",\"contended\":%" PRIu64 ",",
                    o->addr, o->pid, o->acquisitions, o->contended);
-            json_hist(stdout, "wait_ns", &o->wait);
+            ptt_stat_hist_json(stdout, "wait_ns", &o->wait);
             putchar(',');
-            json_hist(stdout, "hold_ns", &o->hold);
+            ptt_stat_hist_json(stdout, "hold_ns", &o->hold);
             printf(",\"threads\":[");
             for (unsigned k = 0; k < o->nusers; k++) {
                 if (k)
                     putchar(',');
-                json_str(stdout, thread_name(o->pid, o->users[k], b2, sizeof b2));
+                ptt_json_str(stdout, thread_name(o->pid, o->users[k], b2, sizeof b2));
             }
             printf("],\"sites\":[");
             int idx[PTT_STAT_MAX_SITES], ns = sites_by_wait(o, idx);
             for (int k = 0; k < ns; k++) {
                 printf("%s{\"site\":", k ? "," : "");
-                json_str(stdout, site_name(o, idx[k], b2, sizeof b2));
+                ptt_json_str(stdout, site_name(o, idx[k], b2, sizeof b2));
                 printf(",\"address\":\"0x%" PRIx64 "\",\"waits\":%" PRIu64 ",\"wait_ns\":%" PRIu64
                        "}",
                        o->sites[idx[k]].site, o->sites[idx[k]].waits, o->sites[idx[k]].ns);
@@ -269,7 +247,7 @@ int cmd_stat(int argc, char **argv)
         for (size_t i = 0; i < shown_t; i++) {
             struct ptt_stat_thread *t = tv[i];
             printf("%s{\"tid\":%d,\"pid\":%d,\"name\":", i ? "," : "", t->tid, t->pid);
-            json_str(stdout, thread_name(t->pid, t->tid, b2, sizeof b2));
+            ptt_json_str(stdout, thread_name(t->pid, t->tid, b2, sizeof b2));
             printf(",\"lifetime_ns\":%" PRId64 ",\"blocked_ns\":%" PRIu64 ",\"blocked_on\":[",
                    t->last - t->first, t->blocked);
             int k2 = 0;
@@ -278,7 +256,7 @@ int cmd_stat(int argc, char **argv)
                     continue;
                 const struct ptt_evinfo *in = ptt_evinfo(t->on[k].call);
                 printf("%s{\"call\":\"%s\",\"object\":", k2++ ? "," : "", in ? in->routine : "?");
-                json_str(stdout, ptt_stat_on_name(names, t, k, b1, sizeof b1));
+                ptt_json_str(stdout, ptt_stat_on_name(names, t, k, b1, sizeof b1));
                 printf(",\"ns\":%" PRIu64 "}", t->on[k].ns);
             }
             printf("]}");

@@ -18,6 +18,7 @@
 
 #include "export.h"
 #include "hmap.h"
+#include "json.h"
 #include "textfmt.h"
 #include "timeline.h"
 
@@ -63,65 +64,6 @@ struct chrome {
     } blocked;
 };
 
-/* A JSON string: valid UTF-8 only, control characters as the escapes every reader knows (Perfetto
- * reads no \u escape), others and broken UTF-8 as '?'. */
-static void jstr_n(FILE *f, const char *s, size_t n)
-{
-    const unsigned char *p = (const unsigned char *)s, *e = p + n;
-    fputc('"', f);
-    while (p < e && *p) {
-        unsigned c = *p;
-        if (c == '"' || c == '\\') {
-            fputc('\\', f);
-            fputc((int)c, f);
-            p++;
-            continue;
-        }
-        if (c < 0x20) {
-            const char *esc = c == '\n' ? "\\n" : c == '\t' ? "\\t" : c == '\r' ? "\\r" : "?";
-            fputs(esc, f);
-            p++;
-            continue;
-        }
-        if (c < 0x80) {
-            fputc((int)c, f);
-            p++;
-            continue;
-        }
-        /* A multi-byte sequence: its length and the range of its second byte (no overlong form,
-         * no surrogate, nothing above U+10FFFF). */
-        size_t len = 0;
-        unsigned lo = 0x80, hi = 0xbf;
-        if (c >= 0xc2 && c <= 0xdf)
-            len = 2;
-        else if (c >= 0xe0 && c <= 0xef) {
-            len = 3;
-            lo = c == 0xe0 ? 0xa0 : 0x80;
-            hi = c == 0xed ? 0x9f : 0xbf;
-        } else if (c >= 0xf0 && c <= 0xf4) {
-            len = 4;
-            lo = c == 0xf0 ? 0x90 : 0x80;
-            hi = c == 0xf4 ? 0x8f : 0xbf;
-        }
-        int ok = len && (size_t)(e - p) >= len && p[1] >= lo && p[1] <= hi;
-        for (size_t k = 2; ok && k < len; k++)
-            ok = p[k] >= 0x80 && p[k] <= 0xbf;
-        if (ok) {
-            fwrite(p, 1, len, f);
-            p += len;
-        } else {
-            fputc('?', f);
-            p++;
-        }
-    }
-    fputc('"', f);
-}
-
-static void jstr(FILE *f, const char *s)
-{
-    jstr_n(f, s, strlen(s));
-}
-
 /* Microseconds with three decimals: the nanoseconds exactly. */
 static void jtime(FILE *f, int64_t ns)
 {
@@ -135,10 +77,10 @@ static void begin_event(struct chrome *c, char ph, const char *name, const char 
     fputs(c->nevents++ ? ",\n{\"ph\":\"" : "\n{\"ph\":\"", c->f);
     fputc(ph, c->f);
     fputs("\",\"name\":", c->f);
-    jstr(c->f, name);
+    ptt_json_str(c->f, name);
     if (cat) {
         fputs(",\"cat\":", c->f);
-        jstr(c->f, cat);
+        ptt_json_str(c->f, cat);
     }
 }
 
@@ -177,14 +119,15 @@ static void fields(struct chrome *c, const struct ptt_ev *ev, int with_names)
         const struct ptt_field *fd = &ev->info->fields[i];
         fprintf(c->f, "%s\"%.*s\":", n++ ? "," : "", fd->name_len, fd->name);
         if (fd->type == PTT_F_STR) { /* in the words from its own on */
-            jstr_n(c->f, (const char *)&ev->args[i], i < ev->nargs ? (ev->nargs - i) * 8 : 0);
+            ptt_json_strn(c->f, (const char *)&ev->args[i], i < ev->nargs ? (ev->nargs - i) * 8 : 0,
+                          0);
             continue;
         }
         const char *v = ptt_fmt_ev_field(vb, sizeof vb, ev, i, 0);
         if (ptt_ftype_json_number(fd->type)) {
             fputs(v, c->f);
         } else {
-            jstr(c->f, v);
+            ptt_json_str(c->f, v);
         }
     }
     if (!with_names)
@@ -200,7 +143,7 @@ static void fields(struct chrome *c, const struct ptt_ev *ev, int with_names)
                 : n     ? ",\"names\":{"
                         : "\"names\":{",
                 fd->name_len, fd->name);
-        jstr(c->f, name);
+        ptt_json_str(c->f, name);
     }
     if (named)
         fputc('}', c->f);
@@ -219,7 +162,7 @@ static void write_blocked(struct chrome *c)
     jtime(c->f, c->blocked.to > c->blocked.from ? c->blocked.to - c->blocked.from : 0);
     const struct ptt_evinfo *call = ptt_evinfo(c->blocked.call);
     fprintf(c->f, ",\"args\":{\"state\":\"%s\",\"call\":", ptt_tl_state_name(c->blocked.state));
-    jstr(c->f, call ? call->routine : "?");
+    ptt_json_str(c->f, call ? call->routine : "?");
     const char *oname = NULL;
     if (c->blocked.state == PTT_TL_JOIN) {
         int32_t tid = ptt_names_pthread(c->names, c->blocked.pid, c->blocked.object);
@@ -233,7 +176,7 @@ static void write_blocked(struct chrome *c)
     }
     if (oname) {
         fputs(",\"name\":", c->f);
-        jstr(c->f, oname);
+        ptt_json_str(c->f, oname);
     }
     fputs("}}", c->f);
 }
@@ -280,7 +223,7 @@ static void on_process(void *arg, int32_t pid, int64_t ns, int begin)
         snprintf(name, sizeof name, "process %d", pid);
     begin_event(c, 'M', "process_name", NULL);
     fprintf(c->f, ",\"pid\":%d,\"args\":{\"name\":", pid);
-    jstr(c->f, name);
+    ptt_json_str(c->f, name);
     fputs("}}", c->f);
 }
 
@@ -296,7 +239,7 @@ static void on_thread(void *arg, int32_t pid, int32_t tid, int64_t ns, int begin
     snprintf(fallback, sizeof fallback, "thread %d", tid);
     begin_event(c, 'M', "thread_name", NULL);
     fprintf(c->f, ",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":", pid, tid);
-    jstr(c->f, name ? name : fallback);
+    ptt_json_str(c->f, name ? name : fallback);
     fputs("}}", c->f);
 }
 
@@ -357,7 +300,7 @@ static void link_end(struct chrome *c, enum ptt_tl_link kind, int32_t pid, int32
         fprintf(c->f, ",\"object\":\"0x%" PRIx64 "\"", object);
         if (oname) {
             fputs(",\"name\":", c->f);
-            jstr(c->f, oname);
+            ptt_json_str(c->f, oname);
         }
     }
     fputs("}}", c->f);
@@ -478,7 +421,7 @@ static void write_header(FILE *f, const struct ptt_reader *r)
         if (!v)
             continue;
         fprintf(f, ",\"%s\":", keys[i]);
-        jstr(f, v);
+        ptt_json_str(f, v);
     }
     fputs("},\n\"traceEvents\":[", f);
 }

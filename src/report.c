@@ -13,12 +13,14 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "export.h"
 #include "hmap.h"
+#include "json.h"
 #include "stats.h"
 #include "timeline.h"
 
@@ -257,16 +259,7 @@ static void on_state(void *arg, int32_t pid, int32_t tid, enum ptt_tl_state stat
 /* A JSON string, safe inside a <script> element: no '<', '>' or '&' appear raw. */
 static void json_str(FILE *f, const char *s)
 {
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p < 0x20 || *p == '<' || *p == '>' || *p == '&' || *p == 0x7f)
-            fprintf(f, "\\u%04x", *p);
-        else
-            fputc(*p, f);
-    }
-    fputc('"', f);
+    ptt_json_strn(f, s, SIZE_MAX, PTT_JSON_HTML);
 }
 
 static void html_str(FILE *f, const char *s)
@@ -366,15 +359,6 @@ static const char *routine(uint16_t call)
 {
     const struct ptt_evinfo *in = ptt_evinfo(call);
     return in && in->routine ? in->routine : "?";
-}
-
-static void json_hist(FILE *f, const char *key, const struct ptt_stat_hist *h)
-{
-    fprintf(f,
-            "\"%s\":{\"count\":%" PRIu64 ",\"total\":%" PRIu64 ",\"mean\":%" PRIu64
-            ",\"p50\":%" PRIu64 ",\"p99\":%" PRIu64 ",\"max\":%" PRIu64 "}",
-            key, h->n, h->total, h->n ? h->total / h->n : 0, ptt_stat_pct(h, 0.5),
-            ptt_stat_pct(h, 0.99), h->max);
 }
 
 /* A histogram by powers of two: [first exponent, count, count...] (values 0 and 1 count as 2^0). */
@@ -616,9 +600,9 @@ static void write_data(struct rep *R, FILE *f, const char *path, const struct he
                 ",\"address\":\"0x%" PRIx64 "\",\"pid\":%d,\"acquisitions\":%" PRIu64
                 ",\"contended\":%" PRIu64 ",",
                 o->addr, o->pid, o->acquisitions, o->contended);
-        json_hist(f, "wait_ns", &o->wait);
+        ptt_stat_hist_json(f, "wait_ns", &o->wait);
         fputc(',', f);
-        json_hist(f, "hold_ns", &o->hold);
+        ptt_stat_hist_json(f, "hold_ns", &o->hold);
         fputc(',', f);
         json_hist_log2(f, &o->wait);
         fputs(",\"threads\":[", f);

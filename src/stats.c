@@ -77,6 +77,15 @@ uint64_t ptt_stat_pct(const struct ptt_stat_hist *h, double p)
     return h->max;
 }
 
+void ptt_stat_hist_json(FILE *f, const char *key, const struct ptt_stat_hist *h)
+{
+    fprintf(f,
+            "\"%s\":{\"count\":%" PRIu64 ",\"total\":%" PRIu64 ",\"mean\":%" PRIu64
+            ",\"p50\":%" PRIu64 ",\"p99\":%" PRIu64 ",\"max\":%" PRIu64 "}",
+            key, h->n, h->total, h->n ? h->total / h->n : 0, ptt_stat_pct(h, 0.5),
+            ptt_stat_pct(h, 0.99), h->max);
+}
+
 struct ptt_stats *ptt_stats_new(void)
 {
     struct ptt_stats *s = calloc(1, sizeof *s);

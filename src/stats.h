@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "names.h"
 #include "reader.h"
@@ -73,6 +74,9 @@ unsigned ptt_stat_bucket(uint64_t v);
 uint64_t ptt_stat_bucket_mid(unsigned b);
 /* The p-th percentile (0..1) of h, approximately. */
 uint64_t ptt_stat_pct(const struct ptt_stat_hist *h, double p);
+/* "KEY":{"count","total","mean","p50","p99","max"}, as ptt stat --format=json and the report
+ * write a histogram (docs/stat.md). */
+void ptt_stat_hist_json(FILE *f, const char *key, const struct ptt_stat_hist *h);
 
 /* Names as ptt stat prints them: an object's or thread's name, else its address or tid; what a
  * thread was blocked on (on[k]): an object, or "thread NAME" for a join. */

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "json.h"
 #include "names.h"
 #include "textfmt.h"
 
@@ -372,28 +373,13 @@ void ptt_print_human(FILE *f, const struct ptt_ev *ev)
     fputs(ev->nested ? " [in a signal handler]\n" : ".\n", f);
 }
 
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 void ptt_print_json(FILE *f, const struct ptt_ev *ev)
 {
     char nb[32], vb[1100];
     uint64_t m = ev->ns < 0 ? -(uint64_t)ev->ns : (uint64_t)ev->ns;
     fprintf(f, "{\"time\":%s%" PRIu64 ".%09" PRIu64 ",\"event\":", ev->ns < 0 ? "-" : "",
             m / 1000000000, m % 1000000000);
-    json_str(f, ptt_ev_name(ev, nb, sizeof nb));
+    ptt_json_str(f, ptt_ev_name(ev, nb, sizeof nb));
     if (ev->info)
         fprintf(f, ",\"class\":\"%s\",\"kind\":\"%s\"", ev->info->cls,
                 ptt_kind_name(ev->info->kind));
@@ -401,22 +387,22 @@ void ptt_print_json(FILE *f, const struct ptt_ev *ev)
     const char *tn = names ? ptt_names_thread(names, ev->pid, ev->tid) : NULL;
     if (tn) {
         fputs(",\"thread\":", f);
-        json_str(f, tn);
+        ptt_json_str(f, tn);
     }
     fputs(",\"fields\":{", f);
     int named = 0;
     for (unsigned i = 0; ptt_ev_has_field(ev, i); i++) {
         const struct ptt_field *fd = &ev->info->fields[i];
         fprintf(f, "%s\"%.*s\":", i ? "," : "", fd->name_len, fd->name);
-        if (fd->type == PTT_F_STR) {
-            const char *q = fmt_str(vb, sizeof vb, ev, i); /* quoted and escaped already */
-            fputs(q, f);
+        if (fd->type == PTT_F_STR) { /* the bytes recorded, in the words from its own on */
+            ptt_json_strn(f, (const char *)&ev->args[i], i < ev->nargs ? (ev->nargs - i) * 8 : 0,
+                          0);
         } else if (fd->type == PTT_F_FRAMES) {
-            json_str(f, fmt_frames(vb, sizeof vb, ev, i, 0));
+            ptt_json_str(f, fmt_frames(vb, sizeof vb, ev, i, 0));
         } else if (ptt_ftype_json_number(fd->type)) {
             fprintf(f, "%s", ptt_fmt_field(vb, sizeof vb, fd->type, ev->args[i], 0));
         } else {
-            json_str(f, ptt_fmt_field(vb, sizeof vb, fd->type, ev->args[i], 0));
+            ptt_json_str(f, ptt_fmt_field(vb, sizeof vb, fd->type, ev->args[i], 0));
         }
         named |= fd->type == PTT_F_OBJ || fd->type == PTT_F_SYM || fd->type == PTT_F_TID ||
                  fd->type == PTT_F_SITE;
@@ -438,7 +424,7 @@ void ptt_print_json(FILE *f, const struct ptt_ev *ev)
             if (!v)
                 continue;
             fprintf(f, "%s\"%.*s\":", n++ ? "," : ",\"names\":{", fd->name_len, fd->name);
-            json_str(f, v);
+            ptt_json_str(f, v);
         }
         if (n)
             fputc('}', f);
