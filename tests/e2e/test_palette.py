@@ -2,7 +2,7 @@
 the HTML report (its style sheet's state classes) and the Chrome JSON (the cname of each blocked
 span) colour each state as ptt's one table says (src/states.def, read by palette_util), for a
 program that blocks in many ways (report_mix: a mutex, a rwlock, a condvar, a barrier, a
-semaphore, joins)."""
+semaphore, joins); the docs list the table's colours and names."""
 
 import colorsys
 import itertools
@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from conftest import PTT, prog, ptt_trace, run
+from conftest import PTT, SOURCE, prog, ptt_trace, run
 from palette_util import by_name, states
 
 # What report_mix blocks in, at least once whatever the scheduling (tests/progs/report_mix.c).
@@ -126,3 +126,13 @@ def test_chrome_colours(mix):
         else:
             assert "cname" not in e, e
     assert BLOCKED <= seen and "running" not in seen
+
+
+def test_docs():
+    """docs/paje.md lists each state in the table's colour, docs/export.md its cname."""
+    paje = (SOURCE / "docs" / "paje.md").read_text()
+    rows = re.findall(r"^  \| `(\w+)` \| [\w -]+ `#([0-9a-f]{6})` \|", paje, re.M)
+    assert rows == [(s.name, "%02x%02x%02x" % s.rgb) for s in states()]
+    export = " ".join((SOURCE / "docs" / "export.md").read_text().split())
+    for s in states()[1:]:  # running has no blocked span
+        assert f"`{s.name}` `{s.cname}`" in export, s.name
