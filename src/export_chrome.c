@@ -157,6 +157,8 @@ static void write_blocked(struct chrome *c)
     char name[64];
     snprintf(name, sizeof name, "blocked on %s", ptt_tl_state_name(c->blocked.state));
     begin_event(c, 'X', name, "blocked");
+    /* The state's colour in every picture (states.def), as chrome://tracing names colours. */
+    fprintf(c->f, ",\"cname\":\"%s\"", ptt_tl_state_cname(c->blocked.state));
     where(c, c->blocked.pid, c->blocked.tid, c->blocked.from);
     fputs(",\"dur\":", c->f);
     jtime(c->f, c->blocked.to > c->blocked.from ? c->blocked.to - c->blocked.from : 0);

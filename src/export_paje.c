@@ -43,15 +43,6 @@ static const struct {
 };
 #define SEM_VALUE "SEV"
 
-static const char *const state_color[PTT_TL_NSTATES] = {
-    [PTT_TL_RUNNING] = "0.55 0.85 0.45", [PTT_TL_MUTEX] = "0.90 0.15 0.15",
-    [PTT_TL_RWLOCK] = "0.95 0.50 0.10",  [PTT_TL_SPIN] = "0.85 0.20 0.65",
-    [PTT_TL_COND] = "0.20 0.40 0.90",    [PTT_TL_BARRIER] = "0.95 0.85 0.15",
-    [PTT_TL_SEM] = "0.10 0.75 0.80",     [PTT_TL_JOIN] = "0.55 0.35 0.75",
-    [PTT_TL_ONCE] = "0.60 0.45 0.25",    [PTT_TL_SIGNAL] = "1.00 0.60 0.70",
-    [PTT_TL_MQ] = "0.15 0.55 0.45",
-};
-
 struct pthr {
     int32_t pid, tid;
     int created, closed;
@@ -179,9 +170,11 @@ static void header(FILE *f)
     fputs(event_defs, f);
     /* The type hierarchy. */
     fputs("0 PR 0 Program\n0 PS PR Process\n0 T PS Thread\n2 TS T \"Thread state\"\n", f);
-    for (int s = 0; s < PTT_TL_NSTATES; s++)
-        fprintf(f, "5 %s TS %s \"%s\"\n", ptt_tl_state_name(s), ptt_tl_state_name(s),
-                state_color[s]);
+    for (int s = 0; s < PTT_TL_NSTATES; s++) { /* the colours of every picture: states.def */
+        uint32_t c = ptt_tl_state_rgb(s);
+        fprintf(f, "5 %s TS %s \"%.3f %.3f %.3f\"\n", ptt_tl_state_name(s), ptt_tl_state_name(s),
+                (c >> 16) / 255.0, (c >> 8 & 0xff) / 255.0, (c & 0xff) / 255.0);
+    }
     for (int k = 0; k < O_NKINDS; k++) {
         fprintf(f, "0 %s PS %s\n", kinds[k].type, kinds[k].type_name);
         if (kinds[k].holder) {

@@ -686,6 +686,16 @@ static void copy_info(struct ptt_reader *r, const char *key, char *dst, size_t l
     snprintf(dst, len, "%s", v ? v : "");
 }
 
+/* The states' classes (s0 running, s1 mutex...: the script's STATES index) in the colours of
+ * every picture (states.def): the style sheet has no list of its own. */
+static void write_state_css(FILE *f)
+{
+    for (int s = 0; s < PTT_TL_NSTATES; s++) {
+        uint32_t c = ptt_tl_state_rgb((enum ptt_tl_state)s);
+        fprintf(f, ".s%d { fill: #%06" PRIx32 "; background: #%06" PRIx32 "; }\n", s, c, c);
+    }
+}
+
 int ptt_export_report(const struct ptt_export_opts *o, char *err, size_t errlen)
 {
     /* The header, and the number of threads (which sets the bins per thread), from the index. */
@@ -741,7 +751,9 @@ int ptt_export_report(const struct ptt_export_opts *o, char *err, size_t errlen)
           "<title>ptt report: ",
           f);
     html_str(f, H.command[0] ? H.command : base);
-    fprintf(f, "</title>\n<style>\n%s</style>\n</head>\n<body>\n", (const char *)ptt_report_css);
+    fprintf(f, "</title>\n<style>\n%s", (const char *)ptt_report_css);
+    write_state_css(f);
+    fputs("</style>\n</head>\n<body>\n", f);
     write_header_html(f, base, &H, &R, error);
     fputs("<main id=\"main\"><noscript><p>The timeline and the tables are drawn by the page's "
           "script: allow JavaScript for this file.</p></noscript></main>\n"

@@ -62,9 +62,29 @@ struct tl {
 
 const char *ptt_tl_state_name(enum ptt_tl_state s)
 {
-    static const char *n[] = {"running", "mutex", "rwlock", "spin",   "cond", "barrier",
-                              "sem",     "join",  "once",   "signal", "mq"};
+    static const char *const n[] = {
+#define PTT_STATE(id, name, rgb, cname) [PTT_TL_##id] = name,
+#include "states.def"
+    };
     return s < PTT_TL_NSTATES ? n[s] : "?";
+}
+
+uint32_t ptt_tl_state_rgb(enum ptt_tl_state s)
+{
+    static const uint32_t c[] = {
+#define PTT_STATE(id, name, rgb, cname) [PTT_TL_##id] = rgb,
+#include "states.def"
+    };
+    return s < PTT_TL_NSTATES ? c[s] : 0x808080;
+}
+
+const char *ptt_tl_state_cname(enum ptt_tl_state s)
+{
+    static const char *const n[] = {
+#define PTT_STATE(id, name, rgb, cname) [PTT_TL_##id] = cname,
+#include "states.def"
+    };
+    return s < PTT_TL_NSTATES ? n[s] : "generic_work";
 }
 
 const char *ptt_tl_link_name(enum ptt_tl_link k)

@@ -16,18 +16,10 @@
 #include "names.h"
 #include "reader.h"
 
+/* The states, their names and colours: states.def. */
 enum ptt_tl_state {
-    PTT_TL_RUNNING, /* in user code: no traced call blocks it */
-    PTT_TL_MUTEX,   /* waiting for a mutex */
-    PTT_TL_RWLOCK,
-    PTT_TL_SPIN,
-    PTT_TL_COND, /* waiting on a condition variable */
-    PTT_TL_BARRIER,
-    PTT_TL_SEM,
-    PTT_TL_JOIN,   /* waiting for a thread to end */
-    PTT_TL_ONCE,   /* waiting for another thread's once routine */
-    PTT_TL_SIGNAL, /* in sigwait, sigwaitinfo, sigtimedwait */
-    PTT_TL_MQ,     /* blocked on a message queue */
+#define PTT_STATE(id, name, rgb, cname) PTT_TL_##id,
+#include "states.def"
     PTT_TL_NSTATES
 };
 
@@ -65,6 +57,10 @@ struct ptt_tl_callbacks {
 };
 
 const char *ptt_tl_state_name(enum ptt_tl_state s);
+/* A state's colour (0xRRGGBB) and the Chrome trace viewer's reserved colour name nearest to it:
+ * every picture colours a state with these. */
+uint32_t ptt_tl_state_rgb(enum ptt_tl_state s);
+const char *ptt_tl_state_cname(enum ptt_tl_state s);
 const char *ptt_tl_link_name(enum ptt_tl_link k);
 
 /* Read the trace at path and call cb (any callback may be NULL). names is fed every event

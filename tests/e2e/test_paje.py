@@ -17,6 +17,7 @@ import time
 import pytest
 
 from conftest import BUILD, PTT, parse_raw, prog, ptt_trace, run, trace_prog, view
+from palette_util import by_name
 
 
 def need(tool, package):
@@ -238,8 +239,8 @@ def test_paje_truncated(tmp_path):
     assert 0 < by_type(rows, "State")["Mutex holder"] < 4 * 3000
 
 
-# Hues of the thread states in ViTE's picture (ViTE shades each state, the hue stays).
-HUES = {"running": (80, 130), "cond": (205, 240), "barrier": (40, 65), "join": (255, 290)}
+# The thread states drawn in ViTE's picture of the demo.
+DRAWN = ("running", "cond", "barrier", "join")
 
 
 def window(im):
@@ -248,17 +249,20 @@ def window(im):
 
 
 def hue_counts(im):
-    """Pixels of each state's hue in the trace area of ViTE's window (right of the container
-    names, below the ruler)."""
+    """Pixels of each state's colour in the trace area of ViTE's window (right of the container
+    names, below the ruler). ViTE shades each state from light to dark: its hue and saturation
+    stay those of the table (src/states.def)."""
     x0, y0, x1, y1 = window(im)
     w, h = x1 - x0, y1 - y0
     area = im.convert("RGB").crop((x0 + w * 21 // 100, y0 + h * 20 // 100, x0 + w * 97 // 100,
                                    y0 + h * 90 // 100))
+    want = {n: colorsys.rgb_to_hsv(*(c / 255 for c in by_name()[n].rgb)) for n in DRAWN}
     counts = collections.Counter()
     for (r, g, b), n in collections.Counter(area.getdata()).items():
         hh, s, v = colorsys.rgb_to_hsv(r / 255, g / 255, b / 255)
-        for name, (lo, hi) in HUES.items():
-            if s >= 0.35 and v >= 0.25 and lo <= hh * 360 <= hi:
+        for name, (h0, s0, _) in want.items():
+            dh = abs(hh - h0) * 360
+            if v >= 0.25 and min(dh, 360 - dh) <= 8 and abs(s - s0) <= 0.04:
                 counts[name] += n
     return counts
 

@@ -16,6 +16,7 @@ import time
 import pytest
 
 from conftest import PTT, prog, ptt_trace, run
+from palette_util import by_name
 
 BROWSER_TIMEOUT = 60  # seconds for one Chromium run; the tests assert much less for the page
 
@@ -215,10 +216,9 @@ def test_report_screenshot(mix, chromium, tmp_path):
     assert white < 0.95 * total, "the page is (almost) blank"
     many = [c for n, c in colors if n >= 40]
     assert len(many) >= 12, f"few distinct colours: {len(many)}"
-    # The timeline's states, in the colours of the style sheet (src/report.css).
-    palette = {"running": (0x43, 0xa0, 0x47), "mutex": (0xe5, 0x39, 0x35),
-               "rwlock": (0xfb, 0x8c, 0x00), "barrier": (0x8e, 0x24, 0xaa),
-               "join": (0x9e, 0x9e, 0x9e), "sem": (0x00, 0xac, 0xc1)}
+    # The timeline's states, in the colours of the table (src/states.def).
+    table = by_name()
+    palette = {s: table[s].rgb for s in ("running", "mutex", "rwlock", "barrier", "join", "sem")}
     counts = {c: n for n, c in colors}
     seen = [s for s, rgb in palette.items() if counts.get(rgb, 0) >= 100]
     assert len(seen) >= 5, f"state colours seen: {seen}"
