@@ -5,7 +5,8 @@ docs/CMD.md. Written once, so they cannot drift apart.
 
   gen_docs.py usage OUT.c SRC...      the C file of the usage texts
   gen_docs.py man DIR SRC...          DIR/ptt-CMD.1 (DIR/ptt.1 for ptt itself)
-  gen_docs.py docs ROOT SRC...        rewrite ROOT/man/*.1 and the generated blocks of ROOT/docs/*.md
+  gen_docs.py docs ROOT SRC...        rewrite ROOT/man/*.1 and the generated blocks (synopsis,
+                                      options) of ROOT/docs/*.md
   gen_docs.py check ROOT SRC...       exit 1, with a diff, when ROOT/man or ROOT/docs differ
 
 The source, line by line ('#' in column 0 starts a comment; a directive starts with '@'):
@@ -35,6 +36,8 @@ import textwrap
 
 MARK_BEGIN = "<!-- options: generated from docs/src/{0}.txt by tools/gen_docs.py; edit that file -->"
 MARK_END = "<!-- end of generated options -->"
+SYN_BEGIN = "<!-- synopsis: generated from docs/src/{0}.txt by tools/gen_docs.py; edit that file -->"
+SYN_END = "<!-- end of generated synopsis -->"
 WIDTH = 96  # the usage text's lines, as the hand-written ones were
 COLUMN = 26  # where an option's text starts in the usage
 
@@ -391,15 +394,25 @@ def gen_md_block(doc):
     return "\n".join(l for l in out) + "\n"
 
 
+def gen_md_synopsis(doc):
+    lines = [SYN_BEGIN.format(doc.name), "```"]
+    lines += doc.synopsis
+    return "\n".join(lines + ["```", SYN_END]) + "\n"
+
+
+def md_block(text, path, begin, end, block):
+    i = text.find(begin)
+    j = text.find(end, i)
+    if i < 0 or j < 0:
+        sys.exit(f"{path}: no '{begin}' ... '{end}' block")
+    return text[:i] + block + text[j + len(end) + 1 :]
+
+
 def md_replace(path, doc):
     with open(path, encoding="utf-8") as f:
         text = f.read()
-    begin = MARK_BEGIN.format(doc.name)
-    i = text.find(begin)
-    j = text.find(MARK_END, i)
-    if i < 0 or j < 0:
-        sys.exit(f"{path}: no '{begin}' ... '{MARK_END}' block")
-    return text[:i] + gen_md_block(doc) + text[j + len(MARK_END) + 1 :]
+    text = md_block(text, path, SYN_BEGIN.format(doc.name), SYN_END, gen_md_synopsis(doc))
+    return md_block(text, path, MARK_BEGIN.format(doc.name), MARK_END, gen_md_block(doc))
 
 
 # ---- main -----------------------------------------------------------------------------------
