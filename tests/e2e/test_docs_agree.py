@@ -103,3 +103,16 @@ def test_help_unknown_command():
     p = run([PTT, "help", "nosuch"])
     assert p.returncode == 2 and p.stdout == ""
     assert p.stderr == "ptt: 'nosuch' is not a ptt command; see 'ptt --help'\n"
+
+
+def test_commands_listed():
+    """ptt --help and man/ptt.1 list exactly the commands ptt runs (src/cmds.h): the list is
+    written in docs/src/ptt.txt, apart from the table."""
+    table = (SOURCE / "src" / "cmds.h").read_text()
+    m = re.search(r"#define PTT_COMMANDS\(X\)(.*?)\n\n", table, re.S)
+    commands = set(re.findall(r"X\((\w+)\)", m.group(1)))
+    text = run([PTT, "--help"]).stdout
+    listed = text.split("commands:\n", 1)[1].split("\n\n", 1)[0]
+    assert {line.split()[0] for line in listed.splitlines()} == commands
+    page = (SOURCE / "man" / "ptt.1").read_text().split(".SH COMMANDS\n", 1)[1].split(".SH", 1)[0]
+    assert set(re.findall(r"^\.TP\n(?:\.B |\\fB)(\w+)", page, re.M)) == commands
