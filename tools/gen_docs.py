@@ -112,6 +112,9 @@ class Doc:
                     sys.exit(f"{self.path}:{no}: unknown directive @{d}")
         if not self.name or not self.title or not self.synopsis:
             sys.exit(f"{self.path}: @command, @title and @synopsis are needed")
+        for e in self.entries("option") + self.entries("env") + self.entries("subcommand"):
+            if not e.help:
+                sys.exit(f"{self.path}: @{e.kind} {e.spec} has no @help (its usage text)")
 
     def entries(self, kind):
         return [i[1] for i in self.items if i[0] == "entry" and i[1].kind == kind]
