@@ -5,7 +5,7 @@ PREFIX ?= /usr/local
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE ?= cmake
 
-.PHONY: all check check-fast check-san demo bench install clean events-md format
+.PHONY: all check check-fast check-san demo bench install clean events-md docs format
 
 all: $(BUILD)/CMakeCache.txt
 	$(CMAKE) --build $(BUILD) -j$(JOBS)
@@ -41,6 +41,10 @@ bench: all
 
 events-md: all
 	$(CMAKE) --build $(BUILD) --target events-md
+
+# man/*.1 and the options of docs/*.md, from docs/src/*.txt
+docs: $(BUILD)/CMakeCache.txt
+	$(CMAKE) --build $(BUILD) --target docs
 
 install: all
 	$(CMAKE) --install $(BUILD) --prefix $(PREFIX)

@@ -5,18 +5,13 @@
 
 #include "cmds.h"
 #include "control.h"
+#include "usage.h"
 #include "util.h"
-
-static const char usage_text[] =
-    "usage: ptt ctl list\n"
-    "       ptt ctl SESSION status|start|stop|level light|level full|events CLASS,...|dump\n"
-    "Act on a running ptt trace session: SESSION is the name ptt trace printed at start\n"
-    "(ptt-UID-PID) or the pid of that ptt trace; 'ptt ctl list' lists this user's sessions.\n";
 
 int cmd_ctl(int argc, char **argv)
 {
     if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-        fputs(usage_text, stdout);
+        fputs(ptt_usage("ctl"), stdout);
         return 0;
     }
     if (argc == 2 && !strcmp(argv[1], "list")) {

@@ -6,32 +6,18 @@
 
 #include "cmds.h"
 #include "export.h"
+#include "usage.h"
 #include "util.h"
 
 static const struct {
     const char *name;
     int (*fn)(const struct ptt_export_opts *, char *, size_t);
-    const char *what;
 } exporters[] = {
-#define PTT_EXPORTER_ENTRY(name, fn, what) {#name, fn, what},
+#define PTT_EXPORTER_ENTRY(name, fn, what) {#name, fn},
     PTT_EXPORTERS(PTT_EXPORTER_ENTRY)
 #undef PTT_EXPORTER_ENTRY
 };
 #define NEXPORTERS (sizeof exporters / sizeof exporters[0])
-
-static void usage(FILE *f, const char *cmd, const char *format)
-{
-    if (format) {
-        fprintf(f, "usage: ptt %s [--names=FILE] FILE -o OUT\n", cmd);
-        for (size_t i = 0; i < NEXPORTERS; i++)
-            if (!strcmp(exporters[i].name, format))
-                fprintf(f, "Write %s.\n", exporters[i].what);
-        return;
-    }
-    fprintf(f, "usage: ptt export --format=FORMAT [--names=FILE] FILE -o OUT\nformats:\n");
-    for (size_t i = 0; i < NEXPORTERS; i++)
-        fprintf(f, "  %-9s %s\n", exporters[i].name, exporters[i].what);
-}
 
 /* The command line of all three: format is fixed for ptt paje and ptt report. */
 static int export_main(const char *cmd, const char *format, int argc, char **argv)
@@ -50,7 +36,7 @@ static int export_main(const char *cmd, const char *format, int argc, char **arg
         case 'f': format = optarg; break;
         case 'o': out = optarg; break;
         case 'N': names_file = optarg; break;
-        case 'h': usage(stdout, cmd, strcmp(cmd, "export") ? format : NULL); return 0;
+        case 'h': fputs(ptt_usage(cmd), stdout); return 0;
         default: ptt_bad_option(cmd, argv); return PTT_EXIT_USAGE;
         }
     }

@@ -13,6 +13,7 @@
 #include "names.h"
 #include "reader.h"
 #include "stats.h"
+#include "usage.h"
 #include "util.h"
 
 static struct ptt_names *names;
@@ -97,17 +98,6 @@ static const char *site_name(const struct ptt_stat_object *o, int k, char *buf, 
     return buf;
 }
 
-static const char usage_text[] =
-    "usage: ptt stat [OPTIONS] FILE\n"
-    "Contention, wait and hold times of every mutex, rwlock, spinlock, semaphore, condvar and\n"
-    "barrier; the time each thread spent blocked, and on what; per process.\n"
-    "\n"
-    "  -f, --format=FORMAT  text (default), json (docs/stat.md) or csv\n"
-    "      --sort=KEY       wait (default: total wait), hold, acquisitions, contended, name\n"
-    "      --top=N          the first N objects and threads only\n"
-    "      --kind=KIND,...  objects of these kinds (mutex, rwlock, spin, sem, cond, barrier)\n"
-    "      --names=FILE     names for objects: lines 'ADDRESS NAME' or 'SYMBOL NAME'\n";
-
 int cmd_stat(int argc, char **argv)
 {
     static const struct option opts[] = {{"format", required_argument, 0, 'f'},
@@ -167,7 +157,7 @@ int cmd_stat(int argc, char **argv)
             break;
         }
         case 'N': names_file = optarg; break;
-        case 'h': fputs(usage_text, stdout); return 0;
+        case 'h': fputs(ptt_usage("stat"), stdout); return 0;
         default: ptt_bad_option("stat", argv); return PTT_EXIT_USAGE;
         }
     }

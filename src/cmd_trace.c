@@ -22,6 +22,7 @@
 #include "guardian.h"
 #include "session.h"
 #include "events.h"
+#include "usage.h"
 #include "util.h"
 
 /* ptt trace's own failures, told apart from the program's statuses as timeout(1) and env(1)
@@ -31,35 +32,6 @@
 #ifndef PTT_LIBDIR
 #define PTT_LIBDIR "/usr/local/lib"
 #endif
-
-static const char usage_text[] =
-    "usage: ptt trace [OPTIONS] [--] PROGRAM [ARGS...]\n"
-    "Run PROGRAM with its POSIX threads routines traced, and write the trace to a file.\n"
-    "\n"
-    "  -o, --output=FILE      trace file (default: ptt-PID.ptt in $PTT_DIR, else here);\n"
-    "                         an existing one is kept as FILE.old\n"
-    "      --force            overwrite an existing FILE instead\n"
-    "      --events=CLASS,... event classes to record (default: all but key; 'all' for\n"
-    "                         every one); see 'ptt trace --list'\n"
-    "      --buffer=SIZE      shared pool size, e.g. 64M (default: memory x cpus / 128,\n"
-    "                         between 8M and 64M; environment PTT_BUFFER)\n"
-    "      --subbuffer=SIZE   per-thread sub-buffer size (default 32K)\n"
-    "      --overflow=MODE    block (default): writers wait for ptt when the pool is full;\n"
-    "                         discard: drop events and count them\n"
-    "      --clock=CLOCK      tsc or monotonic (default: tsc when invariant)\n"
-    "      --no-follow        end when PROGRAM ends, not when the last process it started ends\n"
-    "      --level=LEVEL      full (default): calls and what happens inside them; light:\n"
-    "                         calls only (_IN, _OUT)\n"
-    "      --start-stopped    record nothing until 'ptt ctl SESSION start'\n"
-    "      --backtrace=N      record N frames of the program's stack before each lock, wait,\n"
-    "                         post, init, create and join (BACKTRACE; costs an unwind)\n"
-    "      --hang-timeout=S   report a hang when no thread records an event for S seconds\n"
-    "                         while some are blocked in a call\n"
-    "      --kill-on-hang     then end the program (with --hang-timeout)\n"
-    "      --flight-recorder=SIZE  keep only the newest SIZE of events, written at the end,\n"
-    "                         on a hang, or on 'ptt ctl SESSION dump'\n"
-    "      --list             list the event classes\n"
-    "  -q, --quiet            no start line on stderr\n";
 
 static int tsc_invariant(void)
 {
@@ -348,7 +320,7 @@ int cmd_trace(int argc, char **argv)
             }
             cfg.light = optarg[0] == 'l';
             break;
-        case 'h': fputs(usage_text, stdout); return 0;
+        case 'h': fputs(ptt_usage("trace"), stdout); return 0;
         default: ptt_bad_option("trace", argv); return TRACE_FAILED;
         }
     }

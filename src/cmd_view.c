@@ -11,24 +11,8 @@
 #include "names.h"
 #include "reader.h"
 #include "textfmt.h"
+#include "usage.h"
 #include "util.h"
-
-static const char usage_text[] =
-    "usage: ptt view [OPTIONS] FILE\n"
-    "Print the events of a trace file in time order.\n"
-    "\n"
-    "  -f, --format=FORMAT  human (default): a sentence per event, with names;\n"
-    "                       raw: TIME:EVENT : PID : TID : ARG : ARG ...;\n"
-    "                       json: one JSON object per line\n"
-    "  -s, --summary        the trace's header and the number of events of each kind\n"
-    "      --names=FILE     names for objects: lines 'ADDRESS NAME' or 'SYMBOL NAME'\n"
-    "Filters (combined: all must hold; a list: any of its values):\n"
-    "      --pid=PID,...    processes\n"
-    "      --tid=TID|NAME,...  threads, by id or name (main, producer#2, a set name)\n"
-    "      --object=ADDR|NAME,...  events on these objects\n"
-    "      --event=NAME,... events by name or glob (MUTEX_*); !NAME leaves them out\n"
-    "      --kind=KIND,...  objects of these kinds (mutex, cond, ...: 'ptt trace --list')\n"
-    "      --from=SECONDS, --to=SECONDS  a time span, since the start of the trace\n";
 
 enum { FMT_HUMAN, FMT_RAW, FMT_JSON };
 
@@ -117,7 +101,7 @@ int cmd_view(int argc, char **argv)
             filtered = 1;
             break;
         }
-        case 'h': fputs(usage_text, stdout); goto out;
+        case 'h': fputs(ptt_usage("view"), stdout); goto out;
         default:
             ptt_bad_option("view", argv);
             rc = PTT_EXIT_USAGE;

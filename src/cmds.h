@@ -2,17 +2,10 @@
 #ifndef PTT_CMDS_H
 #define PTT_CMDS_H
 
-/* X(name, summary) */
-#define PTT_COMMANDS(X)                                                                          \
-    X(trace, "run a program and record its POSIX threads events into a trace file")              \
-    X(view, "print a trace file as text, in time order")                                         \
-    X(stat, "contention, wait and hold times per object, blocked time per thread")               \
-    X(paje, "write a Pajé trace for ViTE and PajeNG")                                            \
-    X(export, "write the trace for Perfetto/Chrome, babeltrace2/Trace Compass (CTF), SCO tools") \
-    X(report, "write a self-contained HTML report")                                              \
-    X(ctl, "control a running session: start, stop, level, events, dump, status")
+/* X(name); their summaries and usage texts are in docs/src/ (usage.h). */
+#define PTT_COMMANDS(X) X(trace) X(view) X(stat) X(paje) X(export) X(report) X(ctl)
 
-#define PTT_DECLARE_CMD(name, summary) int cmd_##name(int argc, char **argv);
+#define PTT_DECLARE_CMD(name) int cmd_##name(int argc, char **argv);
 PTT_COMMANDS(PTT_DECLARE_CMD)
 #undef PTT_DECLARE_CMD
 

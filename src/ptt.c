@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cmds.h"
+#include "usage.h"
 
 #ifndef PTT_VERSION
 #define PTT_VERSION "0.1"
@@ -11,20 +12,17 @@
 static const struct {
     const char *name;
     int (*fn)(int, char **);
-    const char *summary;
 } commands[] = {
-#define PTT_CMD_ENTRY(name, summary) {#name, cmd_##name, summary},
+#define PTT_CMD_ENTRY(name) {#name, cmd_##name},
     PTT_COMMANDS(PTT_CMD_ENTRY)
 #undef PTT_CMD_ENTRY
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
-static void usage(FILE *f)
+static int unknown(const char *name)
 {
-    fprintf(f, "usage: ptt COMMAND [ARGS]   (or ptt-COMMAND [ARGS])\n\ncommands:\n");
-    for (size_t i = 0; i < NCOMMANDS; i++)
-        fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
-    fprintf(f, "\n'ptt COMMAND --help' describes a command; 'man ptt-COMMAND' has the details.\n");
+    fprintf(stderr, "ptt: '%s' is not a ptt command; see 'ptt --help'\n", name);
+    return PTT_EXIT_USAGE;
 }
 
 static int run(const char *name, int argc, char **argv)
@@ -32,8 +30,26 @@ static int run(const char *name, int argc, char **argv)
     for (size_t i = 0; i < NCOMMANDS; i++)
         if (!strcmp(commands[i].name, name))
             return commands[i].fn(argc, argv);
-    fprintf(stderr, "ptt: '%s' is not a ptt command; see 'ptt --help'\n", name);
-    return PTT_EXIT_USAGE;
+    return unknown(name);
+}
+
+/* ptt help [COMMAND]: ptt's usage, or the command's, as 'ptt COMMAND --help' prints it. */
+static int help(int argc, char **argv)
+{
+    if (argc > 3) {
+        fprintf(stderr, "ptt: usage: ptt help [COMMAND]\n");
+        return PTT_EXIT_USAGE;
+    }
+    if (argc == 3)
+        for (size_t i = 0; i < NCOMMANDS; i++)
+            if (!strcmp(commands[i].name, argv[2])) {
+                fputs(ptt_usage(argv[2]), stdout);
+                return 0;
+            }
+    if (argc == 3)
+        return unknown(argv[2]);
+    fputs(ptt_usage("ptt"), stdout);
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -43,11 +59,13 @@ int main(int argc, char **argv)
     if (!strncmp(base, "ptt-", 4))
         return run(base + 4, argc, argv);
     if (argc < 2) {
-        usage(stderr);
+        fputs(ptt_usage("ptt"), stderr);
         return PTT_EXIT_USAGE;
     }
-    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
-        usage(stdout);
+    if (!strcmp(argv[1], "help"))
+        return help(argc, argv);
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        fputs(ptt_usage("ptt"), stdout);
         return 0;
     }
     if (!strcmp(argv[1], "--version")) {
