@@ -423,7 +423,7 @@ def md_replace(path, doc):
 
 def outputs(root, docs, version):
     """Every committed file the sources make: path -> text."""
-    res = {}
+    res = {os.path.join(root, "src", "usage.c"): gen_usage(docs)}
     for d in docs:
         res[os.path.join(root, "man", d.page + ".1")] = gen_man(d, version)
         md = os.path.join(root, "docs", d.name + ".md")
