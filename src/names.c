@@ -7,6 +7,7 @@
 
 #include "hmap.h"
 #include "names.h"
+#include "ptt_fields.h"
 #include "symbols.h"
 
 /* The tables: a string (or a number) by key (hmap.h). */
@@ -134,7 +135,7 @@ void ptt_names_event(struct ptt_names *n, const struct ptt_ev *ev)
     case PTT_EV_PROCESS_START: {
         struct proc *p = proc_of(n, ev->pid, 1);
         if (p) {
-            p->ppid = (int32_t)ev->args[0];
+            p->ppid = (int32_t)ptt_ev_arg(ev, PTT_F(PROCESS_START, ppid), 0);
             p->fresh = 1;
         }
         if (ev->tid == ev->pid)
@@ -143,7 +144,7 @@ void ptt_names_event(struct ptt_names *n, const struct ptt_ev *ev)
     }
     case PTT_EV_MODULE_LOAD: {
         struct proc *p = proc_of(n, ev->pid, 1);
-        if (!p || ev->nargs < 3)
+        if (!p || ev->nargs <= PTT_F(MODULE_LOAD, path))
             break;
         if (p->fresh) { /* an exec'd image: its own modules */
             for (size_t i = 0; i < p->nmods; i++)
@@ -157,20 +158,23 @@ void ptt_names_event(struct ptt_names *n, const struct ptt_ev *ev)
         if (!m)
             break;
         p->mods = m;
+        uint64_t base = ev->args[PTT_F(MODULE_LOAD, base)],
+                 size = ev->args[PTT_F(MODULE_LOAD, size)];
         p->mods[p->nmods++] =
-            (struct module){ev->args[0], ev->args[1], strdup(arg_str(ev, 2, s, sizeof s))};
+            (struct module){base, size, strdup(arg_str(ev, PTT_F(MODULE_LOAD, path), s, sizeof s))};
         if (p->sym)
-            ptt_symbols_add(p->sym, ev->args[0], ev->args[1], p->mods[p->nmods - 1].path);
+            ptt_symbols_add(p->sym, base, size, p->mods[p->nmods - 1].path);
         break;
     }
     case PTT_EV_THREAD_START: {
-        if (ev->nargs < 4)
+        if (ev->nargs <= PTT_F(THREAD_START, self))
             break;
-        struct entry *e = map_get(&n->pthreads, ptt_key2((uint64_t)ev->pid, ev->args[3]), 1);
+        uint64_t self = ev->args[PTT_F(THREAD_START, self)];
+        struct entry *e = map_get(&n->pthreads, ptt_key2((uint64_t)ev->pid, self), 1);
         if (e)
             e->num = (uint64_t)ev->tid;
         uint64_t key = ptt_key2((uint64_t)ev->pid, (uint64_t)ev->tid);
-        struct entry *early = map_get(&n->early, ptt_key2((uint64_t)ev->pid, ev->args[3]), 0);
+        struct entry *early = map_get(&n->early, ptt_key2((uint64_t)ev->pid, self), 0);
         if (early && early->str) { /* its creator named it before it ran */
             map_set(&n->threads, key, early->str);
             free(early->str);
@@ -182,7 +186,8 @@ void ptt_names_event(struct ptt_names *n, const struct ptt_ev *ev)
         char func[256], file[128];
         int line;
         struct ptt_symbols *sym = symbols_of(n, ev->pid);
-        if (ptt_symbols_code(sym, ev->args[0], func, sizeof func, file, sizeof file, &line))
+        if (ptt_symbols_code(sym, ev->args[PTT_F(THREAD_START, start)], func, sizeof func, file,
+                             sizeof file, &line))
             break;
         /* producer, producer#2, ...: numbered by start routine */
         uint64_t h = 1469598103934665603ull;
@@ -202,8 +207,8 @@ void ptt_names_event(struct ptt_names *n, const struct ptt_ev *ev)
         struct entry *e = map_get(&n->setname, ptt_key2((uint64_t)ev->pid, (uint64_t)ev->tid), 1);
         if (e) {
             free(e->str);
-            e->str = strdup(arg_str(ev, 1, s, sizeof s));
-            e->num = ev->args[0];
+            e->str = strdup(arg_str(ev, PTT_F(THREAD_SETNAME_NP_IN, name), s, sizeof s));
+            e->num = ptt_ev_arg(ev, PTT_F(THREAD_SETNAME_NP_IN, thread), 0);
         }
         break;
     }
@@ -211,7 +216,7 @@ void ptt_names_event(struct ptt_names *n, const struct ptt_ev *ev)
         struct entry *e = map_get(&n->setname, ptt_key2((uint64_t)ev->pid, (uint64_t)ev->tid), 0);
         if (!e || !e->str)
             break;
-        if (ev->nargs && ev->args[0] == 0) {
+        if (ptt_ev_arg(ev, PTT_F(THREAD_SETNAME_NP_OUT, ret), 1) == 0) {
             struct entry *t = map_get(&n->pthreads, ptt_key2((uint64_t)ev->pid, e->num), 0);
             if (t) /* the target, by its pthread_t */
                 map_set(&n->threads, ptt_key2((uint64_t)ev->pid, t->num), e->str);
@@ -224,16 +229,18 @@ void ptt_names_event(struct ptt_names *n, const struct ptt_ev *ev)
     }
     default: break;
     }
-    /* Where an object was initialized (an init event's site), else first used. */
+    /* Where an object was initialized (a CREATE call's site), else first used. */
     const struct ptt_evinfo *info = ev->info;
-    if (info && info->kind == PTT_KIND_IN && info->nargs && info->fields[0].type == PTT_F_OBJ) {
+    int obj = info ? info->rfield[PTT_RF_OBJECT] : -1;
+    if (info && info->kind == PTT_KIND_IN && obj >= 0 && info->fields[obj].type == PTT_F_OBJ &&
+        (unsigned)obj < ev->nargs) {
         unsigned site = 0;
         for (unsigned i = 1; i < info->nargs && i < ev->nargs; i++)
             if (info->fields[i].type == PTT_F_SITE)
                 site = i;
-        int init = strstr(info->name, "_INIT_IN") != NULL;
+        int init = info->role == PTT_ROLE_CREATE;
         if (site) {
-            struct entry *b = map_get(&n->born, ptt_key2((uint64_t)ev->pid, ev->args[0]), 1);
+            struct entry *b = map_get(&n->born, ptt_key2((uint64_t)ev->pid, ev->args[obj]), 1);
             if (b && (!b->str || (init && b->str[0] != '!'))) {
                 free(b->str); /* '!' marks an init: it wins over a first use */
                 char cls[40];
@@ -245,9 +252,9 @@ void ptt_names_event(struct ptt_names *n, const struct ptt_ev *ev)
     }
     switch (ev->id) {
     case PTT_EV_OBJECT_NAME:
-        if (ev->nargs >= 2)
-            map_set(&n->objects, ptt_key2((uint64_t)ev->pid, ev->args[0]),
-                    arg_str(ev, 1, s, sizeof s));
+        if (ev->nargs > PTT_F(OBJECT_NAME, name))
+            map_set(&n->objects, ptt_key2((uint64_t)ev->pid, ev->args[PTT_F(OBJECT_NAME, object)]),
+                    arg_str(ev, PTT_F(OBJECT_NAME, name), s, sizeof s));
         break;
     default: break;
     }
