@@ -127,6 +127,16 @@ static inline uint64_t ptt_role_arg(const struct ptt_evinfo *e, const uint64_t *
     int i = e ? e->rfield[f] : -1;
     return i >= 0 && (unsigned)i < n ? args[i] : def;
 }
+/* Whether the field that plays part f was recorded (args[0..n-1]), and its value into *v. */
+static inline int ptt_role_get(const struct ptt_evinfo *e, const uint64_t *args, unsigned n,
+                               enum ptt_rfield f, uint64_t *v)
+{
+    int i = e ? e->rfield[f] : -1;
+    if (i < 0 || (unsigned)i >= n)
+        return 0;
+    *v = args[i];
+    return 1;
+}
 static inline int ptt_role_has(const struct ptt_evinfo *e, enum ptt_rfield f)
 {
     return e && e->rfield[f] >= 0;

@@ -33,11 +33,7 @@ static inline uint64_t ptt_ev_role(const struct ptt_ev *ev, enum ptt_rfield f, u
 /* Whether ev recorded the field that plays part f, and its value into *v. */
 static inline int ptt_ev_role_get(const struct ptt_ev *ev, enum ptt_rfield f, uint64_t *v)
 {
-    int i = ev->info ? ev->info->rfield[f] : -1;
-    if (i < 0 || (unsigned)i >= ev->nargs)
-        return 0;
-    *v = ev->args[i];
-    return 1;
+    return ptt_role_get(ev->info, ev->args, ev->nargs, f, v);
 }
 /* Field number i of ev (a PTT_F(EVENT, field) constant: ptt_fields.h), def if not recorded. */
 static inline uint64_t ptt_ev_arg(const struct ptt_ev *ev, unsigned i, uint64_t def)
