@@ -77,8 +77,7 @@ const char *ptt_tl_link_name(enum ptt_tl_link k)
     return k < PTT_TL_NLINKS ? n[k] : "?";
 }
 
-/* The state a thread blocked on an object of class cls is in. */
-static enum ptt_tl_state state_of_class(int cls)
+enum ptt_tl_state ptt_tl_state_of_class(int cls)
 {
     static const struct {
         int cls;
@@ -106,7 +105,7 @@ static enum ptt_tl_state blocks_at_start(const struct ptt_ev *in)
     /* pthread_once waits only when another thread runs the routine */
     if (ptt_role_has(e, PTT_RF_BUSY) && ptt_ev_role(in, PTT_RF_BUSY, 0) != 1)
         return PTT_TL_RUNNING;
-    return state_of_class(e->okind);
+    return ptt_tl_state_of_class(e->okind);
 }
 
 static struct tobj *obj(struct tl *t, int32_t pid, uint64_t addr)
@@ -371,7 +370,7 @@ static void contended(struct tl *t, struct tthread *th, const struct ptt_ev *ev)
         return;
     struct open_call *c = &th->open[th->nopen - 1];
     c->block_from = ev->ns;
-    c->state = state_of_class(ev->info->okind);
+    c->state = ptt_tl_state_of_class(ev->info->okind);
     c->contended = 1;
     waiters(t, ev->pid, ptt_ev_role(ev, PTT_RF_OBJECT, 0), ev->info->okind, ev->ns, 1);
 }
