@@ -4,26 +4,9 @@
 
 #include "../src/events.h"
 
-int main(void)
+/* The role vocabulary (PTT_ROLE in common/events.def). */
+static void print_roles(void)
 {
-    unsigned n, nc;
-    const struct ptt_evinfo *ev = ptt_evinfo_all(&n);
-    const struct ptt_classinfo *cl = ptt_classes(&nc);
-    printf("# ptt events\n\n"
-           "Generated from `common/events.def` by `tools/gen_events_md.c` (`make events-md`); do "
-           "not edit.\nA test checks that this page matches the table.\n\n"
-           "Every event has a time stamp, a process id and a thread id (they belong to the "
-           "sub-buffer, not to each event: see format.md), then the fields below, each one 64-bit "
-           "argument.\nKinds: IN, a routine is entered; OUT, it returns (the first field is its "
-           "return value); STATE, a change the tracer observed inside the library (a wait, a "
-           "wake-up, an owner); META, about the trace itself.\n\n");
-    printf("Field types: obj (address of a POSIX threads object), ptr (another address), sym (a "
-           "function's address), int, uint, count, ret (0 or an errno number), tid (kernel thread "
-           "id), pthread (a pthread_t), abstime (absolute timeout in ns), wstatus (wait status), "
-           "evid (an event id), endhow (return, exit or cancel), str (a string, up to 255 bytes, "
-           "stored after the fixed arguments), site (a return address: where the program made the "
-           "call, named file:line by the tools), frames (return addresses, innermost first, after "
-           "the fixed arguments); the other types are listed in src/events.h.\n\n");
     printf("Roles say what an event means to the analyses (ptt stat, the timeline of the exports "
            "and the report, hang detection), which follow roles, not lists of events. The object "
            "an event is about is of the kind its class names (unless `kind=` says otherwise):\n\n"
@@ -61,6 +44,29 @@ int main(void)
            "event has its call's role. A CONTENDED or ACQUIRED event comes inside a blocking "
            "ACQUIRE call of its class, a WOKEN one inside a blocking WAIT call of its class, a "
            "CREATE STATE event inside its class's CREATE call.\n\n");
+}
+
+int main(void)
+{
+    unsigned n, nc;
+    const struct ptt_evinfo *ev = ptt_evinfo_all(&n);
+    const struct ptt_classinfo *cl = ptt_classes(&nc);
+    printf("# ptt events\n\n"
+           "Generated from `common/events.def` by `tools/gen_events_md.c` (`make events-md`); do "
+           "not edit.\nA test checks that this page matches the table.\n\n"
+           "Every event has a time stamp, a process id and a thread id (they belong to the "
+           "sub-buffer, not to each event: see format.md), then the fields below, each one 64-bit "
+           "argument.\nKinds: IN, a routine is entered; OUT, it returns (the first field is its "
+           "return value); STATE, a change the tracer observed inside the library (a wait, a "
+           "wake-up, an owner); META, about the trace itself.\n\n");
+    printf("Field types: obj (address of a POSIX threads object), ptr (another address), sym (a "
+           "function's address), int, uint, count, ret (0 or an errno number), tid (kernel thread "
+           "id), pthread (a pthread_t), abstime (absolute timeout in ns), wstatus (wait status), "
+           "evid (an event id), endhow (return, exit or cancel), str (a string, up to 255 bytes, "
+           "stored after the fixed arguments), site (a return address: where the program made the "
+           "call, named file:line by the tools), frames (return addresses, innermost first, after "
+           "the fixed arguments); the other types are listed in src/events.h.\n\n");
+    print_roles();
     printf("## Classes\n\nSelect them with `ptt trace --events=CLASS,...`.\n\n"
            "| class | number | events |\n|---|---|---|\n");
     for (unsigned c = 0; c < nc; c++)
