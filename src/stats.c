@@ -273,6 +273,7 @@ static void close_call(struct ptt_stats *s, struct thread *t, const struct ptt_e
     }
 }
 
+/* A call begins: an unlock ends a hold, the calls that matter are followed until they return. */
 static void call_in(struct ptt_stats *s, struct thread *t, const struct ptt_ev *ev)
 {
     enum role r = role_of(ev->id);
