@@ -6,19 +6,30 @@
 #include "events.h"
 
 static struct ptt_evinfo table[] = {
-#define PTT_EVENT(name, id, class, kind, routine, nargs, fields, human) \
-    {id, #name, #class, PTT_KIND_##kind, routine, nargs, 0, fields, human, {{0}}, 0},
+#define PTT_EVENT(name, id, class, kind, routine, nargs, fields, human)                    \
+    {id, #name, #class, PTT_KIND_##kind, routine, nargs, 0, fields, human, {{0}}, 0, 0, 0, \
+     0,  {0},   NULL},
 #include "../common/events.def"
 };
 #define NEVENTS (sizeof table / sizeof table[0])
 
-static const struct ptt_classinfo classes[] = {
-#define PTT_CLASS(name, number, description) {#name, number, description},
+enum {
+#define PTT_EVENT(name, ...) PTT_ORD_##name,
 #include "../common/events.def"
 };
 
-enum {
-#define PTT_EVENT(name, ...) PTT_ORD_##name,
+/* The roles, by the event's order in the table: a role line naming no event fails to compile,
+ * and a second line for one event is an override -Werror rejects. */
+static const struct {
+    enum ptt_role role;
+    const char *spec;
+} roles[NEVENTS] = {
+#define PTT_ROLE(name, role, spec) [PTT_ORD_##name] = {PTT_ROLE_##role, spec},
+#include "../common/events.def"
+};
+
+static const struct ptt_classinfo classes[] = {
+#define PTT_CLASS(name, number, description) {#name, number, description},
 #include "../common/events.def"
 };
 
@@ -86,6 +97,89 @@ const char *ptt_ftype_name(enum ptt_ftype t)
 
 static int parsed;
 
+static const char *role_names[] = {
+    "NONE",       "USE",           "CREATE",      "DESTROY",     "ACQUIRE",   "CONTENDED",
+    "ACQUIRED",   "RELEASE",       "WAIT",        "WOKEN",       "SIGNAL",    "THREAD_START",
+    "THREAD_END", "PROCESS_START", "PROCESS_END", "FRAME_BEGIN", "FRAME_END",
+};
+
+const char *ptt_role_name(enum ptt_role r)
+{
+    return (unsigned)r < sizeof role_names / sizeof role_names[0] ? role_names[r] : "?";
+}
+
+static void bad_role(const struct ptt_evinfo *ev, const char *what, int len)
+{
+    fprintf(stderr, "ptt: %s: bad role spec (%.*s)\n", ev->name, len, what);
+    abort();
+}
+
+/* The index of the field named name[0..len-1], -1 if none. */
+static int field_named(const struct ptt_evinfo *ev, const char *name, int len)
+{
+    for (unsigned i = 0; i < ev->nfields; i++)
+        if (ev->fields[i].name_len == len && !memcmp(ev->fields[i].name, name, (size_t)len))
+            return (int)i;
+    return -1;
+}
+
+/* One word of a role spec: a flag, or key=field. */
+static void role_word(struct ptt_evinfo *ev, const char *w, int len)
+{
+    static const char *flags[] = {"blocks", "shared", "counted", "wakes"};
+    static const char *keys[PTT_RF_N] = {"object", "lock",  "owner",  "by",
+                                         "value",  "count", "status", "busy"};
+    for (unsigned f = 0; f < sizeof flags / sizeof flags[0]; f++)
+        if ((int)strlen(flags[f]) == len && !memcmp(flags[f], w, (size_t)len)) {
+            ev->rflags |= 1u << f;
+            return;
+        }
+    const char *eq = memchr(w, '=', (size_t)len);
+    int kl = eq ? (int)(eq - w) : len, vl = len - kl - 1;
+    if (eq && kl == 4 && !memcmp(w, "kind", 4)) {
+        char cls[32];
+        snprintf(cls, sizeof cls, "%.*s", vl, eq + 1);
+        if ((ev->okind = ptt_class_number(cls)) < 0)
+            bad_role(ev, w, len);
+        return;
+    }
+    for (unsigned k = 0; eq && k < PTT_RF_N; k++)
+        if ((int)strlen(keys[k]) == kl && !memcmp(keys[k], w, (size_t)kl)) {
+            int i = field_named(ev, eq + 1, vl);
+            if (i < 0 || (unsigned)i >= ev->nargs)
+                bad_role(ev, w, len); /* no such fixed field */
+            ev->rfield[k] = (signed char)i;
+            return;
+        }
+    bad_role(ev, w, len);
+}
+
+/* The role of event e (parsed fields): its line, or for an OUT event without one its IN's. */
+static void parse_role(size_t e)
+{
+    struct ptt_evinfo *ev = &table[e];
+    ev->role = roles[e].role;
+    ev->role_spec = roles[e].spec ? roles[e].spec : "";
+    ev->okind = ptt_class_number(ev->cls);
+    memset(ev->rfield, -1, sizeof ev->rfield);
+    for (const char *s = ev->role_spec; *s;) {
+        size_t n = strcspn(s, " ");
+        if (n)
+            role_word(ev, s, (int)n);
+        s += n + (s[n] == ' ');
+    }
+    if (ev->kind == PTT_KIND_OUT && ev->rfield[PTT_RF_STATUS] < 0)
+        ev->rfield[PTT_RF_STATUS] = (signed char)field_named(ev, "ret", 3);
+    if (ev->kind != PTT_KIND_OUT || roles[e].spec)
+        return;
+    for (size_t i = 0; i < NEVENTS; i++)
+        if (table[i].kind == PTT_KIND_IN && !strcmp(table[i].routine, ev->routine) &&
+            roles[i].spec) {
+            ev->role = roles[i].role;
+            ev->okind = ptt_class_number(table[i].cls);
+        }
+}
+
 /* Parse the field specs once; a malformed table is a build bug, caught by the unit tests. */
 static void parse_table(void)
 {
@@ -141,6 +235,8 @@ static void parse_table(void)
                     ev->noreturn = 0;
         }
     }
+    for (size_t e = 0; e < NEVENTS; e++)
+        parse_role(e);
     parsed = 1;
 }
 

@@ -48,6 +48,46 @@ enum ptt_ftype {
     PTT_F_DUMPWHY,     /* why the flight recorder wrote its window: 0 end, 1 ptt ctl dump, 2 hang */
 };
 
+/* What an event means to the analyses: see PTT_ROLE in common/events.def. */
+enum ptt_role {
+    PTT_ROLE_NONE,
+    PTT_ROLE_USE,
+    PTT_ROLE_CREATE,
+    PTT_ROLE_DESTROY,
+    PTT_ROLE_ACQUIRE,
+    PTT_ROLE_CONTENDED,
+    PTT_ROLE_ACQUIRED,
+    PTT_ROLE_RELEASE,
+    PTT_ROLE_WAIT,
+    PTT_ROLE_WOKEN,
+    PTT_ROLE_SIGNAL,
+    PTT_ROLE_THREAD_START,
+    PTT_ROLE_THREAD_END,
+    PTT_ROLE_PROCESS_START,
+    PTT_ROLE_PROCESS_END,
+    PTT_ROLE_FRAME_BEGIN,
+    PTT_ROLE_FRAME_END,
+};
+
+/* The flags of a role (its SPEC's words). */
+#define PTT_ROLEF_BLOCKS 1u  /* may block: an ACQUIRE once CONTENDED, a WAIT from its start */
+#define PTT_ROLEF_SHARED 2u  /* a read lock, or a release that may end one */
+#define PTT_ROLEF_COUNTED 4u /* takes a unit of a count: nobody owns it */
+#define PTT_ROLEF_WAKES 8u   /* a WAIT whose arrival may end the others' */
+
+/* The fields a role names (its SPEC's key=field words). */
+enum ptt_rfield {
+    PTT_RF_OBJECT, /* the object it is about */
+    PTT_RF_LOCK,   /* the mutex a condvar wait releases and takes again */
+    PTT_RF_OWNER,  /* the thread holding the object */
+    PTT_RF_BY,     /* the thread or process that acted */
+    PTT_RF_VALUE,  /* a semaphore's value */
+    PTT_RF_COUNT,  /* a number of things */
+    PTT_RF_STATUS, /* the result, 0 for success (an OUT event: its ret field) */
+    PTT_RF_BUSY,   /* a WAIT call waits only when it is 1 */
+    PTT_RF_N
+};
+
 struct ptt_field {
     const char *name;
     int name_len;
@@ -66,6 +106,11 @@ struct ptt_evinfo {
     const char *human;
     struct ptt_field fields[PTT_EVENT_MAX_ARGS];
     int noreturn; /* an IN event whose routine has no OUT event (pthread_exit) */
+    enum ptt_role role;
+    unsigned rflags;              /* PTT_ROLEF_... */
+    int okind;                    /* the class of the object it is about */
+    signed char rfield[PTT_RF_N]; /* index of the field playing each part, -1: none */
+    const char *role_spec;
 };
 
 struct ptt_classinfo {
@@ -73,6 +118,30 @@ struct ptt_classinfo {
     unsigned number;
     const char *description;
 };
+
+/* The value of the field that plays part f in an event whose fixed arguments are args[0..n-1];
+ * def when the event has no such field or it was not recorded. */
+static inline uint64_t ptt_role_arg(const struct ptt_evinfo *e, const uint64_t *args, unsigned n,
+                                    enum ptt_rfield f, uint64_t def)
+{
+    int i = e ? e->rfield[f] : -1;
+    return i >= 0 && (unsigned)i < n ? args[i] : def;
+}
+/* Whether the field that plays part f was recorded (args[0..n-1]), and its value into *v. */
+static inline int ptt_role_get(const struct ptt_evinfo *e, const uint64_t *args, unsigned n,
+                               enum ptt_rfield f, uint64_t *v)
+{
+    int i = e ? e->rfield[f] : -1;
+    if (i < 0 || (unsigned)i >= n)
+        return 0;
+    *v = args[i];
+    return 1;
+}
+static inline int ptt_role_has(const struct ptt_evinfo *e, enum ptt_rfield f)
+{
+    return e && e->rfield[f] >= 0;
+}
+const char *ptt_role_name(enum ptt_role r);
 
 /* NULL for an id not in the table. */
 const struct ptt_evinfo *ptt_evinfo(uint16_t id);

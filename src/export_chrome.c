@@ -189,14 +189,17 @@ static void on_event(void *arg, const struct ptt_ev *ev)
     c->has_out = ev->info && ev->info->kind == PTT_KIND_OUT;
     if (c->has_out)
         c->out = *ev;
-    if (ev->id != PTT_EV_PROCESS_START && ev->id != PTT_EV_MODULE_LOAD)
+    int start = ev->info && ev->info->role == PTT_ROLE_PROCESS_START;
+    if (!start && ev->id != PTT_EV_MODULE_LOAD)
         return;
     struct proc *p = ptt_hmap_get(&c->procs, (uint64_t)(uint32_t)ev->pid, sizeof *p);
-    if (ev->id == PTT_EV_PROCESS_START) {
+    uint64_t ppid;
+    if (start) {
         p->fresh = 1;
         /* A forked child runs its parent's program (until it maps one of its own). */
-        struct proc *parent =
-            ev->nargs ? ptt_hmap_get(&c->procs, (uint64_t)(uint32_t)ev->args[0], 0) : NULL;
+        struct proc *parent = ptt_ev_role_get(ev, PTT_RF_BY, &ppid)
+                                  ? ptt_hmap_get(&c->procs, (uint64_t)(uint32_t)ppid, 0)
+                                  : NULL;
         if (parent && parent != p)
             memcpy(p->name, parent->name, sizeof p->name);
     } else if (p->fresh && ev->info && ev->nargs > ev->info->nargs) {

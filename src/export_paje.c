@@ -308,6 +308,15 @@ static struct pobj *object(struct paje *x, int32_t pid, int kind, uint64_t addr,
     return o;
 }
 
+/* The kind of object a call waits on from its start (a condvar, a barrier: the timeline counts
+ * the waiters of locks and semaphores), -1 if none. */
+static int waits_on(const struct ptt_evinfo *in)
+{
+    if (!in || in->role != PTT_ROLE_WAIT || !(in->rflags & PTT_ROLEF_BLOCKS))
+        return -1;
+    return kind_of_class(in->okind);
+}
+
 /* The objects an event names: its fields of type obj (a cond wait's mutex is a mutex). */
 static void on_event(void *arg, const struct ptt_ev *ev)
 {
@@ -324,21 +333,14 @@ static void on_event(void *arg, const struct ptt_ev *ev)
         const struct ptt_field *fd = &info->fields[i];
         if (fd->type != PTT_F_OBJ || !ev->args[i])
             continue;
-        int k = fd->name_len == 5 && !memcmp(fd->name, "mutex", 5) ? O_MUTEX : cls_kind;
+        int k = (int)i == info->rfield[PTT_RF_LOCK] ? O_MUTEX : cls_kind;
         if (k >= 0)
             object(x, ev->pid, k, ev->args[i], ns);
     }
-    /* Waiters of condvars and barriers: the timeline counts those of locks and semaphores. */
-    int k = -1;
-    switch (ev->id) {
-    case PTT_EV_COND_WAIT_IN:
-    case PTT_EV_COND_TIMEDWAIT_IN:
-    case PTT_EV_COND_CLOCKWAIT_IN: k = O_COND; break;
-    case PTT_EV_BARRIER_WAIT_IN: k = O_BARRIER; break;
-    default: break;
-    }
-    if (k >= 0 && ev->nargs && ev->args[0]) {
-        struct pobj *o = object(x, ev->pid, k, ev->args[0], ns);
+    int k = info->kind == PTT_KIND_IN ? waits_on(info) : -1;
+    uint64_t a = ptt_ev_role(ev, PTT_RF_OBJECT, 0);
+    if (k >= 0 && a) {
+        struct pobj *o = object(x, ev->pid, k, a, ns);
         set_variable(x, o, kinds[k].waiters, ns, ++o->waiting);
     }
 }
@@ -347,18 +349,14 @@ static void on_call(void *arg, const struct ptt_ev *in, int64_t end_ns, int unfi
 {
     struct paje *x = arg;
     (void)unfinished;
-    int k = -1;
-    switch (in->id) {
-    case PTT_EV_COND_WAIT_IN:
-    case PTT_EV_COND_TIMEDWAIT_IN:
-    case PTT_EV_COND_CLOCKWAIT_IN: k = O_COND; break;
-    case PTT_EV_BARRIER_WAIT_IN: k = O_BARRIER; break;
-    default: return;
-    }
-    struct pproc *p = proc_of(x, in->pid);
-    if (!in->nargs || !p || p->ended)
+    int k = waits_on(in->info);
+    uint64_t a;
+    if (k < 0 || !ptt_ev_role_get(in, PTT_RF_OBJECT, &a))
         return;
-    struct pobj *o = ptt_hmap_get(&x->objects, okey(in->pid, k, in->args[0]), 0);
+    struct pproc *p = proc_of(x, in->pid);
+    if (!p || p->ended)
+        return;
+    struct pobj *o = ptt_hmap_get(&x->objects, okey(in->pid, k, a), 0);
     if (o && o->waiting > 0)
         set_variable(x, o, kinds[k].waiters, end_ns, --o->waiting);
 }

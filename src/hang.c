@@ -63,15 +63,28 @@ static struct thread_id *thread_slot(struct ptt_hang *h, uint64_t self)
     return &h->threads[(self >> 8 ^ self >> 20) % NTHREADS];
 }
 
+/* The field a call is reported by: its object, else its first field. */
+static int shown_field(const struct ptt_evinfo *in)
+{
+    return in->rfield[PTT_RF_OBJECT] >= 0 ? in->rfield[PTT_RF_OBJECT] : 0;
+}
+
+/* Whether a call waits for a thread to end (the object it reports is a pthread_t). */
+static int is_join(const struct ptt_evinfo *in)
+{
+    return in && in->role == PTT_ROLE_WAIT && in->okind == PTT_CLASS_thread;
+}
+
 static void track(struct ptt_hang *h, struct peek *k, const struct ptt_event *e,
                   const uint64_t *args, unsigned n, uint64_t ticks)
 {
     const struct ptt_evinfo *info = ptt_evinfo(e->id & PTT_EV_ID_MASK);
     if (!info || (e->id & PTT_EVF_NEST))
         return;
+    unsigned f = (unsigned)shown_field(info);
     if (info->kind == PTT_KIND_IN && !info->noreturn) {
         if (k->nopen < MAX_OPEN)
-            k->open[k->nopen++] = (struct call){info->id, n ? args[0] : 0, 0, ticks};
+            k->open[k->nopen++] = (struct call){info->id, f < n ? args[f] : 0, 0, ticks};
     } else if (info->kind == PTT_KIND_OUT) {
         for (int i = k->nopen - 1; i >= 0; i--) {
             const struct ptt_evinfo *in = ptt_evinfo(k->open[i].id);
@@ -80,14 +93,16 @@ static void track(struct ptt_hang *h, struct peek *k, const struct ptt_event *e,
                 break;
             }
         }
-    } else if (k->nopen && n >= 2 && info->id == PTT_EV_MUTEX_WAIT) {
-        k->open[k->nopen - 1].owner = args[1];
-    } else if (k->nopen && n >= 3 && info->id == PTT_EV_RWLOCK_WAIT) {
-        k->open[k->nopen - 1].owner = args[2];
-    } else if (info->id == PTT_EV_THREAD_END) {
+    } else if (info->role == PTT_ROLE_CONTENDED) {
+        uint64_t owner;
+        if (k->nopen && ptt_role_get(info, args, n, PTT_RF_OWNER, &owner))
+            k->open[k->nopen - 1].owner = owner;
+    } else if (info->role == PTT_ROLE_THREAD_END) {
         k->nopen = 0;
-    } else if (info->id == PTT_EV_THREAD_START && n >= 4) {
-        *thread_slot(h, args[3]) = (struct thread_id){args[3], k->tid};
+    } else if (info->role == PTT_ROLE_THREAD_START) {
+        uint64_t self;
+        if (ptt_role_get(info, args, n, PTT_RF_OBJECT, &self))
+            *thread_slot(h, self) = (struct thread_id){self, k->tid};
     }
 }
 
@@ -179,21 +194,19 @@ unsigned ptt_hang_report(struct ptt_hang *h, struct ptt_daemon *d, FILE *f, uint
             continue;
         struct call *c = &k->open[k->nopen - 1];
         const struct ptt_evinfo *in = ptt_evinfo(c->id);
-        if (!c->owner && in && !strncmp(in->routine, "pthread_", 8) &&
-            strstr(in->routine, "join")) {
+        if (!c->owner && is_join(in)) {
             struct thread_id *t = thread_slot(h, c->object);
             if (t->self == c->object)
                 c->owner = (uint64_t)(int64_t)t->tid; /* the thread it waits for */
         }
         uint64_t since = (uint64_t)((double)(now - c->ticks) * ns_per_tick);
         fprintf(f, "ptt:   pid %d thread %d: in %s (%.*s 0x%llx) for %.1f s", k->pid, k->tid,
-                in ? in->routine : "?", in && in->nfields ? in->fields[0].name_len : 6,
-                in && in->nfields ? in->fields[0].name : "object", (unsigned long long)c->object,
-                (double)since / 1e9);
+                in ? in->routine : "?",
+                in && in->nfields ? in->fields[shown_field(in)].name_len : 6,
+                in && in->nfields ? in->fields[shown_field(in)].name : "object",
+                (unsigned long long)c->object, (double)since / 1e9);
         if (c->owner)
-            fprintf(f,
-                    in && strstr(in->routine, "join") ? ", waiting for thread %lld"
-                                                      : ", held by thread %lld",
+            fprintf(f, is_join(in) ? ", waiting for thread %lld" : ", held by thread %lld",
                     (long long)(int64_t)c->owner);
         fputc('\n', f);
         id = PTT_EV_HANG_BLOCKED;

@@ -7,6 +7,7 @@
 
 #include "hmap.h"
 #include "names.h"
+#include "ptt_fields.h"
 #include "symbols.h"
 
 /* The tables: a string (or a number) by key (hmap.h). */
@@ -127,6 +128,96 @@ static const char *arg_str(const struct ptt_ev *ev, unsigned from, char *buf, si
     return buf;
 }
 
+/* A module a process maps: for the names of its code and data. */
+static void module_load(struct ptt_names *n, const struct ptt_ev *ev)
+{
+    char s[300];
+    struct proc *p = proc_of(n, ev->pid, 1);
+    if (!p || ev->nargs <= PTT_F(MODULE_LOAD, path))
+        return;
+    if (p->fresh) { /* an exec'd image: its own modules */
+        for (size_t i = 0; i < p->nmods; i++)
+            free(p->mods[i].path);
+        p->nmods = 0;
+        ptt_symbols_free(p->sym);
+        p->sym = NULL;
+        p->fresh = 0;
+    }
+    struct module *m = realloc(p->mods, (p->nmods + 1) * sizeof *m);
+    if (!m)
+        return;
+    p->mods = m;
+    uint64_t base = ev->args[PTT_F(MODULE_LOAD, base)], size = ev->args[PTT_F(MODULE_LOAD, size)];
+    p->mods[p->nmods++] =
+        (struct module){base, size, strdup(arg_str(ev, PTT_F(MODULE_LOAD, path), s, sizeof s))};
+    if (p->sym)
+        ptt_symbols_add(p->sym, base, size, p->mods[p->nmods - 1].path);
+}
+
+/* A thread starts: named by its creator (before it ran), else by its start routine. */
+static void thread_start(struct ptt_names *n, const struct ptt_ev *ev)
+{
+    char s[300];
+    if (ev->nargs <= PTT_F(THREAD_START, self))
+        return;
+    uint64_t self = ev->args[PTT_F(THREAD_START, self)];
+    struct entry *e = map_get(&n->pthreads, ptt_key2((uint64_t)ev->pid, self), 1);
+    if (e)
+        e->num = (uint64_t)ev->tid;
+    uint64_t key = ptt_key2((uint64_t)ev->pid, (uint64_t)ev->tid);
+    struct entry *early = map_get(&n->early, ptt_key2((uint64_t)ev->pid, self), 0);
+    if (early && early->str) { /* its creator named it before it ran */
+        map_set(&n->threads, key, early->str);
+        free(early->str);
+        early->str = NULL;
+        return;
+    }
+    if (map_get(&n->threads, key, 0))
+        return; /* named already (a thread id reused: keep the first name) */
+    char func[256], file[128];
+    int line;
+    struct ptt_symbols *sym = symbols_of(n, ev->pid);
+    if (ptt_symbols_code(sym, ev->args[PTT_F(THREAD_START, start)], func, sizeof func, file,
+                         sizeof file, &line))
+        return;
+    /* producer, producer#2, ...: numbered by start routine */
+    uint64_t h = 1469598103934665603ull;
+    for (const char *c = func; *c; c++)
+        h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    struct entry *cnt = map_get(&n->starts, ptt_key2((uint64_t)ev->pid, h), 1);
+    uint64_t k = cnt ? ++cnt->num : 1;
+    if (k > 1)
+        snprintf(s, sizeof s, "%s#%llu", func, (unsigned long long)k);
+    else
+        snprintf(s, sizeof s, "%s", func);
+    map_set(&n->threads, key, s);
+}
+
+/* Where an object was initialized (a CREATE call's site), else first used. */
+static void born(struct ptt_names *n, const struct ptt_ev *ev)
+{
+    const struct ptt_evinfo *info = ev->info;
+    int obj = info ? info->rfield[PTT_RF_OBJECT] : -1;
+    if (info && info->kind == PTT_KIND_IN && obj >= 0 && info->fields[obj].type == PTT_F_OBJ &&
+        (unsigned)obj < ev->nargs) {
+        unsigned site = 0;
+        for (unsigned i = 1; i < info->nargs && i < ev->nargs; i++)
+            if (info->fields[i].type == PTT_F_SITE)
+                site = i;
+        int init = info->role == PTT_ROLE_CREATE;
+        if (site) {
+            struct entry *b = map_get(&n->born, ptt_key2((uint64_t)ev->pid, ev->args[obj]), 1);
+            if (b && (!b->str || (init && b->str[0] != '!'))) {
+                free(b->str); /* '!' marks an init: it wins over a first use */
+                char cls[40];
+                snprintf(cls, sizeof cls, "%s%s", init ? "!" : "", info->cls);
+                b->str = strdup(cls);
+                b->num = ev->args[site];
+            }
+        }
+    }
+}
+
 void ptt_names_event(struct ptt_names *n, const struct ptt_ev *ev)
 {
     char s[300];
@@ -134,76 +225,22 @@ void ptt_names_event(struct ptt_names *n, const struct ptt_ev *ev)
     case PTT_EV_PROCESS_START: {
         struct proc *p = proc_of(n, ev->pid, 1);
         if (p) {
-            p->ppid = (int32_t)ev->args[0];
+            p->ppid = (int32_t)ptt_ev_arg(ev, PTT_F(PROCESS_START, ppid), 0);
             p->fresh = 1;
         }
         if (ev->tid == ev->pid)
             map_set(&n->threads, ptt_key2((uint64_t)ev->pid, (uint64_t)ev->tid), "main");
         break;
     }
-    case PTT_EV_MODULE_LOAD: {
-        struct proc *p = proc_of(n, ev->pid, 1);
-        if (!p || ev->nargs < 3)
-            break;
-        if (p->fresh) { /* an exec'd image: its own modules */
-            for (size_t i = 0; i < p->nmods; i++)
-                free(p->mods[i].path);
-            p->nmods = 0;
-            ptt_symbols_free(p->sym);
-            p->sym = NULL;
-            p->fresh = 0;
-        }
-        struct module *m = realloc(p->mods, (p->nmods + 1) * sizeof *m);
-        if (!m)
-            break;
-        p->mods = m;
-        p->mods[p->nmods++] =
-            (struct module){ev->args[0], ev->args[1], strdup(arg_str(ev, 2, s, sizeof s))};
-        if (p->sym)
-            ptt_symbols_add(p->sym, ev->args[0], ev->args[1], p->mods[p->nmods - 1].path);
-        break;
-    }
-    case PTT_EV_THREAD_START: {
-        if (ev->nargs < 4)
-            break;
-        struct entry *e = map_get(&n->pthreads, ptt_key2((uint64_t)ev->pid, ev->args[3]), 1);
-        if (e)
-            e->num = (uint64_t)ev->tid;
-        uint64_t key = ptt_key2((uint64_t)ev->pid, (uint64_t)ev->tid);
-        struct entry *early = map_get(&n->early, ptt_key2((uint64_t)ev->pid, ev->args[3]), 0);
-        if (early && early->str) { /* its creator named it before it ran */
-            map_set(&n->threads, key, early->str);
-            free(early->str);
-            early->str = NULL;
-            break;
-        }
-        if (map_get(&n->threads, key, 0))
-            break; /* named already (a thread id reused: keep the first name) */
-        char func[256], file[128];
-        int line;
-        struct ptt_symbols *sym = symbols_of(n, ev->pid);
-        if (ptt_symbols_code(sym, ev->args[0], func, sizeof func, file, sizeof file, &line))
-            break;
-        /* producer, producer#2, ...: numbered by start routine */
-        uint64_t h = 1469598103934665603ull;
-        for (const char *c = func; *c; c++)
-            h = (h ^ (unsigned char)*c) * 1099511628211ull;
-        struct entry *cnt = map_get(&n->starts, ptt_key2((uint64_t)ev->pid, h), 1);
-        uint64_t k = cnt ? ++cnt->num : 1;
-        if (k > 1)
-            snprintf(s, sizeof s, "%s#%llu", func, (unsigned long long)k);
-        else
-            snprintf(s, sizeof s, "%s", func);
-        map_set(&n->threads, key, s);
-        break;
-    }
+    case PTT_EV_MODULE_LOAD: module_load(n, ev); break;
+    case PTT_EV_THREAD_START: thread_start(n, ev); break;
     case PTT_EV_THREAD_SETNAME_NP_IN: {
         /* Taken when it succeeds (the OUT event); the target thread by its pthread_t. */
         struct entry *e = map_get(&n->setname, ptt_key2((uint64_t)ev->pid, (uint64_t)ev->tid), 1);
         if (e) {
             free(e->str);
-            e->str = strdup(arg_str(ev, 1, s, sizeof s));
-            e->num = ev->args[0];
+            e->str = strdup(arg_str(ev, PTT_F(THREAD_SETNAME_NP_IN, name), s, sizeof s));
+            e->num = ptt_ev_arg(ev, PTT_F(THREAD_SETNAME_NP_IN, thread), 0);
         }
         break;
     }
@@ -211,7 +248,7 @@ void ptt_names_event(struct ptt_names *n, const struct ptt_ev *ev)
         struct entry *e = map_get(&n->setname, ptt_key2((uint64_t)ev->pid, (uint64_t)ev->tid), 0);
         if (!e || !e->str)
             break;
-        if (ev->nargs && ev->args[0] == 0) {
+        if (ptt_ev_arg(ev, PTT_F(THREAD_SETNAME_NP_OUT, ret), 1) == 0) {
             struct entry *t = map_get(&n->pthreads, ptt_key2((uint64_t)ev->pid, e->num), 0);
             if (t) /* the target, by its pthread_t */
                 map_set(&n->threads, ptt_key2((uint64_t)ev->pid, t->num), e->str);
@@ -224,30 +261,12 @@ void ptt_names_event(struct ptt_names *n, const struct ptt_ev *ev)
     }
     default: break;
     }
-    /* Where an object was initialized (an init event's site), else first used. */
-    const struct ptt_evinfo *info = ev->info;
-    if (info && info->kind == PTT_KIND_IN && info->nargs && info->fields[0].type == PTT_F_OBJ) {
-        unsigned site = 0;
-        for (unsigned i = 1; i < info->nargs && i < ev->nargs; i++)
-            if (info->fields[i].type == PTT_F_SITE)
-                site = i;
-        int init = strstr(info->name, "_INIT_IN") != NULL;
-        if (site) {
-            struct entry *b = map_get(&n->born, ptt_key2((uint64_t)ev->pid, ev->args[0]), 1);
-            if (b && (!b->str || (init && b->str[0] != '!'))) {
-                free(b->str); /* '!' marks an init: it wins over a first use */
-                char cls[40];
-                snprintf(cls, sizeof cls, "%s%s", init ? "!" : "", info->cls);
-                b->str = strdup(cls);
-                b->num = ev->args[site];
-            }
-        }
-    }
+    born(n, ev);
     switch (ev->id) {
     case PTT_EV_OBJECT_NAME:
-        if (ev->nargs >= 2)
-            map_set(&n->objects, ptt_key2((uint64_t)ev->pid, ev->args[0]),
-                    arg_str(ev, 1, s, sizeof s));
+        if (ev->nargs > PTT_F(OBJECT_NAME, name))
+            map_set(&n->objects, ptt_key2((uint64_t)ev->pid, ev->args[PTT_F(OBJECT_NAME, object)]),
+                    arg_str(ev, PTT_F(OBJECT_NAME, name), s, sizeof s));
         break;
     default: break;
     }

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ptt_fields.h"
 #include "reader.h"
 
 #define MAX_OPEN 16
@@ -476,8 +477,8 @@ static int synth_unfinished(struct ptt_reader *r, struct stream *s, struct ptt_e
     ev->serial = s->serial;
     ev->id = PTT_EV_TRACE_UNFINISHED;
     ev->info = ptt_evinfo(ev->id);
-    ev->nargs = 1;
-    ev->args[0] = s->open[--s->nopen];
+    ev->nargs = PTT_F(TRACE_UNFINISHED, event) + 1;
+    ev->args[PTT_F(TRACE_UNFINISHED, event)] = s->open[--s->nopen];
     return 1;
 }
 
@@ -566,13 +567,13 @@ static int advance(struct ptt_reader *r, struct stream *s)
          * say so just before its end. */
         uint16_t call = s->open[s->nopen - 1];
         s->nopen = 0;
-        if (ev->nargs > 1 && ev->args[1] == 2) {
+        if (ptt_ev_arg(ev, PTT_F(THREAD_END, how), 0) == 2) { /* cancelled */
             s->held = *ev;
             s->has_held = 1;
             ev->id = PTT_EV_THREAD_CANCELLED;
             ev->info = ptt_evinfo(ev->id);
-            ev->nargs = 1;
-            ev->args[0] = call;
+            ev->nargs = PTT_F(THREAD_CANCELLED, call) + 1;
+            ev->args[PTT_F(THREAD_CANCELLED, call)] = call;
             ev->offset = 0;
         }
     }

@@ -25,6 +25,22 @@ struct ptt_ev {
     uint64_t offset;               /* in the file; 0 for events the reader synthesized */
 };
 
+/* The field that plays part f of ev's role (events.h), def when it has none. */
+static inline uint64_t ptt_ev_role(const struct ptt_ev *ev, enum ptt_rfield f, uint64_t def)
+{
+    return ptt_role_arg(ev->info, ev->args, ev->nargs, f, def);
+}
+/* Whether ev recorded the field that plays part f, and its value into *v. */
+static inline int ptt_ev_role_get(const struct ptt_ev *ev, enum ptt_rfield f, uint64_t *v)
+{
+    return ptt_role_get(ev->info, ev->args, ev->nargs, f, v);
+}
+/* Field number i of ev (a PTT_F(EVENT, field) constant: ptt_fields.h), def if not recorded. */
+static inline uint64_t ptt_ev_arg(const struct ptt_ev *ev, unsigned i, uint64_t def)
+{
+    return i < ev->nargs ? ev->args[i] : def;
+}
+
 /* The descriptor a reader reads path from: a regular file; for "-" (standard input), a pipe or
  * a FIFO, a memfd holding the whole stream, read once (a FIFO waited for 10 s at most) and
  * given again to later calls with the same path. -1 with one line in err. */

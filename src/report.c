@@ -340,19 +340,7 @@ static void write_level(FILE *f, const struct bin *b, unsigned nb, unsigned grou
 /* The state a call blocks in, by its class (for ptt stat's "blocked on"). */
 static int state_of_call(uint16_t call)
 {
-    switch (PTT_CLASS_OF(call)) {
-    case PTT_CLASS_mutex: return PTT_TL_MUTEX;
-    case PTT_CLASS_rwlock: return PTT_TL_RWLOCK;
-    case PTT_CLASS_spin: return PTT_TL_SPIN;
-    case PTT_CLASS_cond: return PTT_TL_COND;
-    case PTT_CLASS_barrier: return PTT_TL_BARRIER;
-    case PTT_CLASS_sem: return PTT_TL_SEM;
-    case PTT_CLASS_thread: return PTT_TL_JOIN;
-    case PTT_CLASS_once: return PTT_TL_ONCE;
-    case PTT_CLASS_signal: return PTT_TL_SIGNAL;
-    case PTT_CLASS_mq: return PTT_TL_MQ;
-    default: return 0;
-    }
+    return (int)ptt_tl_state_of_class(PTT_CLASS_OF(call));
 }
 
 static const char *routine(uint16_t call)

@@ -11,7 +11,8 @@
 
 struct call {
     uint16_t id;
-    uint64_t obj, obj2; /* the object; a condvar wait's mutex */
+    uint64_t obj, obj2; /* the object; a condvar wait's mutex (has_lock) */
+    int has_lock;
     uint64_t t_in;
     uint64_t site; /* where the program called it */
     int contended;
@@ -127,57 +128,34 @@ static void add_user(struct ptt_stat_object *o, int32_t tid)
         o->more_users++;
 }
 
-/* What each call does, by its IN event. */
+/* The classes whose objects have statistics: locks, semaphores, condvars, barriers. */
+#define STAT_CLASSES                                                               \
+    (1ull << PTT_CLASS_mutex | 1ull << PTT_CLASS_rwlock | 1ull << PTT_CLASS_spin | \
+     1ull << PTT_CLASS_sem | 1ull << PTT_CLASS_cond | 1ull << PTT_CLASS_barrier)
+
+/* What a call does for the statistics, from its IN event's role. */
 enum role {
     R_NONE,
-    R_LOCK,
-    R_TRYLOCK,
+    R_LOCK,    /* a lock that may block */
+    R_TRYLOCK, /* a lock that never blocks */
+    R_SEMWAIT, /* takes a semaphore's unit: nobody holds it */
     R_UNLOCK,
-    R_CONDWAIT,
-    R_BARRIER,
-    R_SEMWAIT,
-    R_JOIN,
-    R_BLOCK
+    R_OBJWAIT, /* waits on a condvar or a barrier: every call waits */
+    R_BLOCK    /* waits for something else: a thread, signals, a message queue, a once routine */
 };
 
 static enum role role_of(uint16_t id)
 {
-    switch (id) {
-    case PTT_EV_MUTEX_LOCK_IN:
-    case PTT_EV_MUTEX_TIMEDLOCK_IN:
-    case PTT_EV_MUTEX_CLOCKLOCK_IN:
-    case PTT_EV_RWLOCK_RDLOCK_IN:
-    case PTT_EV_RWLOCK_TIMEDRDLOCK_IN:
-    case PTT_EV_RWLOCK_CLOCKRDLOCK_IN:
-    case PTT_EV_RWLOCK_WRLOCK_IN:
-    case PTT_EV_RWLOCK_TIMEDWRLOCK_IN:
-    case PTT_EV_RWLOCK_CLOCKWRLOCK_IN:
-    case PTT_EV_SPIN_LOCK_IN: return R_LOCK;
-    case PTT_EV_MUTEX_TRYLOCK_IN:
-    case PTT_EV_RWLOCK_TRYRDLOCK_IN:
-    case PTT_EV_RWLOCK_TRYWRLOCK_IN:
-    case PTT_EV_SPIN_TRYLOCK_IN: return R_TRYLOCK;
-    case PTT_EV_MUTEX_UNLOCK_IN:
-    case PTT_EV_RWLOCK_UNLOCK_IN:
-    case PTT_EV_SPIN_UNLOCK_IN: return R_UNLOCK;
-    case PTT_EV_COND_WAIT_IN:
-    case PTT_EV_COND_TIMEDWAIT_IN:
-    case PTT_EV_COND_CLOCKWAIT_IN: return R_CONDWAIT;
-    case PTT_EV_BARRIER_WAIT_IN: return R_BARRIER;
-    case PTT_EV_SEM_WAIT_IN:
-    case PTT_EV_SEM_TRYWAIT_IN:
-    case PTT_EV_SEM_TIMEDWAIT_IN:
-    case PTT_EV_SEM_CLOCKWAIT_IN: return R_SEMWAIT;
-    case PTT_EV_THREAD_JOIN_IN:
-    case PTT_EV_THREAD_TIMEDJOIN_NP_IN: return R_JOIN;
-    case PTT_EV_SIGNAL_WAIT_IN:
-    case PTT_EV_SIGNAL_WAITINFO_IN:
-    case PTT_EV_SIGNAL_TIMEDWAIT_IN:
-    case PTT_EV_MQ_SEND_IN:
-    case PTT_EV_MQ_TIMEDSEND_IN:
-    case PTT_EV_MQ_RECEIVE_IN:
-    case PTT_EV_MQ_TIMEDRECEIVE_IN:
-    case PTT_EV_THREAD_ONCE_IN: return R_BLOCK;
+    const struct ptt_evinfo *e = ptt_evinfo(id);
+    int blocks = e && (e->rflags & PTT_ROLEF_BLOCKS);
+    switch (e ? e->role : PTT_ROLE_NONE) {
+    case PTT_ROLE_ACQUIRE:
+        return e->rflags & PTT_ROLEF_COUNTED ? R_SEMWAIT : blocks ? R_LOCK : R_TRYLOCK;
+    case PTT_ROLE_RELEASE: return R_UNLOCK;
+    case PTT_ROLE_WAIT:
+        if (!blocks)
+            return R_NONE;
+        return (STAT_CLASSES >> e->okind) & 1 ? R_OBJWAIT : R_BLOCK;
     default: return R_NONE;
     }
 }
@@ -225,9 +203,11 @@ static void blocked_on(struct ptt_stat_thread *t, uint64_t obj, uint16_t call, u
         t->on[min].obj = obj, t->on[min].ns = ns, t->on[min].call = call;
 }
 
-static int out_ok(const struct ptt_ev *ev)
+/* Whether the call succeeded (its OUT event), or with ok2 as well (a condvar's ETIMEDOUT). */
+static int out_ok(const struct ptt_ev *ev, int64_t ok2)
 {
-    return ev->nargs && (ev->args[0] == 0 || (int64_t)ev->args[0] == EOWNERDEAD);
+    uint64_t r;
+    return ptt_ev_role_get(ev, PTT_RF_STATUS, &r) && (r == 0 || (int64_t)r == ok2);
 }
 
 /* The site field of an event (its return address), 0 if it has none. */
@@ -263,7 +243,7 @@ static void close_call(struct ptt_stats *s, struct thread *t, const struct ptt_e
 {
     uint64_t now = (uint64_t)ev->ns, dur = now - c->t_in;
     enum role r = role_of(c->id);
-    int ok = !ended && out_ok(ev);
+    int ok = !ended && out_ok(ev, EOWNERDEAD);
     int cls = PTT_CLASS_OF(c->id);
     switch (r) {
     case R_LOCK:
@@ -285,8 +265,7 @@ static void close_call(struct ptt_stats *s, struct thread *t, const struct ptt_e
         }
         break;
     }
-    case R_CONDWAIT:
-    case R_BARRIER: { /* every call waits */
+    case R_OBJWAIT: { /* every call waits */
         struct ptt_stat_object *o = object_of(s, ev->pid, c->obj, cls);
         add_user(o, ev->tid);
         hist_add(&o->wait, dur);
@@ -294,15 +273,32 @@ static void close_call(struct ptt_stats *s, struct thread *t, const struct ptt_e
         o->contended++;
         blocked_on(&t->pub, c->obj, c->id, dur);
         site_wait(o, c->site, dur);
-        if (r == R_CONDWAIT && !ended && ev->nargs &&
-            (ev->args[0] == 0 || ev->args[0] == ETIMEDOUT))
-            hold_start(t, c->obj2, now); /* the mutex, held again */
+        if (c->has_lock && !ended && out_ok(ev, ETIMEDOUT))
+            hold_start(t, c->obj2, now); /* a condvar's mutex, held again */
         break;
     }
-    case R_JOIN:
     case R_BLOCK: blocked_on(&t->pub, c->obj, c->id, dur); break;
     default: break;
     }
+}
+
+/* A call begins: an unlock ends a hold, the calls that matter are followed until they return. */
+static void call_in(struct ptt_stats *s, struct thread *t, const struct ptt_ev *ev)
+{
+    enum role r = role_of(ev->id);
+    uint64_t obj = 0, lock = 0;
+    int has_obj = ptt_ev_role_get(ev, PTT_RF_OBJECT, &obj);
+    if (r == R_UNLOCK) {
+        if (has_obj)
+            hold_end(s, t, ev->pid, obj, (uint64_t)ev->ns, 0);
+        return;
+    }
+    int has_lock = ptt_ev_role_get(ev, PTT_RF_LOCK, &lock);
+    if (r == R_OBJWAIT && has_lock) /* releases the mutex while it waits */
+        hold_end(s, t, ev->pid, lock, (uint64_t)ev->ns, 1);
+    if (r != R_NONE && t->nopen < MAX_OPEN)
+        t->open[t->nopen++] =
+            (struct call){ev->id, obj, lock, has_lock, (uint64_t)ev->ns, site_of(ev), 0};
 }
 
 void ptt_stats_event(struct ptt_stats *s, const struct ptt_ev *ev)
@@ -319,30 +315,15 @@ void ptt_stats_event(struct ptt_stats *s, const struct ptt_ev *ev)
     if (!info || ev->nested)
         return;
     if (info->kind == PTT_KIND_IN) {
-        enum role r = role_of(ev->id);
-        if (r == R_UNLOCK && ev->nargs) {
-            hold_end(s, t, ev->pid, ev->args[0], (uint64_t)ev->ns, 0);
-            return;
-        }
-        if (r == R_CONDWAIT && ev->nargs > 1) /* releases the mutex while it waits */
-            hold_end(s, t, ev->pid, ev->args[1], (uint64_t)ev->ns, 1);
-        if (r != R_NONE && t->nopen < MAX_OPEN)
-            t->open[t->nopen++] = (struct call){ev->id,
-                                                ev->nargs ? ev->args[0] : 0,
-                                                ev->nargs > 1 ? ev->args[1] : 0,
-                                                (uint64_t)ev->ns,
-                                                site_of(ev),
-                                                0};
+        call_in(s, t, ev);
         return;
     }
-    switch (ev->id) {
-    case PTT_EV_MUTEX_WAIT:
-    case PTT_EV_RWLOCK_WAIT:
-    case PTT_EV_SPIN_WAIT:
-    case PTT_EV_SEM_BLOCK:
+    if (info->role == PTT_ROLE_CONTENDED) {
         if (t->nopen)
             t->open[t->nopen - 1].contended = 1;
         return;
+    }
+    switch (ev->id) {             /* events of their own kind */
     case PTT_EV_TRACE_UNFINISHED: /* blocked until the end */
     case PTT_EV_THREAD_CANCELLED:
         if (t->nopen) {
@@ -390,7 +371,8 @@ const char *ptt_stat_thread_name(const struct ptt_names *names, int32_t pid, int
 const char *ptt_stat_on_name(const struct ptt_names *names, const struct ptt_stat_thread *t, int k,
                              char *buf, size_t len)
 {
-    if (role_of(t->on[k].call) == R_JOIN) {
+    const struct ptt_evinfo *in = ptt_evinfo(t->on[k].call);
+    if (in && in->role == PTT_ROLE_WAIT && in->okind == PTT_CLASS_thread) { /* a join */
         int32_t tid = ptt_names_pthread(names, t->pid, t->on[k].obj);
         if (tid) {
             char b[64];

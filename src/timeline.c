@@ -14,6 +14,7 @@ struct open_call {
     struct ptt_ev in;
     int64_t block_from; /* -1: not blocked (yet) */
     enum ptt_tl_state state;
+    int contended; /* blocked since a CONTENDED event: one of the object's waiters */
 };
 
 struct tthread {
@@ -31,8 +32,11 @@ struct tobj {
     int32_t owner;
     int32_t readers; /* read locks of a rwlock held */
     int64_t waiters;
-    int32_t unlock_tid, signal_tid, post_tid, arrive_tid;
-    int64_t unlock_ns, signal_ns, post_ns, arrive_ns;
+    /* The last event that may end another thread's wait: a RELEASE, a SIGNAL or a WAIT that
+     * wakes (a barrier's arrival), its thread and time. */
+    enum ptt_role waker;
+    int32_t waker_tid;
+    int64_t waker_ns;
 };
 
 struct ended {
@@ -93,28 +97,35 @@ const char *ptt_tl_link_name(enum ptt_tl_link k)
     return k < PTT_TL_NLINKS ? n[k] : "?";
 }
 
-/* The state a call blocks in from its start (waits), or PTT_TL_RUNNING for calls that block
- * only once they report they must wait (locks: MUTEX_WAIT...), or that never block. */
+enum ptt_tl_state ptt_tl_state_of_class(int cls)
+{
+    static const struct {
+        int cls;
+        enum ptt_tl_state state;
+    } map[] = {
+        {PTT_CLASS_mutex, PTT_TL_MUTEX},     {PTT_CLASS_rwlock, PTT_TL_RWLOCK},
+        {PTT_CLASS_spin, PTT_TL_SPIN},       {PTT_CLASS_cond, PTT_TL_COND},
+        {PTT_CLASS_barrier, PTT_TL_BARRIER}, {PTT_CLASS_sem, PTT_TL_SEM},
+        {PTT_CLASS_thread, PTT_TL_JOIN},     {PTT_CLASS_once, PTT_TL_ONCE},
+        {PTT_CLASS_signal, PTT_TL_SIGNAL},   {PTT_CLASS_mq, PTT_TL_MQ},
+    };
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (map[i].cls == cls)
+            return map[i].state;
+    return PTT_TL_RUNNING;
+}
+
+/* The state a call blocks in from its start (a blocking WAIT), or PTT_TL_RUNNING for calls that
+ * block only once they report they must wait (CONTENDED), or that never block. */
 static enum ptt_tl_state blocks_at_start(const struct ptt_ev *in)
 {
-    switch (in->id) {
-    case PTT_EV_COND_WAIT_IN:
-    case PTT_EV_COND_TIMEDWAIT_IN:
-    case PTT_EV_COND_CLOCKWAIT_IN: return PTT_TL_COND;
-    case PTT_EV_BARRIER_WAIT_IN: return PTT_TL_BARRIER;
-    case PTT_EV_THREAD_JOIN_IN:
-    case PTT_EV_THREAD_TIMEDJOIN_NP_IN: return PTT_TL_JOIN;
-    case PTT_EV_SIGNAL_WAIT_IN:
-    case PTT_EV_SIGNAL_WAITINFO_IN:
-    case PTT_EV_SIGNAL_TIMEDWAIT_IN: return PTT_TL_SIGNAL;
-    case PTT_EV_MQ_SEND_IN:
-    case PTT_EV_MQ_TIMEDSEND_IN:
-    case PTT_EV_MQ_RECEIVE_IN:
-    case PTT_EV_MQ_TIMEDRECEIVE_IN: return PTT_TL_MQ;
-    case PTT_EV_THREAD_ONCE_IN: /* state 1: another thread runs the routine: this one waits */
-        return in->nargs > 2 && in->args[2] == 1 ? PTT_TL_ONCE : PTT_TL_RUNNING;
-    default: return PTT_TL_RUNNING;
-    }
+    const struct ptt_evinfo *e = in->info;
+    if (!e || e->role != PTT_ROLE_WAIT || !(e->rflags & PTT_ROLEF_BLOCKS))
+        return PTT_TL_RUNNING;
+    /* pthread_once waits only when another thread runs the routine */
+    if (ptt_role_has(e, PTT_RF_BUSY) && ptt_ev_role(in, PTT_RF_BUSY, 0) != 1)
+        return PTT_TL_RUNNING;
+    return ptt_tl_state_of_class(e->okind);
 }
 
 static struct tobj *obj(struct tl *t, int32_t pid, uint64_t addr)
@@ -180,12 +191,11 @@ static void close_call(struct tl *t, struct tthread *th, struct open_call *c, in
                        int unfinished)
 {
     if (c->block_from >= 0) {
+        uint64_t o = ptt_ev_role(&c->in, PTT_RF_OBJECT, 0);
         if (t->cb->state)
-            t->cb->state(t->arg, th->pid, th->tid, c->state, c->block_from, ns,
-                         c->in.nargs ? c->in.args[0] : 0, c->in.id);
-        if (c->state == PTT_TL_MUTEX || c->state == PTT_TL_RWLOCK || c->state == PTT_TL_SPIN ||
-            c->state == PTT_TL_SEM)
-            waiters(t, th->pid, c->in.args[0], PTT_CLASS_OF(c->in.id), ns, -1);
+            t->cb->state(t->arg, th->pid, th->tid, c->state, c->block_from, ns, o, c->in.id);
+        if (c->contended)
+            waiters(t, th->pid, o, PTT_CLASS_OF(c->in.id), ns, -1);
     }
     if (t->cb->call)
         t->cb->call(t->arg, &c->in, ns, unfinished);
@@ -222,210 +232,186 @@ static void thread_end(struct tl *t, struct tthread *th, int64_t ns)
     th->ended = 1;
 }
 
-/* A semaphore's value, as its wait, post and getvalue events read it (their field "value"). in:
- * the call's IN event, whose first field is the semaphore (not sem_open's: its flags). */
+/* A semaphore's value, as its init, wait, post and getvalue events read it (their value field).
+ * in: the call's IN event, which names the semaphore (not sem_open's: it returns it). */
 static void sem_value(struct tl *t, const struct ptt_ev *ev, const struct ptt_ev *in)
 {
-    if (PTT_CLASS_OF(ev->id) != PTT_CLASS_sem || !t->cb->counter || !in->info || !in->nargs ||
-        !in->info->nfields || in->info->fields[0].type != PTT_F_OBJ)
-        return;
-    for (unsigned i = 0; i < ev->info->nargs && i < ev->nargs; i++)
-        if (ev->info->fields[i].name_len == 5 && !memcmp(ev->info->fields[i].name, "value", 5)) {
-            t->cb->counter(t->arg, ev->pid, in->args[0], PTT_CLASS_sem, "value", ev->ns,
-                           (int64_t)ev->args[i]);
-            return;
-        }
+    uint64_t v, sem;
+    if (t->cb->counter && ptt_ev_role_get(ev, PTT_RF_VALUE, &v) &&
+        ptt_ev_role_get(in, PTT_RF_OBJECT, &sem))
+        t->cb->counter(t->arg, ev->pid, sem, in->info->okind, "value", ev->ns, (int64_t)v);
 }
 
+/* Whether a call succeeded, by its OUT event. */
 static int ok(const struct ptt_ev *ev)
 {
-    return ev->nargs && (ev->args[0] == 0 || (int64_t)ev->args[0] == EOWNERDEAD);
+    uint64_t r;
+    return ptt_ev_role_get(ev, PTT_RF_STATUS, &r) && (r == 0 || (int64_t)r == EOWNERDEAD);
 }
 
-static void on_event(struct tl *t, const struct ptt_ev *ev)
+/* ev may end another thread's wait on object a (a WOKEN or ACQUIRED event links from it). */
+static void set_waker(struct tl *t, const struct ptt_ev *ev, uint64_t a)
 {
-    if (t->cb->event)
-        t->cb->event(t->arg, ev);
-    const struct ptt_evinfo *info = ev->info;
-    if (!info)
+    struct tobj *o = obj(t, ev->pid, a);
+    o->waker = ev->info->role;
+    o->waker_tid = ev->tid;
+    o->waker_ns = ev->ns;
+}
+
+/* A wait on object a ends with ev (WOKEN, ACQUIRED): the link from the thread that ended it. An
+ * unlock hands a lock over, a sem_post or a condvar signal wakes, a barrier's arrival releases. */
+static void woken(struct tl *t, const struct ptt_ev *ev, uint64_t a)
+{
+    struct tobj *o = obj(t, ev->pid, a);
+    int acq = ev->info->role == PTT_ROLE_ACQUIRED;
+    enum ptt_tl_link k;
+    if (o->waker == PTT_ROLE_RELEASE && acq)
+        k = PTT_TL_HANDOFF;
+    else if (o->waker == PTT_ROLE_SIGNAL)
+        k = acq ? PTT_TL_POST : PTT_TL_WAKE;
+    else if (o->waker == PTT_ROLE_WAIT && !acq)
+        k = PTT_TL_RELEASE;
+    else
         return;
-    struct tthread *th = thread_of(t, ev);
-    th->last = ev->ns;
-    struct tproc *p = ptt_hmap_get(&t->procs, (uint64_t)(uint32_t)ev->pid, sizeof *p);
-    p->last = ev->ns;
-    /* A signal handler's calls nest inside the call they interrupted, like any other. */
-    uint64_t a0 = ev->nargs ? ev->args[0] : 0;
-    int cls = PTT_CLASS_OF(ev->id);
-    if (info->kind == PTT_KIND_IN) {
-        switch (ev->id) {
-        case PTT_EV_THREAD_CREATE_IN: th->last_create = ev->ns; break;
-        case PTT_EV_MUTEX_UNLOCK_IN:
-        case PTT_EV_RWLOCK_UNLOCK_IN:
-        case PTT_EV_SPIN_UNLOCK_IN: {
-            struct tobj *o = obj(t, ev->pid, a0);
-            o->unlock_tid = ev->tid;
-            o->unlock_ns = ev->ns;
-            if (ev->id == PTT_EV_RWLOCK_UNLOCK_IN && o->owner != ev->tid)
-                readers(t, ev->pid, a0, ev->ns, -1); /* not its writer: one of its readers */
-            else
-                owner(t, ev->pid, a0, cls, ev->tid, ev->ns, 0);
-            break;
+    if (o->waker_tid != ev->tid)
+        link(t, k, ev->pid, o->waker_tid, o->waker_ns, ev->tid, ev->ns, a);
+}
+
+static void on_in(struct tl *t, struct tthread *th, const struct ptt_ev *ev)
+{
+    const struct ptt_evinfo *e = ev->info;
+    uint64_t a = ptt_ev_role(ev, PTT_RF_OBJECT, 0), m;
+    switch (e->role) {
+    case PTT_ROLE_CREATE:
+        if (e->okind == PTT_CLASS_thread)
+            th->last_create = ev->ns;
+        break;
+    case PTT_ROLE_RELEASE:
+        set_waker(t, ev, a);
+        if ((e->rflags & PTT_ROLEF_SHARED) && obj(t, ev->pid, a)->owner != ev->tid)
+            readers(t, ev->pid, a, ev->ns, -1); /* not its writer: one of its readers */
+        else
+            owner(t, ev->pid, a, e->okind, ev->tid, ev->ns, 0);
+        break;
+    case PTT_ROLE_WAIT:
+        if (ptt_ev_role_get(ev, PTT_RF_LOCK, &m)) { /* the mutex is released while it waits */
+            obj(t, ev->pid, m)->owner_depth = 1;
+            owner(t, ev->pid, m, PTT_CLASS_mutex, ev->tid, ev->ns, 0);
         }
-        case PTT_EV_COND_WAIT_IN:
-        case PTT_EV_COND_TIMEDWAIT_IN:
-        case PTT_EV_COND_CLOCKWAIT_IN:
-            if (ev->nargs > 1) { /* the mutex is released while it waits */
-                struct tobj *o = obj(t, ev->pid, ev->args[1]);
-                o->owner_depth = 1;
-                owner(t, ev->pid, ev->args[1], PTT_CLASS_mutex, ev->tid, ev->ns, 0);
-            }
+        if (e->rflags & PTT_ROLEF_WAKES)
+            set_waker(t, ev, a);
+        break;
+    case PTT_ROLE_SIGNAL: set_waker(t, ev, a); break;
+    default: break;
+    }
+    sem_value(t, ev, ev);
+    if (e->noreturn || th->nopen >= MAX_OPEN)
+        return;
+    struct open_call *c = &th->open[th->nopen++];
+    c->in = *ev;
+    c->state = blocks_at_start(ev);
+    c->block_from = c->state != PTT_TL_RUNNING ? ev->ns : -1;
+    c->contended = 0;
+}
+
+/* A pthread_create returned the new thread's pthread_t: its start links from the call. */
+static void created(struct tl *t, const struct ptt_ev *out, const struct ptt_ev *in)
+{
+    uint64_t self;
+    if (!ok(out) || !ptt_ev_role_get(out, PTT_RF_OBJECT, &self))
+        return;
+    struct created *cr = ptt_hmap_get(&t->created, ptt_key2((uint64_t)out->pid, self), sizeof *cr);
+    cr->state = cr->state == 2 ? 0 : 1;
+    cr->in_ns = in->ns;
+}
+
+static void on_out(struct tl *t, struct tthread *th, const struct ptt_ev *ev)
+{
+    int i;
+    for (i = th->nopen - 1; i >= 0; i--) {
+        const struct ptt_evinfo *in = ptt_evinfo(th->open[i].in.id);
+        if (in && !strcmp(in->routine, ev->info->routine))
             break;
-        case PTT_EV_COND_SIGNAL_IN:
-        case PTT_EV_COND_BROADCAST_IN: {
-            struct tobj *o = obj(t, ev->pid, a0);
-            o->signal_tid = ev->tid;
-            o->signal_ns = ev->ns;
-            break;
-        }
-        case PTT_EV_SEM_POST_IN: {
-            struct tobj *o = obj(t, ev->pid, a0);
-            o->post_tid = ev->tid;
-            o->post_ns = ev->ns;
-            break;
-        }
-        case PTT_EV_BARRIER_WAIT_IN: {
-            struct tobj *o = obj(t, ev->pid, a0);
-            o->arrive_tid = ev->tid;
-            o->arrive_ns = ev->ns;
-            break;
-        }
-        default: break;
-        }
-        sem_value(t, ev, ev);
-        if (info->noreturn)
+    }
+    if (i < 0)
+        return;
+    struct open_call c = th->open[i];
+    th->nopen = i;
+    close_call(t, th, &c, ev->ns, 0);
+    const struct ptt_evinfo *in = c.in.info;
+    uint64_t a = ptt_ev_role(&c.in, PTT_RF_OBJECT, 0);
+    if (in->role == PTT_ROLE_ACQUIRE && !(in->rflags & PTT_ROLEF_COUNTED) && ok(ev)) {
+        if (in->rflags & PTT_ROLEF_SHARED)
+            readers(t, ev->pid, a, ev->ns, 1);
+        else
+            owner(t, ev->pid, a, in->okind, ev->tid, ev->ns, 1);
+    } else if (in->role == PTT_ROLE_CREATE && in->okind == PTT_CLASS_thread) {
+        created(t, ev, &c.in);
+    } else if (in->role == PTT_ROLE_WAIT && in->okind == PTT_CLASS_thread && ok(ev)) {
+        struct ended *e = ptt_hmap_get(&t->ends, ptt_key2((uint64_t)ev->pid, a), 0);
+        if (e) /* joined: from the thread's end */
+            link(t, PTT_TL_JOIN_LINK, ev->pid, e->tid, e->ns, ev->tid, ev->ns, a);
+    }
+    sem_value(t, ev, &c.in);
+}
+
+/* A thread starts: the link from the pthread_create that made it. */
+static void thread_start(struct tl *t, struct tthread *th, const struct ptt_ev *ev)
+{
+    uint64_t self;
+    if (!ptt_ev_role_get(ev, PTT_RF_OBJECT, &self))
+        return;
+    th->self = self;
+    uint64_t by = ptt_ev_role(ev, PTT_RF_BY, 0);
+    struct tthread *cr = ptt_hmap_get(&t->threads, ptt_key2((uint64_t)ev->pid, by), 0);
+    struct created *made =
+        ptt_hmap_get(&t->created, ptt_key2((uint64_t)ev->pid, self), sizeof *made);
+    int64_t from = made->state == 1 ? made->in_ns : cr ? cr->last_create : 0;
+    made->state = made->state == 1 ? 0 : 2;
+    if (cr)
+        link(t, PTT_TL_CREATE, ev->pid, cr->tid, from, ev->tid, ev->ns, self);
+}
+
+/* The innermost open call stops being followed: unfinished (ev: where), or all of them. */
+static void unwind(struct tl *t, struct tthread *th, int64_t ns, int all)
+{
+    do {
+        if (!th->nopen)
             return;
-        if (th->nopen < MAX_OPEN) {
-            struct open_call *c = &th->open[th->nopen++];
-            c->in = *ev;
-            c->state = blocks_at_start(ev);
-            c->block_from = c->state != PTT_TL_RUNNING ? ev->ns : -1;
-        }
+        struct open_call c = th->open[--th->nopen];
+        close_call(t, th, &c, ns, 1);
+    } while (all);
+}
+
+/* A blocking call must wait (CONTENDED): blocked from now on. */
+static void contended(struct tl *t, struct tthread *th, const struct ptt_ev *ev)
+{
+    if (!th->nopen || th->open[th->nopen - 1].block_from >= 0)
         return;
-    }
-    if (info->kind == PTT_KIND_OUT) {
-        int i;
-        for (i = th->nopen - 1; i >= 0; i--) {
-            const struct ptt_evinfo *in = ptt_evinfo(th->open[i].in.id);
-            if (in && !strcmp(in->routine, info->routine))
-                break;
-        }
-        if (i < 0)
-            return;
-        struct open_call c = th->open[i];
-        th->nopen = i;
-        close_call(t, th, &c, ev->ns, 0);
-        switch (c.in.id) {
-        case PTT_EV_MUTEX_LOCK_IN:
-        case PTT_EV_MUTEX_TRYLOCK_IN:
-        case PTT_EV_MUTEX_TIMEDLOCK_IN:
-        case PTT_EV_MUTEX_CLOCKLOCK_IN:
-        case PTT_EV_RWLOCK_WRLOCK_IN:
-        case PTT_EV_RWLOCK_TRYWRLOCK_IN:
-        case PTT_EV_RWLOCK_TIMEDWRLOCK_IN:
-        case PTT_EV_RWLOCK_CLOCKWRLOCK_IN:
-        case PTT_EV_SPIN_LOCK_IN:
-        case PTT_EV_SPIN_TRYLOCK_IN:
-            if (ok(ev))
-                owner(t, ev->pid, c.in.args[0], PTT_CLASS_OF(c.in.id), ev->tid, ev->ns, 1);
-            break;
-        case PTT_EV_RWLOCK_RDLOCK_IN:
-        case PTT_EV_RWLOCK_TRYRDLOCK_IN:
-        case PTT_EV_RWLOCK_TIMEDRDLOCK_IN:
-        case PTT_EV_RWLOCK_CLOCKRDLOCK_IN:
-            if (ok(ev))
-                readers(t, ev->pid, c.in.args[0], ev->ns, 1);
-            break;
-        case PTT_EV_THREAD_CREATE_IN:
-            if (ok(ev) && ev->nargs > 1) {
-                struct created *cr =
-                    ptt_hmap_get(&t->created, ptt_key2((uint64_t)ev->pid, ev->args[1]), sizeof *cr);
-                cr->state = cr->state == 2 ? 0 : 1;
-                cr->in_ns = c.in.ns;
-            }
-            break;
-        case PTT_EV_THREAD_JOIN_IN:
-        case PTT_EV_THREAD_TIMEDJOIN_NP_IN:
-        case PTT_EV_THREAD_TRYJOIN_NP_IN:
-            if (ok(ev)) {
-                struct ended *e =
-                    ptt_hmap_get(&t->ends, ptt_key2((uint64_t)ev->pid, c.in.args[0]), 0);
-                if (e)
-                    link(t, PTT_TL_JOIN_LINK, ev->pid, e->tid, e->ns, ev->tid, ev->ns,
-                         c.in.args[0]);
-            }
-            break;
-        default: break;
-        }
-        sem_value(t, ev, &c.in);
+    struct open_call *c = &th->open[th->nopen - 1];
+    c->block_from = ev->ns;
+    c->state = ptt_tl_state_of_class(ev->info->okind);
+    c->contended = 1;
+    waiters(t, ev->pid, ptt_ev_role(ev, PTT_RF_OBJECT, 0), ev->info->okind, ev->ns, 1);
+}
+
+/* STATE and META events. */
+static void on_state(struct tl *t, struct tthread *th, struct tproc *p, const struct ptt_ev *ev)
+{
+    uint64_t a = ptt_ev_role(ev, PTT_RF_OBJECT, 0), v;
+    switch (ev->info->role) {
+    case PTT_ROLE_CONTENDED: contended(t, th, ev); return;
+    case PTT_ROLE_ACQUIRED: woken(t, ev, a); return;
+    case PTT_ROLE_WOKEN:
+        /* a condvar wait that timed out was woken by nobody */
+        if (!ptt_role_has(ev->info, PTT_RF_STATUS) ||
+            (ptt_ev_role_get(ev, PTT_RF_STATUS, &v) && v == 0))
+            woken(t, ev, a);
+        if (ptt_ev_role_get(ev, PTT_RF_LOCK, &v))
+            owner(t, ev->pid, v, PTT_CLASS_mutex, ev->tid, ev->ns, 1);
         return;
-    }
-    switch (ev->id) { /* STATE and META events */
-    case PTT_EV_MUTEX_WAIT:
-    case PTT_EV_RWLOCK_WAIT:
-    case PTT_EV_SPIN_WAIT:
-    case PTT_EV_SEM_BLOCK:
-        if (th->nopen && th->open[th->nopen - 1].block_from < 0) {
-            struct open_call *c = &th->open[th->nopen - 1];
-            c->block_from = ev->ns;
-            c->state = ev->id == PTT_EV_MUTEX_WAIT    ? PTT_TL_MUTEX
-                       : ev->id == PTT_EV_RWLOCK_WAIT ? PTT_TL_RWLOCK
-                       : ev->id == PTT_EV_SPIN_WAIT   ? PTT_TL_SPIN
-                                                      : PTT_TL_SEM;
-            waiters(t, ev->pid, a0, cls, ev->ns, 1);
-        }
-        break;
-    case PTT_EV_MUTEX_ACQUIRED:
-    case PTT_EV_RWLOCK_ACQUIRED:
-    case PTT_EV_SPIN_ACQUIRED: {
-        struct tobj *o = obj(t, ev->pid, a0);
-        if (o->unlock_tid != ev->tid)
-            link(t, PTT_TL_HANDOFF, ev->pid, o->unlock_tid, o->unlock_ns, ev->tid, ev->ns, a0);
-        break;
-    }
-    case PTT_EV_SEM_ACQUIRED: {
-        struct tobj *o = obj(t, ev->pid, a0);
-        if (o->post_tid != ev->tid)
-            link(t, PTT_TL_POST, ev->pid, o->post_tid, o->post_ns, ev->tid, ev->ns, a0);
-        break;
-    }
-    case PTT_EV_COND_WOKEN: {
-        struct tobj *o = obj(t, ev->pid, a0);
-        if (ev->nargs > 2 && ev->args[2] == 0 && o->signal_tid != ev->tid)
-            link(t, PTT_TL_WAKE, ev->pid, o->signal_tid, o->signal_ns, ev->tid, ev->ns, a0);
-        if (ev->nargs > 1)
-            owner(t, ev->pid, ev->args[1], PTT_CLASS_mutex, ev->tid, ev->ns, 1);
-        break;
-    }
-    case PTT_EV_BARRIER_RELEASED: {
-        struct tobj *o = obj(t, ev->pid, a0);
-        if (o->arrive_tid != ev->tid)
-            link(t, PTT_TL_RELEASE, ev->pid, o->arrive_tid, o->arrive_ns, ev->tid, ev->ns, a0);
-        break;
-    }
-    case PTT_EV_THREAD_START:
-        if (ev->nargs > 3) {
-            th->self = ev->args[3];
-            struct tthread *cr =
-                ptt_hmap_get(&t->threads, ptt_key2((uint64_t)ev->pid, ev->args[2]), 0);
-            struct created *made =
-                ptt_hmap_get(&t->created, ptt_key2((uint64_t)ev->pid, ev->args[3]), sizeof *made);
-            int64_t from = made->state == 1 ? made->in_ns : cr ? cr->last_create : 0;
-            made->state = made->state == 1 ? 0 : 2;
-            if (cr)
-                link(t, PTT_TL_CREATE, ev->pid, cr->tid, from, ev->tid, ev->ns, ev->args[3]);
-        }
-        break;
-    case PTT_EV_THREAD_END:
+    case PTT_ROLE_THREAD_START: thread_start(t, th, ev); return;
+    case PTT_ROLE_THREAD_END:
         if (th->self) {
             struct ended *e =
                 ptt_hmap_get(&t->ends, ptt_key2((uint64_t)ev->pid, th->self), sizeof *e);
@@ -433,26 +419,38 @@ static void on_event(struct tl *t, const struct ptt_ev *ev)
             e->ns = ev->ns;
         }
         thread_end(t, th, ev->ns);
-        break;
-    case PTT_EV_TRACE_UNFINISHED:
-        if (th->nopen) {
-            struct open_call c = th->open[--th->nopen];
-            close_call(t, th, &c, ev->ns, 1);
-        }
-        break;
-    case PTT_EV_THREAD_CANCELLED:
-        while (th->nopen) {
-            struct open_call c = th->open[--th->nopen];
-            close_call(t, th, &c, ev->ns, 1);
-        }
-        break;
-    case PTT_EV_PROCESS_EXIT:
+        return;
+    case PTT_ROLE_PROCESS_END:
         if (!p->ended && t->cb->process)
             t->cb->process(t->arg, ev->pid, ev->ns, 0);
         p->ended = 1;
-        break;
+        return;
     default: break;
     }
+    switch (ev->id) { /* events of their own kind */
+    case PTT_EV_TRACE_UNFINISHED: unwind(t, th, ev->ns, 0); break;
+    case PTT_EV_THREAD_CANCELLED: unwind(t, th, ev->ns, 1); break;
+    default: break;
+    }
+}
+
+static void on_event(struct tl *t, const struct ptt_ev *ev)
+{
+    if (t->cb->event)
+        t->cb->event(t->arg, ev);
+    if (!ev->info)
+        return;
+    struct tthread *th = thread_of(t, ev);
+    th->last = ev->ns;
+    struct tproc *p = ptt_hmap_get(&t->procs, (uint64_t)(uint32_t)ev->pid, sizeof *p);
+    p->last = ev->ns;
+    /* A signal handler's calls nest inside the call they interrupted, like any other. */
+    if (ev->info->kind == PTT_KIND_IN)
+        on_in(t, th, ev);
+    else if (ev->info->kind == PTT_KIND_OUT)
+        on_out(t, th, ev);
+    else
+        on_state(t, th, p, ev);
 }
 
 int ptt_timeline_run(const char *path, struct ptt_names *names, const struct ptt_tl_callbacks *cb,

@@ -61,6 +61,8 @@ const char *ptt_tl_state_name(enum ptt_tl_state s);
  * every picture colours a state with these. */
 uint32_t ptt_tl_state_rgb(enum ptt_tl_state s);
 const char *ptt_tl_state_cname(enum ptt_tl_state s);
+/* The state of a thread blocked on an object of class cls (PTT_TL_RUNNING: it never blocks). */
+enum ptt_tl_state ptt_tl_state_of_class(int cls);
 const char *ptt_tl_link_name(enum ptt_tl_link k);
 
 /* Read the trace at path and call cb (any callback may be NULL). names is fed every event

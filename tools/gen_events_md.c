@@ -4,6 +4,48 @@
 
 #include "../src/events.h"
 
+/* The role vocabulary (PTT_ROLE in common/events.def). */
+static void print_roles(void)
+{
+    printf("Roles say what an event means to the analyses (ptt stat, the timeline of the exports "
+           "and the report, hang detection), which follow roles, not lists of events. The object "
+           "an event is about is of the kind its class names (unless `kind=` says otherwise):\n\n"
+           "| role | meaning |\n|---|---|\n");
+    static const char *meanings[][2] = {
+        {"NONE", "nothing the analyses follow"},
+        {"USE", "acts on the object otherwise (getvalue, consistent, setspecific...)"},
+        {"CREATE", "creates or initializes the object (a STATE event: what it was made with)"},
+        {"DESTROY", "destroys, closes, deletes or unlinks it"},
+        {"ACQUIRE", "asks for a lock, or a semaphore's unit (`counted`); `shared`: a read lock; "
+                    "`blocks`: it may wait (then a CONTENDED event comes inside it)"},
+        {"CONTENDED", "the acquire must wait: its thread blocks from here (`owner=`: who holds "
+                      "it)"},
+        {"ACQUIRED", "the acquire got the object after waiting"},
+        {"RELEASE", "unlock (`shared`: it may end a read lock)"},
+        {"WAIT", "waits for the object: a condvar (releasing `lock=`), a barrier, a thread to "
+                 "end, signals, a message queue, a once routine; `blocks`: from its start "
+                 "(`busy=`: only when that field is 1); `wakes`: its arrival may end the others'"},
+        {"WOKEN", "the wait is over (`status=` not 0: nobody woke it)"},
+        {"SIGNAL", "wakes waiters: a condvar signal or broadcast, sem_post, a signal or a "
+                   "cancellation sent to a thread"},
+        {"THREAD_START", "a thread starts (`object=`: its pthread_t, `by=`: its creator)"},
+        {"THREAD_END", "a thread ends"},
+        {"PROCESS_START", "a process starts (`by=`: its parent)"},
+        {"PROCESS_END", "a process ends"},
+        {"FRAME_BEGIN", "code runs on the thread until the FRAME_END of the class: the once "
+                        "routine, a signal handler, a SIGEV_THREAD timer's function"},
+        {"FRAME_END", "that code returns"},
+    };
+    for (unsigned i = 0; i < sizeof meanings / sizeof meanings[0]; i++)
+        printf("| %s | %s |\n", meanings[i][0], meanings[i][1]);
+    printf("\nThe role's fields: `object=` the object, `lock=` the mutex of a condvar wait, "
+           "`owner=` the thread holding the object, `by=` who acted, `value=` a semaphore's value, "
+           "`count=` a number of things, `status=` the result (an OUT event: its ret). An OUT "
+           "event has its call's role. A CONTENDED or ACQUIRED event comes inside a blocking "
+           "ACQUIRE call of its class, a WOKEN one inside a blocking WAIT call of its class, a "
+           "CREATE STATE event inside its class's CREATE call.\n\n");
+}
+
 int main(void)
 {
     unsigned n, nc;
@@ -20,14 +62,18 @@ int main(void)
     printf("Field types: obj (address of a POSIX threads object), ptr (another address), sym (a "
            "function's address), int, uint, count, ret (0 or an errno number), tid (kernel thread "
            "id), pthread (a pthread_t), abstime (absolute timeout in ns), wstatus (wait status), "
-           "evid (an event id), endhow (return, exit or cancel), str (a string, up to 255 bytes, stored after the fixed arguments), site (a return address: where the program made the call, named file:line by the tools), frames (return addresses, innermost first, after the fixed arguments); the other types are listed in src/events.h.\n\n");
+           "evid (an event id), endhow (return, exit or cancel), str (a string, up to 255 bytes, "
+           "stored after the fixed arguments), site (a return address: where the program made the "
+           "call, named file:line by the tools), frames (return addresses, innermost first, after "
+           "the fixed arguments); the other types are listed in src/events.h.\n\n");
+    print_roles();
     printf("## Classes\n\nSelect them with `ptt trace --events=CLASS,...`.\n\n"
            "| class | number | events |\n|---|---|---|\n");
     for (unsigned c = 0; c < nc; c++)
         printf("| %s | %u | %s |\n", cl[c].name, cl[c].number, cl[c].description);
     for (unsigned c = 0; c < nc; c++) {
-        printf("\n## %s\n\n| id | event | kind | routine | fields | text |\n"
-               "|---|---|---|---|---|---|\n",
+        printf("\n## %s\n\n| id | event | kind | routine | fields | text | role |\n"
+               "|---|---|---|---|---|---|---|\n",
                cl[c].name);
         for (unsigned i = 0; i < n; i++) {
             if (strcmp(ev[i].cls, cl[c].name))
@@ -37,11 +83,13 @@ int main(void)
             for (unsigned f = 0; f < ev[i].nfields; f++)
                 printf("%s%.*s:%s", f ? ", " : "", ev[i].fields[f].name_len, ev[i].fields[f].name,
                        ptt_ftype_name(ev[i].fields[f].type));
-            printf(" | %s |\n",
+            printf(" | %s | %s%s%s%s |\n",
                    ev[i].human[0] ? ev[i].human
                    : ev[i].kind == PTT_KIND_IN
                        ? (ev[i].noreturn ? "enters function (never returns)" : "enters function")
-                       : "leaves function, returning ret");
+                       : "leaves function, returning ret",
+                   ptt_role_name(ev[i].role), ev[i].role_spec[0] ? " (" : "", ev[i].role_spec,
+                   ev[i].role_spec[0] ? ")" : "");
         }
     }
     return 0;

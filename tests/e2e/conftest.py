@@ -35,15 +35,30 @@ class EventInfo:
     cls: str
     kind: str
     routine: str
+    role: str = "NONE"  # PTT_ROLE in common/events.def: what the event means
+    flags: frozenset = frozenset()  # its role's flags: blocks, shared, counted, wakes
+    parts: tuple = ()  # its role's (key, field) pairs: ("object", "mutex"), ...
 
 
 def load_table():
-    """The classes (in order) and events of common/events.def, the one event table."""
+    """The classes (in order) and events of common/events.def, the one event table, with their
+    roles (an OUT event without a role line has its call's)."""
     text = (SOURCE / "common" / "events.def").read_text()
     classes = re.findall(r"^PTT_CLASS\((\w+),\s*\d+,", text, re.M)
     events = {m[1]: EventInfo(m[1], m[2], m[3], m[4]) for m in re.finditer(
         r'^PTT_EVENT\((\w+),\s*0x[0-9a-fA-F]+,\s*(\w+),\s*(\w+),\s*"([^"]*)"', text, re.M)}
     assert classes and len(events) > 50, f"cannot read the event table in {SOURCE}"
+    roles = {m[1]: (m[2], m[3].split()) for m in re.finditer(
+        r'^PTT_ROLE\((\w+),\s*(\w+),\s*"([^"]*)"\)', text, re.M)}
+    assert len(roles) > 50, f"cannot read the roles of the event table in {SOURCE}"
+    by_routine = {e.routine: roles[e.name][0] for e in events.values()
+                  if e.kind == "IN" and e.name in roles}
+    for e in list(events.values()):
+        role, words = roles.get(e.name, (by_routine.get(e.routine, "NONE") if e.kind == "OUT"
+                                         else "NONE", []))
+        events[e.name] = EventInfo(e.name, e.cls, e.kind, e.routine, role,
+                                   frozenset(w for w in words if "=" not in w),
+                                   tuple(tuple(w.split("=", 1)) for w in words if "=" in w))
     return classes, events
 
 
@@ -51,30 +66,33 @@ CLASSES, EVENTS = load_table()
 # IN events of routines that never return (no OUT event).
 NORETURN = {e.name for e in EVENTS.values() if e.kind == "IN" and not any(
     o.kind == "OUT" and o.routine == e.routine for o in EVENTS.values())}
-# The STATE events recorded inside a call, between its IN and its OUT (innermost open: nothing
-# else open above it), and the routines of those calls. Others open or close a frame (see
-# check_calls) or come outside any call (THREAD_START, THREAD_END).
-_MUTEX_LOCKS = {"pthread_mutex_lock", "pthread_mutex_timedlock", "pthread_mutex_clocklock"}
-_RWLOCK_LOCKS = {f"pthread_rwlock_{m}{k}lock" for m in ("", "timed", "clock") for k in ("rd", "wr")}
-_SEM_WAITS = {"sem_wait", "sem_timedwait", "sem_clockwait"}
-INSIDE = {
-    "MUTEX_INIT": {"pthread_mutex_init"},
-    "MUTEX_WAIT": _MUTEX_LOCKS,
-    "MUTEX_ACQUIRED": _MUTEX_LOCKS,
-    "COND_WOKEN": {"pthread_cond_wait", "pthread_cond_timedwait", "pthread_cond_clockwait"},
-    "BARRIER_RELEASED": {"pthread_barrier_wait"},
-    "RWLOCK_WAIT": _RWLOCK_LOCKS,
-    "RWLOCK_ACQUIRED": _RWLOCK_LOCKS,
-    "SPIN_WAIT": {"pthread_spin_lock"},
-    "SPIN_ACQUIRED": {"pthread_spin_lock"},
-    "SEM_BLOCK": _SEM_WAITS,
-    "SEM_ACQUIRED": _SEM_WAITS,
-}
-# Frames other than calls, opened and closed by a pair of STATE events: the init routine that
-# pthread_once runs (inside its call), a signal handler (anywhere), the notification function of
-# a SIGEV_THREAD timer (outside any call, like a thread). Calls nest inside them.
-FRAMES = {"ONCE_RUN": "ONCE_DONE", "SIGNAL_DELIVERED": "SIGNAL_HANDLED",
-          "TIMER_THREAD_START": "TIMER_THREAD_END"}
+
+
+def _inside():
+    """The STATE events recorded inside a call, between its IN and its OUT (innermost open:
+    nothing else open above it), and the routines of those calls, by their roles: a CONTENDED or
+    ACQUIRED event inside a blocking ACQUIRE call of its class, a WOKEN one inside a blocking
+    WAIT call of its class, a CREATE one inside its class's CREATE call. Others open or close a
+    frame (see check_calls) or come outside any call (THREAD_START, THREAD_END)."""
+    call_role = {"CONTENDED": "ACQUIRE", "ACQUIRED": "ACQUIRE", "WOKEN": "WAIT",
+                 "CREATE": "CREATE"}
+    inside = {}
+    for s in EVENTS.values():
+        if s.kind == "STATE" and s.role in call_role:
+            inside[s.name] = {c.routine for c in EVENTS.values() if c.kind == "IN" and
+                              c.cls == s.cls and c.role == call_role[s.role] and
+                              (s.role == "CREATE" or "blocks" in c.flags)}
+            assert inside[s.name], f"{s.name}: no call of its class to come inside"
+    return inside
+
+
+INSIDE = _inside()
+# Frames other than calls, opened and closed by a pair of STATE events of a class (roles
+# FRAME_BEGIN, FRAME_END): the init routine that pthread_once runs (inside its call), a signal
+# handler (anywhere), the notification function of a SIGEV_THREAD timer (outside any call, like a
+# thread). Calls nest inside them.
+FRAMES = {b.name: e.name for b in EVENTS.values() for e in EVENTS.values()
+          if b.role == "FRAME_BEGIN" and e.role == "FRAME_END" and b.cls == e.cls}
 FRAME_END = {end: begin for begin, end in FRAMES.items()}
 
 # ptt trace's last line: events and bytes in the file, its name, events lost in the pool; after a

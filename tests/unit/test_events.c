@@ -17,6 +17,7 @@
 #include "src/events.h"
 #include "src/reader.h"
 #include "src/textfmt.h"
+#include "ptt_fields.h"
 
 static const struct ptt_evinfo *all(unsigned *n)
 {
@@ -383,6 +384,85 @@ static void test_print_every_event(void **state)
     free(text);
 }
 
+/* Whether some IN event of class cls has role r (and the flag, if any). */
+static int call_with_role(const struct ptt_evinfo *t, unsigned n, const char *cls, enum ptt_role r,
+                          unsigned flag)
+{
+    for (unsigned e = 0; e < n; e++)
+        if (t[e].kind == PTT_KIND_IN && !strcmp(t[e].cls, cls) && t[e].role == r &&
+            (t[e].rflags & flag) == flag)
+            return 1;
+    return 0;
+}
+
+/* The roles the analyses rely on: every event that acts on an object names it, every state a
+ * call reports comes inside a call of its class that can report it, every OUT event's status is
+ * its ret field. */
+static void test_roles(void **state)
+{
+    (void)state;
+    unsigned n;
+    const struct ptt_evinfo *t = all(&n);
+    for (unsigned e = 0; e < n; e++) {
+        const struct ptt_evinfo *x = &t[e];
+        int obj = x->rfield[PTT_RF_OBJECT];
+        switch (x->role) {
+        case PTT_ROLE_ACQUIRE:
+        case PTT_ROLE_RELEASE:
+        case PTT_ROLE_SIGNAL:
+        case PTT_ROLE_CONTENDED:
+        case PTT_ROLE_ACQUIRED:
+        case PTT_ROLE_WOKEN:
+        case PTT_ROLE_THREAD_START:
+            if (x->kind != PTT_KIND_OUT && obj < 0)
+                fail_msg("%s: role %s without an object", x->name, ptt_role_name(x->role));
+            break;
+        case PTT_ROLE_WAIT:
+            if (x->kind == PTT_KIND_IN && (x->rflags & PTT_ROLEF_BLOCKS) && obj < 0)
+                fail_msg("%s: a blocking wait without an object", x->name);
+            break;
+        default: break;
+        }
+        if (x->kind == PTT_KIND_STATE &&
+            (x->role == PTT_ROLE_CONTENDED || x->role == PTT_ROLE_ACQUIRED) &&
+            !call_with_role(t, n, x->cls, PTT_ROLE_ACQUIRE, PTT_ROLEF_BLOCKS))
+            fail_msg("%s: no blocking ACQUIRE call of class %s", x->name, x->cls);
+        if (x->kind == PTT_KIND_STATE && x->role == PTT_ROLE_WOKEN &&
+            !call_with_role(t, n, x->cls, PTT_ROLE_WAIT, PTT_ROLEF_BLOCKS))
+            fail_msg("%s: no blocking WAIT call of class %s", x->name, x->cls);
+        if (x->kind == PTT_KIND_OUT && x->nfields)
+            assert_int_equal(x->rfield[PTT_RF_STATUS], 0); /* ret */
+        if (x->kind == PTT_KIND_IN && x->nfields && x->fields[0].type == PTT_F_OBJ && obj < 0)
+            fail_msg("%s: acts on an object and has no role naming it", x->name);
+        if (obj >= 0)
+            assert_true((unsigned)obj < x->nargs);
+    }
+    /* a few by name, as the table says */
+    const struct ptt_evinfo *w = ptt_evinfo(PTT_EV_MUTEX_WAIT);
+    assert_int_equal(w->role, PTT_ROLE_CONTENDED);
+    assert_true(field_is(&w->fields[(int)w->rfield[PTT_RF_OWNER]], "owner"));
+    const struct ptt_evinfo *c = ptt_evinfo(PTT_EV_COND_WAIT_IN);
+    assert_int_equal(c->role, PTT_ROLE_WAIT);
+    assert_true(c->rflags & PTT_ROLEF_BLOCKS);
+    assert_true(field_is(&c->fields[(int)c->rfield[PTT_RF_LOCK]], "mutex"));
+    assert_int_equal(ptt_evinfo(PTT_EV_COND_WAIT_OUT)->role, PTT_ROLE_WAIT); /* its call's */
+    assert_int_equal(ptt_evinfo(PTT_EV_RWLOCK_TRYRDLOCK_IN)->rflags, PTT_ROLEF_SHARED);
+    assert_string_equal(ptt_role_name(PTT_ROLE_FRAME_END), "FRAME_END");
+}
+
+/* PTT_F(EVENT, field), generated at build time, is the field's index in the table. */
+static void test_field_constants(void **state)
+{
+    (void)state;
+    const struct ptt_evinfo *s = ptt_evinfo(PTT_EV_THREAD_START);
+    assert_true(field_is(&s->fields[PTT_F(THREAD_START, self)], "self"));
+    assert_true(field_is(&s->fields[PTT_F(THREAD_START, creator)], "creator"));
+    assert_int_equal(PTT_F(THREAD_START, self), 3);
+    const struct ptt_evinfo *m = ptt_evinfo(PTT_EV_MODULE_LOAD);
+    assert_int_equal(PTT_F(MODULE_LOAD, path), m->nargs); /* the string after the fixed ones */
+    assert_int_equal(PTT_F(HANG_BLOCKED, since), 4);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -395,6 +475,8 @@ int main(void)
         cmocka_unit_test(test_names_of_kinds_and_types),
         cmocka_unit_test(test_field_formats),
         cmocka_unit_test(test_print_every_event),
+        cmocka_unit_test(test_roles),
+        cmocka_unit_test(test_field_constants),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
