@@ -55,8 +55,7 @@ static void atfork_child(void)
     struct ptt_thread *t = &ptt_self;
     ptt_pid = (int)getpid();
     t->desc = 0;
-    t->pos = t->end = t->data = t->last_data = t->switching = 0;
-    t->switching_desc = 0;
+    t->pos = t->end = t->data = t->last_data = 0;
     t->parked = 0; /* the parent's */
     t->parked_len = 0;
     t->nest = 0;
