@@ -18,7 +18,9 @@ MARKED_RE = re.compile(r"; (\d+) marked by TRACE_LOST events where they were dro
 def storm_run(tmp_path, k):
     """One traced run of sig_blocked_storm: the program's figures, and the trace's event counts
     and handler frames checked on the way."""
-    t = ptt_trace(tmp_path, [prog("sig_blocked_storm"), WORKERS, ROUNDS], name=f"s{k}.ptt")
+    # Small sub-buffers: handlers often fill one while an event is in progress.
+    t = ptt_trace(tmp_path, [prog("sig_blocked_storm"), WORKERS, ROUNDS], opts=["--subbuffer=4K"],
+                  name=f"s{k}.ptt")
     out = parse_output(t.stdout)[1]
     counts, stacks = collections.Counter(), collections.defaultdict(list)
     for name, _pid, tid, fields in raw_lines(t.path):

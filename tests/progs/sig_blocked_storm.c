@@ -1,4 +1,4 @@
-/* Signals sent to threads that block them: sig_blocked_storm WORKERS ROUNDS
+/* Signals sent to threads that block them: sig_blocked_storm WORKERS ROUNDS [BACKLOG]
  *   WORKERS threads loop ROUNDS times: block SIGUSR1, SIGUSR2 and SIGRTMIN, lock and unlock a
  *   mutex, unblock them (the pending ones, coalesced, are delivered there), lock and unlock it
  *   again. Two sender threads pthread_kill them with those signals, a few per round of each
@@ -22,7 +22,7 @@ static long h_usr1, h_usr2, h_rt, sent, finished;
 static long got[MAXW], to[MAXW]; /* signals each worker handled, and was sent */
 static int started, stop_send, senders_done;
 static pthread_t workers[MAXW];
-static long nworkers, rounds;
+static long nworkers, rounds, backlog = 6;
 
 static void on_usr1(int sig)
 {
@@ -76,7 +76,8 @@ static void *worker(void *arg)
     return NULL;
 }
 
-/* Signals all along, but never more than a few waiting for each worker: it goes on. */
+/* Signals all along, but never more than BACKLOG (6) sent and not yet handled to a worker: it
+ * goes on. */
 static void *sender(void *arg)
 {
     const int sigs[] = {SIGUSR1, SIGUSR2, SIGRTMIN};
@@ -102,26 +103,26 @@ static void *sender(void *arg)
     return NULL;
 }
 
-static void handle(int sig, void (*fn)(int))
+static void handle(int sig, void (*fn)(int), int flags)
 {
-    struct sigaction sa = {.sa_handler = fn, .sa_flags = SA_RESTART};
+    struct sigaction sa = {.sa_handler = fn, .sa_flags = SA_RESTART | flags};
     sigemptyset(&sa.sa_mask);
     CHECK(sigaction(sig, &sa, NULL) ? errno : 0);
 }
 
 int main(int argc, char **argv)
 {
-    if (argc != 3 || (nworkers = atol(argv[1])) < 1 || nworkers > MAXW ||
-        (rounds = atol(argv[2])) < 1) {
-        fprintf(stderr, "usage: sig_blocked_storm WORKERS ROUNDS\n");
+    if (argc < 3 || argc > 4 || (nworkers = atol(argv[1])) < 1 || nworkers > MAXW ||
+        (rounds = atol(argv[2])) < 1 || (argc == 4 && (backlog = atol(argv[3])) < 1)) {
+        fprintf(stderr, "usage: sig_blocked_storm WORKERS ROUNDS [BACKLOG]\n");
         return 2;
     }
     CHECK(sem_init(&s, 0, 0) ? errno : 0);
     for (int i = 0; i < MAXW; i++)
         CHECK(pthread_mutex_init(&hm[i], NULL));
-    handle(SIGUSR1, on_usr1);
-    handle(SIGUSR2, on_usr2);
-    handle(SIGRTMIN, on_rt);
+    handle(SIGUSR1, on_usr1, SA_NODEFER); /* even into itself */
+    handle(SIGUSR2, on_usr2, 0);          /* not into itself: its mutex is locked */
+    handle(SIGRTMIN, on_rt, SA_NODEFER);
     /* Only the workers take the signals (threads inherit the mask). */
     sigset_t set;
     sigemptyset(&set);
