@@ -162,14 +162,13 @@ int ptt_session_run(struct ptt_session *s)
         pid_t p;
         if (s->procs) /* before our reaps, so that one announced late is known as ours */
             ptt_procs_step(s->procs, ended, s);
-        while ((p = waitpid(-1, &st, WNOHANG)) != 0) {
+        while ((p = ptt_procs_reap(s->procs, &st)) != 0) {
             if (p < 0) {
                 none_left = errno == ECHILD;
                 break;
             }
             ptt_daemon_drain(&s->d, p); /* what the ended process had not handed over */
             ptt_daemon_process_exit(&s->d, p, st);
-            ptt_procs_reaped(s->procs, p);
             if (p == s->child) {
                 s->child_status = st;
                 s->child_done = 1;
