@@ -168,13 +168,25 @@ static int was_reaped(const struct ptt_procs *p, pid_t pid)
 static void add(struct ptt_procs *p, pid_t pid, int fd)
 {
     struct pidfd_info i;
-    /* A process reaped already has no pid any more: the kernel says 0. */
-    if (pid <= 0 || info(fd, PIDFD_INFO_PID_ | PIDFD_INFO_EXIT_, &i) ||
-        ((i.mask & PIDFD_INFO_PID_) && i.pid && (pid_t)i.pid != pid)) {
-        close(fd); /* not a pidfd of the process it says */
+    int ended;
+    if (pid <= 0) {
+        close(fd);
         return;
     }
-    int ended = (i.mask & PIDFD_INFO_EXIT_) != 0;
+    if (info(fd, PIDFD_INFO_PID_ | PIDFD_INFO_EXIT_, &i)) {
+        /* ESRCH: its parent is reaping it right now (its pid is gone, its exit status not
+         * yet there): ended, its status asked for at each step until it is. */
+        if (errno != ESRCH) {
+            close(fd);
+            return;
+        }
+        ended = 1;
+    } else if ((i.mask & PIDFD_INFO_PID_) && i.pid && (pid_t)i.pid != pid) {
+        close(fd); /* not a pidfd of the process it says (once reaped, the kernel says 0) */
+        return;
+    } else {
+        ended = (i.mask & PIDFD_INFO_EXIT_) != 0;
+    }
     struct stat st;
     if (fstat(fd, &st) || ino_has(&p->done, st.st_ino) || (ended && was_reaped(p, pid))) {
         close(fd); /* its end is recorded already */

@@ -1,10 +1,13 @@
-/* Many short processes, as fast as they come: proc_churn BRANCHES PROCESSES
+/* Many short processes, as fast as they come: proc_churn BRANCHES PROCESSES [wait]
  *   BRANCHES processes (forked by the first) each create their share of PROCESSES processes, one
  *   after another, in four ways in turn: fork and _exit; fork and exec /bin/true; system() (a
  *   shell, reaped by glibc where no interposer sees); a child that forks a grandchild and
  *   _exits at once (the grandchild, orphaned, is reaped by ptt trace, a subreaper). Each way
  *   ends with a status of its own, and every process is waited for. Prints the number of
- *   processes created, the branches and the first included (a system() counts its shell). */
+ *   processes created, the branches and the first included (a system() counts its shell).
+ *   With "wait": prints @ready=1 first and waits for a line on stdin (the test stops ptt trace
+ *   meanwhile: announcements pile up), then @pN=1 each time N more processes were made, by
+ *   thousands. */
 #include <sys/mman.h>
 #include <sys/wait.h>
 
@@ -48,9 +51,17 @@ static int one(int way)
 int main(int argc, char **argv)
 {
     long branches, total;
-    if (argc != 3 || (branches = atol(argv[1])) < 1 || (total = atol(argv[2])) < branches) {
-        fprintf(stderr, "usage: proc_churn BRANCHES PROCESSES\n");
+    if (argc < 3 || argc > 4 || (branches = atol(argv[1])) < 1 ||
+        (total = atol(argv[2])) < branches || (argc == 4 && strcmp(argv[3], "wait"))) {
+        fprintf(stderr, "usage: proc_churn BRANCHES PROCESSES [wait]\n");
         return 2;
+    }
+    if (argc == 4) {
+        char line[16];
+        put_line("@ready=1");
+        fflush(stdout);
+        if (!fgets(line, sizeof line, stdin))
+            return 1;
     }
     /* Counted in shared memory: each branch adds what it made. */
     long *made =
@@ -77,16 +88,31 @@ int main(int argc, char **argv)
                     _exit(1);
                 }
                 n += r;
+                __atomic_fetch_add(&made[1], r, __ATOMIC_RELAXED);
             }
             __atomic_fetch_add(made, n, __ATOMIC_RELAXED);
             exit(0);
         }
     }
+    if (argc == 4) /* progress, by thousands, until the branches are done */
+        for (long next = 1000, idle = 0; next <= total / branches * branches && idle < 120000;) {
+            if (__atomic_load_n(&made[1], __ATOMIC_RELAXED) >= next) {
+                put_line("@p%ld=1", next);
+                fflush(stdout);
+                next += 1000;
+                idle = 0;
+            } else {
+                idle++;
+                struct timespec d = {0, 1000000};
+                nanosleep(&d, NULL);
+            }
+        }
     int bad = 0;
     for (long i = 0; i < branches; i++) {
         int st = wait_for(b[i]);
         bad |= st < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0;
     }
     put_line("@processes=%ld", *made + branches + 1);
+    fflush(stdout);
     return bad;
 }
