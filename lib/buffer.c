@@ -127,11 +127,13 @@ static void hand_off(struct ptt_thread *t)
 void ptt_drop(struct ptt_thread *t, unsigned why)
 {
     struct ptt_pool *p = ptt_pool;
+    t->lost++;
+    if (!p)
+        return;
     if (why == PTT_LOST_NWHY)
         why = !ptt_active                           ? PTT_LOST_DAEMON
               : p->overflow == PTT_OVERFLOW_DISCARD ? PTT_LOST_DISCARD
                                                     : PTT_LOST_STARVED;
-    t->lost++;
     atomic_fetch_add_explicit(&p->lost_why[why], 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&p->lost, 1, memory_order_relaxed);
 }
