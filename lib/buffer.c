@@ -240,7 +240,7 @@ int ptt_record_slow(struct ptt_thread *t, uintptr_t w, uintptr_t size)
     /* The next sub-buffer ready first, signals open: taking it can take microseconds (more when
      * the pool is exhausted, the time ptt trace takes to free one). A handler recording meanwhile
      * finds our slot past the end: it hands this sub-buffer over without it, and moves on to
-     * another (ptt_record_nested). */
+     * another (record_nested). */
     uint32_t i = take_buffer(p);
     uintptr_t used = 0;
     uint64_t last = 0;
@@ -280,7 +280,7 @@ int ptt_record_slow(struct ptt_thread *t, uintptr_t w, uintptr_t size)
  * at w (tagged), and after it read data and end: its slot is not where they say, and its time
  * delta means nothing there. Fill the slot with padding and reserve again; past the end of the
  * current sub-buffer, the event does not fit: switch. Handlers are done by now, and hand over no
- * sub-buffer with this slot in it unwritten (ptt_record_nested parks it). */
+ * sub-buffer with this slot in it unwritten (record_nested parks it). */
 static void pad(uintptr_t p, uintptr_t size)
 {
     struct ptt_event h = {PTT_EV_TRACE_PAD, (uint16_t)size, 0};

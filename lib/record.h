@@ -43,7 +43,7 @@ struct ptt_thread {
     uint32_t async_cancel; /* asynchronous cancellation is on: write with it deferred */
     /* A signal handler filled the sub-buffer while the event it interrupted had its slot
      * reserved there and not yet written: that sub-buffer waits here, parked_len bytes long,
-     * until the interrupted event is done (see ptt_record_nested). */
+     * until the interrupted event is done (see record_nested in buffer.c). */
     struct ptt_desc *parked;
     uintptr_t parked_data;
     uintptr_t parked_tag; /* the tag pos had in it: a slot reserved under another tag is not
@@ -115,7 +115,7 @@ static inline __attribute__((always_inline)) void ptt_write_now(struct ptt_threa
 retry:
     for (;;) {
         /* The sub-buffer as it is before our reservation: a signal handler may move the thread
-         * to a new one (parking this one, see ptt_record_nested) at any point; the tag of pos
+         * to a new one (parking this one, see record_nested in buffer.c) at any point; the tag of pos
          * tells (a sub-buffer's address does not: it may be handed over and come back). */
         tag = t->pos & PTT_POS_TAG;
         atomic_signal_fence(memory_order_seq_cst);
@@ -160,7 +160,7 @@ retry:
             args[i] = a[i];
         /* The header last: the daemon reads a dead process's sub-buffer up to the first empty
          * header, so an event cut short by a kill is never taken for a whole one; and a handler
-         * tells a slot not yet written by its zero header (ptt_record_nested). */
+         * tells a slot not yet written by its zero header (record_nested in buffer.c). */
         uint64_t hv;
         __builtin_memcpy(&hv, &h, 8);
         __atomic_store_n(slot, hv, __ATOMIC_RELEASE);
