@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import parse_output, prog, ptt_trace
+from conftest import TIMEOUT, prog
 from robust_util import Live, raw_lines
 
 
@@ -34,12 +34,13 @@ def check_ends(path, made):
     assert ends == made
 
 
-def check_churn(tmp_path, branches, processes):
-    t = ptt_trace(tmp_path, [prog("proc_churn"), branches, processes])
-    made = int(parse_output(t.stdout)[1]["processes"])
+def check_churn(tmp_path, branches, processes, timeout=TIMEOUT):
+    path = tmp_path / "churn.ptt"
+    live = Live([prog("proc_churn"), branches, processes], path=path)
+    made = int(live.value("processes", timeout=timeout))
+    assert live.finish(0, timeout=timeout)[2] == 0
     assert made >= processes
-    check_ends(t.path, made)
-    assert t.lost == 0
+    check_ends(path, made)
 
 
 @pytest.mark.skipif(not supported(), reason="needs PIDFD_INFO_EXIT (Linux 6.15)")
@@ -77,4 +78,4 @@ def test_churn_every_end_once(tmp_path):
 @pytest.mark.skipif(not supported(), reason="needs PIDFD_INFO_EXIT (Linux 6.15)")
 @pytest.mark.skipif(os.environ.get("PTT_STRESS_TESTS") != "1", reason="PTT_STRESS_TESTS=1 runs it")
 def test_churn_every_end_once_long(tmp_path):
-    check_churn(tmp_path, 16, 250000)
+    check_churn(tmp_path, 16, 250000, timeout=1200)
