@@ -6,7 +6,7 @@
 
 #define PTT_FILE_MAGIC "PTTRACE\0"
 #define PTT_FORMAT_MAJOR 1 /* a reader refuses another major */
-#define PTT_FORMAT_MINOR 0 /* a reader accepts a newer minor, skipping records it does not know */
+#define PTT_FORMAT_MINOR 1 /* a reader accepts a newer minor, skipping records it does not know */
 
 struct ptt_file_header {
     char magic[8];
@@ -60,6 +60,11 @@ struct ptt_rec_end {
     uint64_t waits;
     int32_t exit_status; /* as ptt trace exits */
     uint32_t pad;
+    /* Minor 1: why they were lost, and how many no TRACE_LOST event marks (the thread ended or
+     * died before it could write one). Minor 0's END ends before: a reader reads them as 0. */
+    uint64_t lost_why[4]; /* enum ptt_lost_why (common/pool.h) */
+    uint64_t lost_unmarked;
 };
+#define PTT_REC_END_V0_SIZE 56 /* the END record of minor 0 */
 
 #endif

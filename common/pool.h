@@ -24,6 +24,16 @@ enum ptt_buf_state { PTT_BUF_FREE = 0, PTT_BUF_OWNED = 1, PTT_BUF_READY = 2 };
 enum ptt_clock { PTT_CLOCK_TSC = 1, PTT_CLOCK_MONO = 2 };
 enum ptt_overflow { PTT_OVERFLOW_BLOCK = 0, PTT_OVERFLOW_DISCARD = 1 };
 
+/* Why events were dropped: the pool counts each reason (lost_why), the END record carries them
+ * (common/format.h), ptt_lost_text (src/textfmt.h) words them. */
+enum ptt_lost_why {
+    PTT_LOST_DISCARD = 0, /* --overflow=discard and no free sub-buffer */
+    PTT_LOST_STARVED = 1, /* no sub-buffer came free in 10 s: more live threads than them */
+    PTT_LOST_DAEMON = 2,  /* ptt trace was gone */
+    PTT_LOST_HANDLER = 3, /* a signal handler found no room for its event */
+    PTT_LOST_NWHY = 4
+};
+
 struct ptt_desc {
     _Atomic uint32_t state;
     _Atomic uint32_t committed; /* bytes of events, stored by the owner when it hands it over */
@@ -70,6 +80,7 @@ struct ptt_pool {
     _Alignas(64) _Atomic uint64_t lost;        /* events dropped, exactly */
     _Atomic uint64_t wait_ns;                  /* total time writers waited for a free sub-buffer */
     _Atomic uint64_t waits;                    /* number of such waits */
+    _Atomic uint64_t lost_why[PTT_LOST_NWHY];  /* lost, by reason (enum ptt_lost_why) */
     _Alignas(64) _Atomic uint32_t next_serial; /* thread numbers, unique in the session: a
                                                   process that calls exec keeps its pid */
 };

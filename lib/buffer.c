@@ -125,10 +125,34 @@ static void hand_off(struct ptt_thread *t)
     t->desc = 0;
 }
 
-void ptt_drop(struct ptt_thread *t)
+/* An event dropped: counted for its thread (TRACE_LOST) and in the pool, by reason. take_buffer
+ * failed for one of three: ptt trace is gone (abandon), --overflow=discard, or starvation. */
+void ptt_drop(struct ptt_thread *t, unsigned why)
 {
+    struct ptt_pool *p = ptt_pool;
     t->lost++;
-    atomic_fetch_add_explicit(&ptt_pool->lost, 1, memory_order_relaxed);
+    if (!p)
+        return;
+    if (why == PTT_LOST_NWHY)
+        why = !ptt_active                           ? PTT_LOST_DAEMON
+              : p->overflow == PTT_OVERFLOW_DISCARD ? PTT_LOST_DISCARD
+                                                    : PTT_LOST_STARVED;
+    atomic_fetch_add_explicit(&p->lost_why[why], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&p->lost, 1, memory_order_relaxed);
+}
+
+/* Every signal of the thread blocked, or the mask back as it was: one system call each,
+ * async-signal-safe (the kernel's 64-bit mask; it never blocks SIGKILL and SIGSTOP). */
+static uint64_t block_signals(void)
+{
+    uint64_t all = ~0ull, old = 0;
+    syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, &old, sizeof all);
+    return old;
+}
+
+static void restore_signals(uint64_t old)
+{
+    syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof old);
 }
 
 /* Ready sub-buffer d (taken with take_buffer) for the thread, before it becomes the thread's:
@@ -169,37 +193,35 @@ static void install_taken(struct ptt_thread *t, struct ptt_pool *p, uint32_t i)
 }
 
 /* Take a sub-buffer and make it the thread's: -1 if none could be had. */
-static int install(struct ptt_thread *t, struct ptt_pool *p)
+/* Ready taken sub-buffer i for the thread, where no handler goes: the events it dropped so far
+ * first (TRACE_LOST). Returns the bytes written, and the time stamp the next event counts from
+ * in *last. (Also maps its first page now: a fault inside the switch would deliver the pending
+ * signals there.) */
+static uintptr_t open_buffer(struct ptt_thread *t, struct ptt_pool *p, uint32_t i, uint64_t *last)
 {
-    uint32_t i = take_buffer(p);
-    if (i == PTT_POOL_EMPTY)
-        return -1;
-    install_taken(t, p, i);
-    return 0;
-}
-
-/* {pos, end} = {npos, nend} if they are {pos, end}, in one instruction (a signal handler sees
- * the one pair or the other). */
-static int swap_pos_end(struct ptt_thread *t, uintptr_t pos, uintptr_t end, uintptr_t npos,
-                        uintptr_t nend)
-{
-#if defined(__x86_64__)
-    unsigned char ok;
-    __asm__ volatile("lock cmpxchg16b (%[at])\n\tsete %[ok]"
-                     : [ok] "=q"(ok), "+a"(pos), "+d"(end)
-                     : [at] "r"(&t->pos), "b"(npos), "c"(nend)
-                     : "memory", "cc");
-    return ok;
-#else
-    /* Two stores: a handler between them (pos still in the old sub-buffer, end 0) drops its
-     * event. */
-    if (t->pos != pos || t->end != end)
+    struct ptt_desc *d = ptt_pool_desc(p, i);
+    uint64_t *w0 = (uint64_t *)ptt_pool_data(p, i);
+    prepare(t, p, d);
+    *last = d->base_ts;
+    uint64_t lost = __atomic_exchange_n(&t->lost, 0, __ATOMIC_RELAXED);
+    if (!lost) {
+        __atomic_store_n(w0, 0, __ATOMIC_RELAXED);
         return 0;
-    t->end = nend;
-    atomic_signal_fence(memory_order_seq_cst);
-    t->pos = npos;
-    return 1;
-#endif
+    }
+    uint64_t ts = ptt_now(), dts = ts - *last;
+    struct ptt_event h = {PTT_EV_TRACE_LOST, 16, (uint32_t)dts};
+    if (dts > UINT32_MAX) {
+        h = (struct ptt_event){PTT_EV_TRACE_LOST | PTT_EVF_ABS, 24, 0};
+        w0[1] = ts;
+        w0[2] = lost;
+    } else {
+        w0[1] = lost;
+    }
+    uint64_t hv;
+    __builtin_memcpy(&hv, &h, 8);
+    __atomic_store_n(w0, hv, __ATOMIC_RELEASE);
+    *last = ts;
+    return h.size;
 }
 
 /* Called with t->nest == 1 when the event whose slot was reserved at w (tagged) does not fit:
@@ -210,135 +232,80 @@ int ptt_record_slow(struct ptt_thread *t, uintptr_t w, uintptr_t size)
     struct ptt_pool *p = ptt_pool;
     int saved_errno = errno;
     if (!p || !ptt_active) {
+        uint64_t mask = block_signals();
         t->end = 0;
-        atomic_signal_fence(memory_order_seq_cst);
         if (t->pos == w + size)
             t->pos = w; /* undo */
+        restore_signals(mask);
         errno = saved_errno;
         return 0;
     }
-    /* The next sub-buffer ready first: taking it can take microseconds (more when the pool is
-     * exhausted), and meanwhile signal handlers still record: in a sub-buffer of their own, this
-     * one handed over without our slot (ptt_record_nested). Only the few stores of the switch
-     * itself are closed to them. */
+    /* The next sub-buffer ready first, signals open: taking it can take microseconds (more when
+     * the pool is exhausted, the time ptt trace takes to free one). A handler recording meanwhile
+     * finds our slot past the end: it hands this sub-buffer over without it, and moves on to
+     * another (record_nested). */
     uint32_t i = take_buffer(p);
     uintptr_t used = 0;
     uint64_t last = 0;
-    if (i != PTT_POOL_EMPTY) {
-        /* Written before it is ours, where no handler goes: the events dropped so far, first.
-         * (Also maps its first page now: a fault inside the switch below would deliver the
-         * pending signals there.) */
-        struct ptt_desc *d = ptt_pool_desc(p, i);
-        uint64_t *w0 = (uint64_t *)ptt_pool_data(p, i);
-        prepare(t, p, d);
-        last = d->base_ts;
-        uint64_t lost = __atomic_exchange_n(&t->lost, 0, __ATOMIC_RELAXED);
-        if (lost) {
-            uint64_t ts = ptt_now(), dts = ts - last;
-            struct ptt_event h = {PTT_EV_TRACE_LOST, 16, (uint32_t)dts};
-            if (dts > UINT32_MAX) {
-                h = (struct ptt_event){PTT_EV_TRACE_LOST | PTT_EVF_ABS, 24, 0};
-                w0[1] = ts;
-                w0[2] = lost;
-            } else {
-                w0[1] = lost;
-            }
-            uint64_t hv;
-            __builtin_memcpy(&hv, &h, 8);
-            __atomic_store_n(w0, hv, __ATOMIC_RELEASE);
-            used = h.size;
-            last = ts;
-        } else {
-            __atomic_store_n(w0, 0, __ATOMIC_RELAXED);
-        }
-    }
-    if (i == PTT_POOL_EMPTY) {
-        t->end = 0; /* a signal handler recording meanwhile drops its event (counted) */
-        atomic_signal_fence(memory_order_seq_cst);
-        struct ptt_desc *old = t->desc;
-        uint32_t len = (uint32_t)(ptt_pos(t) - t->data);
-        if (t->pos == w + size) { /* nobody moved us: our slot is the last reservation */
-            len = (uint32_t)((w & PTT_POS_ADDR) - t->data);
-            t->pos = w;
-        }
-        t->desc = 0;
-        if (old)
-            hand_over(old, len);
-        ptt_drop(t);
-        errno = saved_errno;
-        return 0;
-    }
-    /* The switch. First, in one instruction, pos to the new sub-buffer and end to 0: a signal
-     * handler then records after pos (ptt_record_nested) while the rest changes. Compared
-     * with the pos and end we read: a handler that moved us since (the tag of pos changed)
-     * sends us round again. */
-    uintptr_t ndata = (uintptr_t)ptt_pool_data(p, i), cur, odata;
-    struct ptt_desc *old, *d = ptt_pool_desc(p, i);
-    t->switching_desc = d;
-    t->switching_moves = 0;
-    t->switching = ndata;
-    atomic_signal_fence(memory_order_seq_cst);
-    for (;;) {
-        cur = t->pos;
-        uintptr_t cend = t->end;
-        old = t->desc;
-        odata = t->data;
-        /* Numbered again at each round: after any sub-buffer a handler took meanwhile. */
-        d->seq = __atomic_fetch_add(&t->seq, 1, __ATOMIC_RELAXED);
-        atomic_signal_fence(memory_order_seq_cst);
-        uintptr_t npos = ((cur & PTT_POS_TAG) + PTT_POS_ADDR + 1) | (ndata + used);
-        if (swap_pos_end(t, cur, cend, npos, 0))
-            break;
-    }
+    if (i != PTT_POOL_EMPTY)
+        used = open_buffer(t, p, i, &last);
+    /* The switch itself, signals blocked (once per sub-buffer): no handler sees it half done. */
+    uint64_t mask = block_signals();
+    uintptr_t cur = t->pos;
+    struct ptt_desc *old = t->desc;
     /* Nobody moved us: our slot, the last reservation, is no part of the old sub-buffer.
-     * Otherwise a handler handed that one over without it, and its own holds whole events. */
-    uint32_t len = (uint32_t)(((cur == w + size ? w : cur) & PTT_POS_ADDR) - odata);
-    /* Then the rest, and end last, in one instruction with pos as it is then: a handler that
-     * recorded or moved on meanwhile sends us round again. */
-    for (;;) {
-        uintptr_t now = t->pos, sw = t->switching;
-        t->desc = t->switching_desc;
-        t->data = sw;
-        /* The time base too, before end: once end is set, a handler's own switch sets it. Of the
-         * events we wrote first (a handler's do not move it); in a sub-buffer a handler moved
-         * us to, none: the next event carries an absolute time. */
+     * Otherwise a handler handed that one over without it, and the one it moved to holds its
+     * whole events. */
+    uintptr_t to = cur == w + size ? w : cur;
+    uint32_t len = old ? (uint32_t)((to & PTT_POS_ADDR) - t->data) : 0;
+    if (i == PTT_POOL_EMPTY) {
+        t->end = 0;
+        t->pos = to;
+        t->desc = 0;
+        ptt_drop(t, PTT_LOST_NWHY);
+    } else {
+        struct ptt_desc *d = ptt_pool_desc(p, i);
+        d->seq = t->seq++;
+        t->desc = d;
+        t->data = t->last_data = (uintptr_t)ptt_pool_data(p, i);
         t->last = last;
-        t->last_data = t->switching_moves ? 0 : ndata; /* not by address: it may be ours again */
-        atomic_signal_fence(memory_order_seq_cst);
-        if (swap_pos_end(t, now, 0, now, sw + p->buf_size))
-            break;
+        t->pos = ((cur & PTT_POS_TAG) + PTT_POS_ADDR + 1) | (t->data + used); /* a new tag */
+        t->end = t->data + p->buf_size;
     }
-    t->switching = 0;
+    restore_signals(mask);
     if (old) /* no handler reaches it now */
         hand_over(old, len);
     errno = saved_errno;
-    return 1;
+    return i != PTT_POOL_EMPTY;
 }
 
-/* A signal handler moved the thread to another sub-buffer around the reservation of an event,
- * at w (tagged): where is its slot? */
+/* A signal handler moved the thread to another sub-buffer before the reservation of an event,
+ * at w (tagged), and after it read data and end: its slot is not where they say, and its time
+ * delta means nothing there. Fill the slot with padding and reserve again; past the end of the
+ * current sub-buffer, the event does not fit: switch. Handlers are done by now, and hand over no
+ * sub-buffer with this slot in it unwritten (record_nested parks it). */
+static void pad(uintptr_t p, uintptr_t size)
+{
+    struct ptt_event h = {PTT_EV_TRACE_PAD, (uint16_t)size, 0};
+    uint64_t v;
+    __builtin_memcpy(&v, &h, 8);
+    __atomic_store_n((uint64_t *)p, v, __ATOMIC_RELEASE);
+}
+
 int ptt_moved(struct ptt_thread *t, uintptr_t w, uintptr_t size)
 {
     uintptr_t p = w & PTT_POS_ADDR, end = t->end;
     atomic_signal_fence(memory_order_seq_cst); /* end, then the tag: both of the same one */
-    if (!((t->pos ^ w) & PTT_POS_TAG)) {
-        /* Moved before the reservation: the slot is in the current sub-buffer, where our time
-         * delta means nothing, and handlers may have written after it: fill it with padding,
-         * and reserve again. Past its end, the event does not fit: switch. */
+    if (!((t->pos ^ w) & PTT_POS_TAG)) {       /* in the current sub-buffer */
         if (p + size > end)
             return PTT_SLOT_PAST_END;
-        struct ptt_event pad = {PTT_EV_TRACE_PAD, (uint16_t)size, 0};
-        uint64_t pv;
-        __builtin_memcpy(&pv, &pad, 8);
-        __atomic_store_n((uint64_t *)p, pv, __ATOMIC_RELEASE);
+        pad(p, size);
         return PTT_SLOT_AGAIN;
     }
-    /* Moved after it: the slot is in the parked sub-buffer (reserved under its tag), counted in
-     * its length, and the event's data and end agree (both were read before); or in a
-     * sub-buffer handed over without it (the slot was past the end: ptt_record_nested), which
-     * may be in use again, parked even: the tag tells. */
-    if ((w & PTT_POS_TAG) == t->parked_tag && p - t->parked_data < t->parked_len)
-        return PTT_SLOT_PARKED;
+    /* Moved again since: the slot is in the parked sub-buffer (reserved under its tag, counted
+     * in its length), or past the end of one handed over without it. */
+    if (t->parked && (w & PTT_POS_TAG) == t->parked_tag && p - t->parked_data < t->parked_len)
+        pad(p, size);
     return PTT_SLOT_AGAIN;
 }
 
@@ -358,119 +325,87 @@ static uintptr_t whole_end(uintptr_t data, uintptr_t limit)
     return q;
 }
 
-/* An event of a signal handler that interrupted another event (t->nest == 2) does not fit. The
- * interrupted event has its slot reserved in this sub-buffer and will write it when the handler
- * returns: the sub-buffer is parked, not handed over, until then (ptt_unpark); the handler
- * goes on in a new one. When the handler fills that one too, it holds the handler's whole
- * events only, unless the interrupted event reserved a slot there after an earlier handler: it
- * is then handed over at once (the reader orders a thread's sub-buffers by number), and the
- * handler goes on in a third. Deeper nesting, a slot of the interrupted event in the full
- * sub-buffer, or a handler arriving while the thread switches sub-buffers, drops its event
- * (counted). */
-void ptt_record_nested(struct ptt_thread *t, uint16_t id, unsigned n, const uint64_t *a)
+/* Write an event of a signal handler at pos, which has room: with an absolute time, since the
+ * base time belongs to the interrupted event. */
+static void put_nested(struct ptt_thread *t, uint16_t id, unsigned n, const uint64_t *a)
 {
-    struct ptt_pool *p = ptt_pool;
-    uintptr_t size = 16 + 8 * (uintptr_t)n, at = ptt_pos(t), sw = t->switching;
-    if (t->nest == 2 && p && !t->end && sw && at - sw <= p->buf_size) {
-        /* The interrupted event is switching sub-buffers, and pos is in the new one already:
-         * after it, whatever the rest of the switch has done; when it is full, in another,
-         * which the switch adopts. */
-        if (at + size > sw + p->buf_size) {
-            int saved_errno = errno;
-            uint32_t i = take_buffer(p);
-            errno = saved_errno;
-            if (i == PTT_POOL_EMPTY) {
-                ptt_drop(t);
-                return;
-            }
-            struct ptt_desc *d = ptt_pool_desc(p, i);
-            prepare(t, p, d);
-            d->seq = __atomic_fetch_add(&t->seq, 1, __ATOMIC_RELAXED);
-            hand_over(t->switching_desc, (uint32_t)(at - sw));
-            t->switching_desc = d;
-            t->switching_moves++;
-            t->switching = at = (uintptr_t)ptt_pool_data(p, i);
-            t->pos = ((t->pos & PTT_POS_TAG) + PTT_POS_ADDR + 1) | at;
-        }
-        uint64_t *w = (uint64_t *)at;
-        struct ptt_event h = {(uint16_t)(id | PTT_EVF_ABS | PTT_EVF_NEST), (uint16_t)size, 0};
-        w[1] = ptt_now();
-        for (unsigned k = 0; k < n; k++)
-            w[2 + k] = a[k];
-        uint64_t hv;
-        __builtin_memcpy(&hv, &h, 8);
-        __atomic_store_n(w, hv, __ATOMIC_RELEASE);
-        t->pos += size;
-        return;
-    }
-    /* Only a handler of the first level. */
-    if (t->nest != 2 || !p || !ptt_active || !t->end || !t->desc) {
-        ptt_drop(t);
-        return;
-    }
-    uintptr_t pos = ptt_pos(t), len = 0;
-    int park = 0;
-    if (pos > t->end) {
-        /* The interrupted event reserved past the end and has not switched yet: its slot, never
-         * to be written, is no part of this sub-buffer (the event learns so from the tag of
-         * pos, ptt_moved); the whole events before it are. */
-        len = whole_end(t->data, t->end) - t->data;
-    } else if (t->parked) {
-        /* Filled again while the interrupted event is still parked: this one holds the
-         * handlers' whole events only, unless the interrupted event reserved a slot here after
-         * an earlier handler returned. */
-        if (t->desc == t->parked || whole_end(t->data, pos) != pos) {
-            ptt_drop(t);
-            return;
-        }
-        len = pos - t->data;
-    } else {
-        park = 1; /* the interrupted event's slot, if any, is whole in here */
-    }
-    int saved_errno = errno;
-    t->end = 0; /* a handler interrupting this one drops its event */
-    atomic_signal_fence(memory_order_seq_cst);
-    if (!park) {
-        uint32_t i = take_buffer(p);
-        if (i == PTT_POOL_EMPTY) {
-            atomic_signal_fence(memory_order_seq_cst);
-            t->end = t->data + p->buf_size;
-            ptt_drop(t);
-            errno = saved_errno;
-            return;
-        }
-        hand_over(t->desc, (uint32_t)len);
-        t->desc = 0;
-        install_taken(t, p, i);
-    } else {
-        t->parked = t->desc;
-        t->parked_data = t->data;
-        t->parked_tag = t->pos & PTT_POS_TAG;
-        t->parked_len = (uint32_t)(pos - t->data);
-        t->desc = 0;
-        if (install(t, p)) { /* as it was: the interrupted event finds its sub-buffer */
-            t->desc = t->parked;
-            t->parked = 0;
-            t->parked_len = 0;
-            atomic_signal_fence(memory_order_seq_cst);
-            t->end = t->data + p->buf_size;
-            ptt_drop(t);
-            errno = saved_errno;
-            return;
-        }
-    }
-    /* Until the interrupted event is done, the base time is its business: write absolute. */
-    uint64_t ts = ptt_now(), *w = (uint64_t *)ptt_pos(t);
+    uint64_t *w = (uint64_t *)ptt_pos(t);
     struct ptt_event h = {(uint16_t)(id | PTT_EVF_ABS | PTT_EVF_NEST), (uint16_t)(16 + 8 * n), 0};
-    w[1] = ts;
+    w[1] = ptt_now();
     for (unsigned k = 0; k < n; k++)
         w[2 + k] = a[k];
     uint64_t hv;
     __builtin_memcpy(&hv, &h, 8);
     __atomic_store_n(w, hv, __ATOMIC_RELEASE);
     t->pos += h.size;
-    atomic_signal_fence(memory_order_seq_cst);
+}
+
+/* The event of a signal handler does not fit (or the thread has no sub-buffer): move on to a
+ * new one. Signals are blocked, so the one event in progress is the interrupted one, at nest 1,
+ * and it has at most one slot reserved and not yet written (a zero header). A sub-buffer that
+ * holds such a slot is parked until that event is done (ptt_unpark); any other is handed over
+ * at once, up to its last whole event (the reader orders a thread's sub-buffers by number). */
+static void record_nested(struct ptt_thread *t, uint16_t id, unsigned n, const uint64_t *a)
+{
+    struct ptt_pool *p = ptt_pool;
+    if (!p || !ptt_active) {
+        ptt_drop(t, PTT_LOST_DAEMON);
+        return;
+    }
+    uintptr_t pos = ptt_pos(t), len = 0;
+    int park = 0;
+    if (t->desc) {
+        if (pos > t->end) {
+            /* The interrupted event reserved past the end and has not switched yet: its slot,
+             * never to be written, is no part of this sub-buffer (it learns so from the tag of
+             * pos, ptt_moved). */
+            len = whole_end(t->data, t->end) - t->data;
+        } else {
+            len = pos - t->data;
+            park = whole_end(t->data, pos) != pos;
+        }
+    }
+    if (park && t->parked) {
+        /* The slot here is the interrupted event's one: the parked sub-buffer no longer holds
+         * one (it wrote it, or padded it and reserved again). */
+        uintptr_t pend = t->parked_data + t->parked_len;
+        if (whole_end(t->parked_data, pend) != pend) {
+            ptt_drop(t, PTT_LOST_HANDLER); /* never seen: two slots in progress */
+            return;
+        }
+        hand_over(t->parked, t->parked_len);
+        t->parked = 0;
+        t->parked_len = 0;
+    }
+    uint32_t i = take_buffer(p);
+    if (i == PTT_POOL_EMPTY) {
+        ptt_drop(t, PTT_LOST_NWHY);
+        return;
+    }
+    if (park) {
+        t->parked = t->desc;
+        t->parked_data = t->data;
+        t->parked_tag = t->pos & PTT_POS_TAG;
+        t->parked_len = (uint32_t)len;
+    } else if (t->desc) {
+        hand_over(t->desc, (uint32_t)len);
+    }
+    install_taken(t, p, i);
     t->end = t->data + p->buf_size;
+    put_nested(t, id, n, a);
+}
+
+/* An event at nest > 1: a signal handler's, inside an event of its thread (or of a handler's).
+ * Written with every signal blocked, so no other handler sees it half done. */
+void ptt_write_nested(struct ptt_thread *t, uint16_t id, unsigned n, const uint64_t *a)
+{
+    int saved_errno = errno;
+    uint64_t mask = block_signals();
+    if (t->end && ptt_pos(t) + 16 + 8 * (uintptr_t)n <= t->end)
+        put_nested(t, id, n, a);
+    else
+        record_nested(t, id, n, a);
+    restore_signals(mask);
     errno = saved_errno;
 }
 
@@ -478,20 +413,14 @@ void ptt_record_nested(struct ptt_thread *t, uint16_t id, unsigned n, const uint
  * an absolute time: its base, t->last, is in the parked sub-buffer: last_data says so.) */
 void ptt_unpark(struct ptt_thread *t)
 {
-    t->nest++;
-    atomic_signal_fence(memory_order_seq_cst);
-    /* The length is read while parked is set: once it is cleared, a handler may park the
-     * current sub-buffer and overwrite parked_len (it is handed over at the next event). */
-    struct ptt_desc *d = t->parked;
-    uint32_t len = t->parked_len;
-    atomic_signal_fence(memory_order_seq_cst);
-    if (d) {
-        t->parked_len = 0;
-        t->parked = 0;
-        hand_over(d, len);
-    }
-    atomic_signal_fence(memory_order_seq_cst);
-    t->nest--;
+    int saved_errno = errno;
+    uint64_t mask = block_signals();
+    if (t->parked) /* a handler may have handed it over meanwhile */
+        hand_over(t->parked, t->parked_len);
+    t->parked = 0;
+    t->parked_len = 0;
+    restore_signals(mask);
+    errno = saved_errno;
 }
 
 void ptt_write_async(struct ptt_thread *t, uint16_t id, unsigned n, const uint64_t *a)
@@ -533,11 +462,10 @@ void ptt_discard_partial(struct ptt_thread *t)
 
 void ptt_thread_release(struct ptt_thread *t)
 {
-    /* As in the slow path: a signal handler recording meanwhile is nested, so it drops its
-     * event rather than switching sub-buffers under us. */
-    t->nest++;
-    t->end = 0; /* first: a handler can no longer park the sub-buffer we are handing over */
-    atomic_signal_fence(memory_order_seq_cst);
+    /* Signals blocked: a handler recording meanwhile would take a sub-buffer under us. */
+    int saved_errno = errno;
+    uint64_t mask = block_signals();
+    t->end = 0;
     if (t->parked) { /* an event was cut short (cancelled) inside a handler's switch */
         hand_over(t->parked, t->parked_len);
         t->parked_len = 0;
@@ -547,6 +475,6 @@ void ptt_thread_release(struct ptt_thread *t)
         hand_off(t);
         t->data = t->pos = 0;
     }
-    atomic_signal_fence(memory_order_seq_cst);
-    t->nest--;
+    restore_signals(mask);
+    errno = saved_errno;
 }

@@ -58,8 +58,7 @@ static void atfork_child(void)
     struct ptt_thread *t = &ptt_self;
     ptt_pid = (int)getpid();
     t->desc = 0;
-    t->pos = t->end = t->data = t->last_data = t->switching = 0;
-    t->switching_desc = 0;
+    t->pos = t->end = t->data = t->last_data = 0;
     t->parked = 0; /* the parent's */
     t->parked_len = 0;
     t->nest = 0;
@@ -76,8 +75,9 @@ static void atfork_child(void)
 /* A pidfd of this process, handed to ptt trace: it learns how the process ends even when glibc's
  * system() or popen() reaps it, where no interposer sees. Raw system calls: connect, sendmsg and
  * close are cancellation points in glibc, and this runs in a constructor and in fork's child
- * handler. Nothing blocks: a full backlog or a session gone leaves the process unannounced, as on a
- * kernel without pidfds. */
+ * handler. A full backlog (a burst of processes while ptt trace is busy) is waited out, as long as
+ * ptt trace exists, as writers wait for a free sub-buffer; a session gone leaves the process
+ * unannounced, as on a kernel without pidfds. */
 void ptt_announce(void)
 {
     const char *path = ptt_pool->proc_socket;
@@ -92,7 +92,14 @@ void ptt_announce(void)
     size_t len = strnlen(path, sizeof ptt_pool->proc_socket);
     if (s >= 0 && len < sizeof a.sun_path) {
         memcpy(a.sun_path, path, len);
-        if (syscall(SYS_connect, s, (struct sockaddr *)&a, sizeof a) == 0) {
+        long r, us = 50;
+        while ((r = syscall(SYS_connect, s, (struct sockaddr *)&a, sizeof a)) < 0 &&
+               errno == EAGAIN && syscall(SYS_kill, ptt_pool->daemon_pid, 0) == 0) {
+            struct timespec d = {0, us * 1000};
+            syscall(SYS_nanosleep, &d, NULL);
+            us = us < 100000 ? 2 * us : us;
+        }
+        if (r == 0) {
             int32_t pid = ptt_pid;
             struct iovec iov = {&pid, sizeof pid};
             union {

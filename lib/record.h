@@ -4,9 +4,13 @@
  * Recording an event: read the clock, reserve space with one non-locked xadd (a single
  * instruction, so a signal handler on this thread sees the reservation done or not done), write
  * the arguments, then the header. Nothing else is published per event: sub-buffers are zeroed
- * before reuse and a writer hands its sub-buffer over with its length. An event written by a
- * signal handler that interrupted an event of the same thread lands after it, whole (see
- * PTT_EVF_NEST in common/event.h). */
+ * before reuse and a writer hands its sub-buffer over with its length.
+ *
+ * Signal handlers: an event that interrupted another event of the same thread (nest > 1) is
+ * written out of line with every signal blocked (ptt_write_nested: two system calls, only for
+ * the events of a handler that landed inside an event), after it, whole (PTT_EVF_NEST in
+ * common/event.h); so is a switch of sub-buffers (once per sub-buffer). Only one event of a
+ * thread is then ever in progress, with at most one slot reserved and not yet written. */
 #ifndef PTT_RECORD_H
 #define PTT_RECORD_H
 
@@ -38,19 +42,13 @@ struct ptt_thread {
     uint32_t exiting;
     uint32_t async_cancel; /* asynchronous cancellation is on: write with it deferred */
     /* A signal handler filled the sub-buffer while the event it interrupted had its slot
-     * reserved there: that sub-buffer waits here, parked_len bytes long, until the interrupted
-     * event is written (see ptt_record_nested). */
+     * reserved there and not yet written: that sub-buffer waits here, parked_len bytes long,
+     * until the interrupted event is done (see record_nested in buffer.c). */
     struct ptt_desc *parked;
     uintptr_t parked_data;
     uintptr_t parked_tag; /* the tag pos had in it: a slot reserved under another tag is not
                              in it, even at the same address (a sub-buffer used again) */
     uint32_t parked_len;
-    /* While the slow path switches sub-buffers (end is 0), the one it moves to (data and
-     * descriptor): pos is already there, and a signal handler records after it, or moves it to
-     * another when it is full (ptt_record_nested); the slow path adopts whichever is last. */
-    uintptr_t switching;
-    struct ptt_desc *switching_desc;
-    uint32_t switching_moves; /* handlers moved it on: not the slow path's own sub-buffer */
 };
 
 extern __thread struct ptt_thread ptt_self __attribute__((tls_model("initial-exec")));
@@ -61,13 +59,14 @@ extern int ptt_clock_tsc;            /* time stamps from the TSC (else CLOCK_MON
 extern _Atomic uint64_t *ptt_masks;  /* the pool's masks (common/pool.h) */
 extern unsigned ptt_backtrace_depth; /* --backtrace=N, 0: none */
 
-enum { PTT_SLOT_AGAIN, PTT_SLOT_PARKED, PTT_SLOT_PAST_END };
+enum { PTT_SLOT_AGAIN, PTT_SLOT_PAST_END };
 int ptt_record_slow(struct ptt_thread *t, uintptr_t w, uintptr_t size);
 int ptt_moved(struct ptt_thread *t, uintptr_t w, uintptr_t size);
-void ptt_record_nested(struct ptt_thread *t, uint16_t id, unsigned n, const uint64_t *a);
+void ptt_write_nested(struct ptt_thread *t, uint16_t id, unsigned n, const uint64_t *a);
 void ptt_unpark(struct ptt_thread *t);
 void ptt_write_async(struct ptt_thread *t, uint16_t id, unsigned n, const uint64_t *a);
-void ptt_drop(struct ptt_thread *t);
+/* Why events were dropped: the pool's counters (common/pool.h) and the END record. */
+void ptt_drop(struct ptt_thread *t, unsigned why);
 void ptt_record_backtrace(void);
 
 static inline uint64_t ptt_now(void)
@@ -104,13 +103,19 @@ static inline __attribute__((always_inline)) void ptt_write_now(struct ptt_threa
 {
     uint32_t nest = ++t->nest;
     atomic_signal_fence(memory_order_seq_cst);
+    if (__builtin_expect(nest != 1, 0)) { /* a handler inside an event: out of line */
+        ptt_write_nested(t, id, n, a);
+        atomic_signal_fence(memory_order_seq_cst);
+        --t->nest;
+        return;
+    }
     uint64_t ts, d;
     uintptr_t size, w, p, end, data, tag;
     int wide;
 retry:
     for (;;) {
         /* The sub-buffer as it is before our reservation: a signal handler may move the thread
-         * to a new one (parking this one, see ptt_record_nested) at any point; the tag of pos
+         * to a new one (parking this one, see record_nested in buffer.c) at any point; the tag of pos
          * tells (a sub-buffer's address does not: it may be handed over and come back). */
         tag = t->pos & PTT_POS_TAG;
         atomic_signal_fence(memory_order_seq_cst);
@@ -123,45 +128,39 @@ retry:
         atomic_signal_fence(memory_order_seq_cst);
         if (__builtin_expect(t->last_data != data, 0))
             d = ~0ull;
-        wide = nest != 1 || d > UINT32_MAX;
+        wide = d > UINT32_MAX;
         size = 8 + 8 * (uintptr_t)n + (wide ? 8 : 0);
         w = ptt_reserve(t, size);
         p = w & PTT_POS_ADDR;
         atomic_signal_fence(memory_order_seq_cst);
         if (__builtin_expect((w & PTT_POS_TAG) == tag, 1))
             break;
-        int m = ptt_moved(t, w, size); /* a handler moved the thread meanwhile */
-        if (m == PTT_SLOT_PARKED)
-            break;
-        if (m == PTT_SLOT_PAST_END) {
+        /* A handler moved the thread between our reading of the tag and the reservation. */
+        if (ptt_moved(t, w, size) == PTT_SLOT_PAST_END) {
             end = 0;
             break;
         }
     }
     if (__builtin_expect(p + size > end, 0)) {
-        if (nest != 1) {
-            t->pos = w; /* undo: every reservation made after ours has been undone */
-            ptt_record_nested(t, id, n, a);
-        } else if (ptt_record_slow(t, w, size)) {
+        if (ptt_record_slow(t, w, size))
             goto retry; /* in the new sub-buffer, as any event */
-        }
     } else {
         uint64_t *slot = (uint64_t *)p, *args = slot + 1;
         struct ptt_event h = {id, (uint16_t)size, (uint32_t)d};
         if (__builtin_expect(wide, 0)) {
-            h.id |= PTT_EVF_ABS | (nest != 1 ? PTT_EVF_NEST : 0);
+            h.id |= PTT_EVF_ABS;
             h.dts = 0;
             *args++ = ts;
         }
-        if (nest == 1) { /* last, then where: a handler between them makes them disagree */
-            t->last = ts;
-            atomic_signal_fence(memory_order_seq_cst);
-            t->last_data = data;
-        }
+        /* last, then where: a handler between them makes them disagree */
+        t->last = ts;
+        atomic_signal_fence(memory_order_seq_cst);
+        t->last_data = data;
         for (unsigned i = 0; i < n; i++)
             args[i] = a[i];
         /* The header last: the daemon reads a dead process's sub-buffer up to the first empty
-         * header, so an event cut short by a kill is never taken for a whole one. */
+         * header, so an event cut short by a kill is never taken for a whole one; and a handler
+         * tells a slot not yet written by its zero header (record_nested in buffer.c). */
         uint64_t hv;
         __builtin_memcpy(&hv, &h, 8);
         __atomic_store_n(slot, hv, __ATOMIC_RELEASE);

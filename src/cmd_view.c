@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/pool.h"
 #include "cmds.h"
 #include "filter.h"
 #include "names.h"
@@ -29,9 +30,19 @@ static void print_summary(struct ptt_reader *r, const char *path, const uint64_t
     printf("duration:  %.6f s\n", (double)last_ns / 1e9);
     printf("threads:   %" PRIu64 "\n", ptt_reader_nthreads(r));
     const struct ptt_rec_end *end = ptt_reader_end(r);
-    if (end)
-        printf("lost:      %" PRIu64 "\nexit:      %d\n", end->lost, end->exit_status);
-    else
+    if (end) {
+        printf("lost:      %" PRIu64 "\n", end->lost);
+        if (end->lost) { /* why, unless the file is of format 1.0: then none is recorded */
+            uint64_t sum = 0;
+            for (int i = 0; i < PTT_LOST_NWHY; i++)
+                sum += end->lost_why[i];
+            char why[512];
+            printf("why:       %s\n",
+                   ptt_lost_text(why, sizeof why, end->lost, sum ? end->lost_why : NULL,
+                                 end->lost_unmarked));
+        }
+        printf("exit:      %d\n", end->exit_status);
+    } else
         printf("end:       missing (ptt trace did not finish this file)\n");
     const char *dropped = ptt_reader_info(r, "older_events_dropped");
     if (dropped)

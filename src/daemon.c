@@ -154,7 +154,8 @@ int ptt_daemon_create_guarded(struct ptt_daemon *d, const struct ptt_pool_config
 /* Count the events of a sub-buffer and find where they end: at len for one handed over (a
  * shorter walk is a malformed event, counted), at the first empty header for one whose writer is
  * gone. */
-static uint32_t walk(const uint8_t *data, uint32_t *len, int exact, uint64_t *corrupt)
+static uint32_t walk(const uint8_t *data, uint32_t *len, int exact, uint64_t *corrupt,
+                     uint64_t *marked)
 {
     uint32_t p = 0, n = 0;
     while (p + 8 <= *len) {
@@ -162,6 +163,12 @@ static uint32_t walk(const uint8_t *data, uint32_t *len, int exact, uint64_t *co
         memcpy(&h, data + p, 8);
         if (h.size < 8 || h.size % 8 || p + h.size > *len || !(h.id & PTT_EV_ID_MASK))
             break;
+        uint32_t at = p + 8 + ((h.id & PTT_EVF_ABS) ? 8 : 0); /* TRACE_LOST's count */
+        if ((h.id & PTT_EV_ID_MASK) == PTT_EV_TRACE_LOST && at + 8 <= p + h.size) {
+            uint64_t k;
+            memcpy(&k, data + at, 8);
+            *marked += k;
+        }
         p += h.size;
         n += (h.id & PTT_EV_ID_MASK) != PTT_EV_TRACE_PAD; /* padding is no event */
     }
@@ -183,7 +190,7 @@ static void write_chunk(struct ptt_daemon *d, const struct ptt_rec_chunk *proto,
                         uint32_t len)
 {
     struct ptt_rec_chunk c = *proto;
-    c.nevents = walk(data, &len, 1, &d->corrupt);
+    c.nevents = walk(data, &len, 1, &d->corrupt, &d->lost_marked);
     if (!c.nevents)
         return;
     if (d->sink)
@@ -264,7 +271,7 @@ size_t ptt_daemon_drain(struct ptt_daemon *d, int which)
         x->index = i;
         x->used = x->len = len;
         x->c = (struct ptt_rec_chunk){{0, 0}, b->pid, b->tid, b->serial, b->seq, b->base_ts, 0, 0};
-        x->c.nevents = walk(ptt_pool_data(p, i), &x->len, ready, &d->corrupt);
+        x->c.nevents = walk(ptt_pool_data(p, i), &x->len, ready, &d->corrupt, &d->lost_marked);
         done++;
         if (n == DRAIN_BATCH) {
             flush(d, batch, n);

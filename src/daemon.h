@@ -27,6 +27,7 @@ struct ptt_daemon {
     struct ptt_writer *out;
     uint64_t events, bytes, chunks;
     uint64_t corrupt; /* chunks cut short at a malformed event (a bug if ever non-zero) */
+    uint64_t lost_marked; /* events lost that the TRACE_LOST events drained so far count */
 };
 
 struct ptt_pool_config {

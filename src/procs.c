@@ -37,16 +37,58 @@ struct entry {
     int dead;  /* it has ended; its status comes once it is reaped */
 };
 
+/* A set of pidfs inode numbers (never 0): open addressing, at most half full. */
+struct inoset {
+    uint64_t *v;
+    size_t n, cap;
+};
+
 struct ptt_procs {
     int listener, ep;
     int paused; /* accept failed (no descriptor left): the listener is out of the epoll set */
     char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
     struct entry *e; /* in the order announced: an ended process before a new one of its pid */
     size_t n, cap;
-    pid_t reaped[256]; /* the latest pids ptt trace reaped itself, whose announcement may
-                          still be on its way */
+    /* The processes whose end is recorded: an announcement that comes after (late, or again
+     * after an exec) is not one more process, whatever its pid has become since. */
+    struct inoset done;
+    pid_t reaped[256]; /* the latest pids ptt trace reaped itself without knowing the process
+                          (no pidfd of it could be had), whose announcement may be on its way */
     unsigned nreaped;
 };
+
+static size_t ino_slot(const struct inoset *s, uint64_t ino)
+{
+    size_t i = (size_t)((ino * 0x9e3779b97f4a7c15ull) >> 20) & (s->cap - 1);
+    while (s->v[i] && s->v[i] != ino)
+        i = (i + 1) & (s->cap - 1);
+    return i;
+}
+
+static int ino_has(const struct inoset *s, uint64_t ino)
+{
+    return s->cap && s->v[ino_slot(s, ino)] == ino;
+}
+
+static void ino_add(struct inoset *s, uint64_t ino)
+{
+    if (2 * (s->n + 1) > s->cap) {
+        struct inoset g = {calloc(s->cap ? 2 * s->cap : 1024, sizeof *g.v), 0,
+                           s->cap ? 2 * s->cap : 1024};
+        if (!g.v)
+            return; /* out of memory: a late announcement may count a process twice */
+        for (size_t i = 0; i < s->cap; i++)
+            if (s->v[i])
+                g.v[ino_slot(&g, s->v[i])] = s->v[i], g.n++;
+        free(s->v);
+        *s = g;
+    }
+    size_t i = ino_slot(s, ino);
+    if (!s->v[i]) {
+        s->v[i] = ino;
+        s->n++;
+    }
+}
 
 static int info(int fd, uint64_t mask, struct pidfd_info *i)
 {
@@ -126,19 +168,28 @@ static int was_reaped(const struct ptt_procs *p, pid_t pid)
 static void add(struct ptt_procs *p, pid_t pid, int fd)
 {
     struct pidfd_info i;
-    if (pid <= 0 || info(fd, PIDFD_INFO_PID_ | PIDFD_INFO_EXIT_, &i) ||
-        ((i.mask & PIDFD_INFO_PID_) && (pid_t)i.pid != pid)) {
-        close(fd); /* not a pidfd of the process it says */
-        return;
-    }
-    int ended = (i.mask & PIDFD_INFO_EXIT_) != 0;
-    if (ended && was_reaped(p, pid)) { /* ptt trace recorded its end already */
+    int ended;
+    if (pid <= 0) {
         close(fd);
         return;
+    }
+    if (info(fd, PIDFD_INFO_PID_ | PIDFD_INFO_EXIT_, &i)) {
+        /* ESRCH: its parent is reaping it right now (its pid is gone, its exit status not
+         * yet there): ended, its status asked for at each step until it is. */
+        if (errno != ESRCH) {
+            close(fd);
+            return;
+        }
+        ended = 1;
+    } else if ((i.mask & PIDFD_INFO_PID_) && i.pid && (pid_t)i.pid != pid) {
+        close(fd); /* not a pidfd of the process it says (once reaped, the kernel says 0) */
+        return;
+    } else {
+        ended = (i.mask & PIDFD_INFO_EXIT_) != 0;
     }
     struct stat st;
-    if (fstat(fd, &st)) {
-        close(fd);
+    if (fstat(fd, &st) || ino_has(&p->done, st.st_ino) || (ended && was_reaped(p, pid))) {
+        close(fd); /* its end is recorded already */
         return;
     }
     for (size_t k = 0; k < p->n; k++)
@@ -238,6 +289,7 @@ void ptt_procs_step(struct ptt_procs *p, void (*ended)(void *arg, pid_t pid, int
         if (p->e[k].dead && !info(p->e[k].fd, PIDFD_INFO_EXIT_, &i) &&
             (i.mask & PIDFD_INFO_EXIT_)) {
             pid_t pid = p->e[k].pid;
+            ino_add(&p->done, p->e[k].ino);
             drop(p, k);
             ended(arg, pid, i.exit_code);
         } else {
@@ -246,16 +298,40 @@ void ptt_procs_step(struct ptt_procs *p, void (*ended)(void *arg, pid_t pid, int
     }
 }
 
-void ptt_procs_reaped(struct ptt_procs *p, pid_t pid)
+/* The process is known before it is reaped (a zombie still has its pidfd): by its inode,
+ * which no other process ever has, rather than by its pid, which another may have by the time
+ * its announcement comes. */
+pid_t ptt_procs_reap(struct ptt_procs *p, int *status)
 {
     if (!p)
-        return;
-    p->reaped[p->nreaped++ % 256] = pid;
-    for (size_t k = p->n; k-- > 0;) /* the newest of that pid: an older one ended before */
-        if (p->e[k].pid == pid) {
+        return waitpid(-1, status, WNOHANG);
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0)
+        return -1;
+    if (!si.si_pid)
+        return 0;
+    uint64_t ino = 0;
+    struct stat st;
+    int fd = (int)syscall(SYS_pidfd_open, si.si_pid, 0);
+    if (fd >= 0) {
+        if (!fstat(fd, &st))
+            ino = st.st_ino;
+        close(fd);
+    }
+    pid_t pid = waitpid(si.si_pid, status, WNOHANG);
+    if (pid <= 0)
+        return pid;
+    if (ino)
+        ino_add(&p->done, ino);
+    else
+        p->reaped[p->nreaped++ % 256] = pid;
+    for (size_t k = p->n; k-- > 0;) /* else the newest of that pid: an older one ended before */
+        if (ino ? p->e[k].ino == ino : p->e[k].pid == pid) {
             drop(p, k);
-            return;
+            break;
         }
+    return pid;
 }
 
 void ptt_procs_close(struct ptt_procs *p)
@@ -271,5 +347,6 @@ void ptt_procs_close(struct ptt_procs *p)
     if (p->path[0])
         unlink(p->path);
     free(p->e);
+    free(p->done.v);
     free(p);
 }

@@ -24,8 +24,9 @@ int ptt_procs_fd(const struct ptt_procs *p);
  * status) for each ended process whose status is known (it has been reaped). */
 void ptt_procs_step(struct ptt_procs *p, void (*ended)(void *arg, pid_t pid, int status),
                     void *arg);
-/* ptt trace reaped pid itself and recorded its end: not again. */
-void ptt_procs_reaped(struct ptt_procs *p, pid_t pid);
+/* Reap an ended child of ptt trace's, as waitpid(-1, status, WNOHANG) does (p may be NULL),
+ * whose end ptt trace then records: not again, when its announcement comes. */
+pid_t ptt_procs_reap(struct ptt_procs *p, int *status);
 /* Stop listening, unlink the socket, close every pidfd. */
 void ptt_procs_close(struct ptt_procs *p);
 

@@ -253,7 +253,10 @@ static void index_file(struct ptt_reader *r, uint64_t off)
             break;
         }
         case PTT_REC_END:
-            if (h.size >= sizeof r->end && read_at(r, &r->end, sizeof r->end, off) == 0)
+            /* Minor 0's is shorter: what it lacks reads as 0. */
+            memset(&r->end, 0, sizeof r->end);
+            if (h.size >= PTT_REC_END_V0_SIZE &&
+                read_at(r, &r->end, h.size < sizeof r->end ? h.size : sizeof r->end, off) == 0)
                 r->has_end = 1;
             break;
         default: break; /* a record of a newer minor version: skipped */

@@ -18,6 +18,7 @@
 #include "events.h"
 #include "hang.h"
 #include "session.h"
+#include "textfmt.h"
 #include "util.h"
 
 void ptt_session_clock(struct ptt_session *s)
@@ -257,14 +258,13 @@ int ptt_session_run(struct ptt_session *s)
         pid_t p;
         if (s->procs) /* before our reaps, so that one announced late is known as ours */
             ptt_procs_step(s->procs, ended, s);
-        while ((p = waitpid(-1, &st, WNOHANG)) != 0) {
+        while ((p = ptt_procs_reap(s->procs, &st)) != 0) {
             if (p < 0) {
                 none_left = errno == ECHILD;
                 break;
             }
             ptt_daemon_drain(&s->d, p); /* what the ended process had not handed over */
             ptt_daemon_process_exit(&s->d, p, st);
-            ptt_procs_reaped(s->procs, p);
             if (p == s->child) {
                 s->child_status = st;
                 s->child_done = 1;
@@ -316,7 +316,15 @@ int ptt_session_run(struct ptt_session *s)
     uint64_t lost = atomic_load(&s->d.pool->lost), wait_ns = atomic_load(&s->d.pool->wait_ns),
              waits = atomic_load(&s->d.pool->waits);
     int code = s->exec_errno ? (s->exec_errno == ENOENT ? 127 : 126) : status_code(s->child_status);
-    struct ptt_rec_end end = {{0, 0}, s->d.events, s->d.bytes, lost, wait_ns, waits, code, 0};
+    struct ptt_rec_end end = {.events = s->d.events,
+                              .bytes = s->d.bytes,
+                              .lost = lost,
+                              .wait_ns = wait_ns,
+                              .waits = waits,
+                              .exit_status = code};
+    for (int i = 0; i < PTT_LOST_NWHY; i++)
+        end.lost_why[i] = atomic_load(&s->d.pool->lost_why[i]);
+    end.lost_unmarked = lost > s->d.lost_marked ? lost - s->d.lost_marked : 0;
     uint64_t written = s->d.events, bytes = 0, unwritten = 0;
     int incomplete = 0;
     if (s->flight) {
@@ -354,14 +362,11 @@ int ptt_session_run(struct ptt_session *s)
                 "ptt: warning: threads waited %.3f ms in all, %llu times, for a free "
                 "sub-buffer (a larger --buffer avoids it)\n",
                 (double)wait_ns / 1e6, (unsigned long long)waits);
-    if (lost)
-        fprintf(stderr,
-                "ptt: warning: %llu events were dropped (%s); TRACE_LOST events show where\n",
-                (unsigned long long)lost,
-                s->overflow == PTT_OVERFLOW_DISCARD
-                    ? "--overflow=discard: the pool was full"
-                    : "signal handlers recording while their thread switched sub-buffers, or "
-                      "more live threads than sub-buffers");
+    if (lost) {
+        char why[512];
+        fprintf(stderr, "ptt: warning: %s\n",
+                ptt_lost_text(why, sizeof why, lost, end.lost_why, end.lost_unmarked));
+    }
     fprintf(stderr, "ptt: wrote %llu events (%llu bytes) to %s, %llu lost",
             (unsigned long long)written, (unsigned long long)bytes, s->output,
             (unsigned long long)lost);

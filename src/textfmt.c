@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "../common/pool.h"
 #include "json.h"
 #include "names.h"
 #include "textfmt.h"
@@ -430,4 +431,39 @@ void ptt_print_json(FILE *f, const struct ptt_ev *ev)
             fputc('}', f);
     }
     fputs("}\n", f);
+}
+
+const char *ptt_lost_text(char *buf, size_t len, uint64_t lost, const uint64_t *why,
+                          uint64_t unmarked)
+{
+    static const char *const because[PTT_LOST_NWHY] = {
+        [PTT_LOST_DISCARD] = "the pool was full (--overflow=discard)",
+        [PTT_LOST_STARVED] = "no sub-buffer came free in 10 s (more live threads than "
+                             "sub-buffers)",
+        [PTT_LOST_DAEMON] = "ptt trace was gone",
+        [PTT_LOST_HANDLER] = "a signal handler found no room",
+    };
+    size_t n = 0;
+#define PUT(...) \
+    (n += (size_t)snprintf(buf + (n < len ? n : len), n < len ? len - n : 0, __VA_ARGS__))
+    if (!lost) {
+        PUT("no event was dropped");
+        return buf;
+    }
+    PUT("%" PRIu64 " event%s dropped", lost, lost == 1 ? " was" : "s were");
+    if (!why) {
+        PUT(" (why is not recorded in this trace)");
+    } else {
+        const char *sep = ": ";
+        for (int i = 0; i < PTT_LOST_NWHY; i++)
+            if (why[i]) {
+                PUT("%s%" PRIu64 " because %s", sep, why[i], because[i]);
+                sep = ", ";
+            }
+        PUT("; %" PRIu64 " marked by TRACE_LOST events where they were dropped, %" PRIu64
+            " marked nowhere (the thread ended first)",
+            lost - (unmarked < lost ? unmarked : lost), unmarked);
+    }
+#undef PUT
+    return buf;
 }

@@ -6,6 +6,12 @@
 
 #include "reader.h"
 
+/* The one wording of a loss, in ptt trace's summary and ptt view --summary (docs/trace.md
+ * quotes it): how many events were dropped, why (why[] by enum ptt_lost_why, NULL: not
+ * recorded, a trace of format 1.0), and how many no TRACE_LOST event marks. Returns buf. */
+const char *ptt_lost_text(char *buf, size_t len, uint64_t lost, const uint64_t *why,
+                          uint64_t unmarked);
+
 struct ptt_names;
 /* Names to use in the human format (NULL: addresses and numbers). */
 void ptt_textfmt_names(const struct ptt_names *names);

@@ -158,14 +158,11 @@ static struct ptt_reader *finish(struct session *s)
     ptt_daemon_drain(&s->d, PTT_DRAIN_ALL);
     write_clock(s);
     struct ptt_pool *p = s->d.pool;
-    struct ptt_rec_end end = {{0, 0},
-                              s->d.events,
-                              s->d.bytes,
-                              atomic_load(&p->lost),
-                              atomic_load(&p->wait_ns),
-                              atomic_load(&p->waits),
-                              0,
-                              0};
+    struct ptt_rec_end end = {.events = s->d.events,
+                              .bytes = s->d.bytes,
+                              .lost = atomic_load(&p->lost),
+                              .wait_ns = atomic_load(&p->wait_ns),
+                              .waits = atomic_load(&p->waits)};
     assert_int_equal(ptt_writer_record(&s->w, PTT_REC_END, &end, sizeof end, 0, 0), 0);
     assert_int_equal(ptt_writer_close(&s->w), 0);
     assert_int_equal(s->d.corrupt, 0);

@@ -114,7 +114,14 @@ static void clk(struct file *f, uint64_t ticks, uint64_t mono)
 
 static void end(struct file *f)
 {
-    struct ptt_rec_end e = {{0, 0}, 11, 222, 3, 4, 5, 7, 0};
+    struct ptt_rec_end e = {.events = 11,
+                            .bytes = 222,
+                            .lost = 3,
+                            .wait_ns = 4,
+                            .waits = 5,
+                            .exit_status = 7,
+                            .lost_why = {1, 0, 2, 0},
+                            .lost_unmarked = 1};
     assert_int_equal(ptt_writer_record(&f->w, PTT_REC_END, &e, sizeof e, 0, 0), 0);
     mark(f);
 }
@@ -318,6 +325,9 @@ static void test_roundtrip(void **state)
     assert_int_equal(e->wait_ns, 4);
     assert_int_equal(e->waits, 5);
     assert_int_equal(e->exit_status, 7);
+    assert_int_equal(e->lost_why[0], 1);
+    assert_int_equal(e->lost_why[2], 2);
+    assert_int_equal(e->lost_unmarked, 1);
     assert_int_equal(ptt_reader_nthreads(r), 3); /* the daemon's stream is not a thread */
     assert_string_equal(ptt_reader_info(r, "name"), "sample");
     close_r(r);
@@ -447,6 +457,40 @@ static void test_versions(void **state)
     assert_int_equal(ptt_reader_next(r, &ev), 0);
     assert_null(ptt_reader_error(r));
     close_r(r);
+}
+
+/* A 1.0 file's END (56 bytes) reads, without the reasons of its losses (0); a longer one, of a
+ * newer minor, reads too. */
+static void test_end_versions(void **state)
+{
+    struct file *f = *state;
+    uint8_t buf[256];
+    for (int v = 0; v < 2; v++) {
+        struct ptt_file_header h = {"PTTRACE", PTT_FORMAT_MAJOR, (uint16_t)v, 16};
+        struct ptt_rec_end e = {.events = 11,
+                                .bytes = 222,
+                                .lost = 3,
+                                .exit_status = 7,
+                                .lost_why = {3, 0, 0, 0},
+                                .lost_unmarked = 1};
+        uint32_t size = v ? (uint32_t)sizeof e + 16 : PTT_REC_END_V0_SIZE;
+        e.h = (struct ptt_record){PTT_REC_END, size};
+        memset(buf, 0x5a, sizeof buf); /* what lies after a 1.0 END must not be read as its */
+        memcpy(buf, &h, sizeof h);
+        memcpy(buf + 16, &e, size < sizeof e ? size : sizeof e);
+        write_bytes(f->path, buf, 16 + size);
+        struct ptt_reader *r = open_ok(f->path);
+        struct ptt_ev ev;
+        assert_int_equal(ptt_reader_next(r, &ev), 0);
+        assert_null(ptt_reader_error(r));
+        const struct ptt_rec_end *got = ptt_reader_end(r);
+        assert_non_null(got);
+        assert_int_equal(got->lost, 3);
+        assert_int_equal(got->exit_status, 7);
+        assert_int_equal(got->lost_why[0], v ? 3 : 0);
+        assert_int_equal(got->lost_unmarked, v ? 1 : 0);
+        close_r(r);
+    }
 }
 
 /* A file cut at every byte: never a crash; the events of the whole records before the cut are
@@ -873,7 +917,7 @@ int main(void)
         T(test_versions),         T(test_truncation),    T(test_corrupt_event),
         T(test_corrupt_record),   T(test_unknown_event), T(test_time_decoding),
         T(test_clock_conversion), T(test_unfinished),    T(test_extreme_times),
-        T(test_many_streams),
+        T(test_many_streams),     T(test_end_versions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
