@@ -20,34 +20,7 @@
 
 #include "libptt.h"
 
-__thread struct ptt_thread ptt_self __attribute__((tls_model("initial-exec")));
-int ptt_active;
-int ptt_clock_tsc;
-static _Atomic uint64_t no_masks[2]; /* before the pool is attached: nothing */
-_Atomic uint64_t *ptt_masks = no_masks;
-struct ptt_pool *ptt_pool;
-int ptt_pid;
-static char pool_name[64];
-
-#define PTT_DEFINE_REAL(ret, name, params) ret(*ptt_real_##name) params;
-PTT_REAL_FUNCS(PTT_DEFINE_REAL)
-#undef PTT_DEFINE_REAL
-
 void ptt_backtrace_init(unsigned depth);
-
-void ptt_resolve(void)
-{
-#define PTT_RESOLVE(ret, name, params) \
-    if (!ptt_real_##name)              \
-        *(void **)&ptt_real_##name = dlsym(RTLD_NEXT, #name);
-    PTT_REAL_FUNCS(PTT_RESOLVE)
-#undef PTT_RESOLVE
-    /* glibc 2.34 and later keep pthread_yield only as a compat symbol of an older version. */
-    if (!ptt_real_pthread_yield)
-        *(void **)&ptt_real_pthread_yield = dlvsym(RTLD_NEXT, "pthread_yield", "GLIBC_2.2.5");
-    if (!ptt_real_pthread_yield)
-        ptt_real_pthread_yield = ptt_real_sched_yield;
-}
 
 /* In a forked child: the parent's sub-buffer is not ours; take fresh ones under our own pid
  * and a new thread number.
@@ -122,12 +95,6 @@ void ptt_announce(void)
     if (pidfd >= 0)
         syscall(SYS_close, pidfd);
     errno = saved;
-}
-
-void ptt_forget_pool(void)
-{
-    if (pool_name[0])
-        shm_unlink(pool_name);
 }
 
 /* Why this process is not traced, in one line on stderr (fd 2: the program's stdio untouched). */
@@ -248,7 +215,7 @@ static struct ptt_pool *attach(const char *env)
         munmap(m, (size_t)st.st_size);
         return 0;
     }
-    snprintf(pool_name, sizeof pool_name, "%s", name);
+    ptt_keep_pool_name(name);
     return p;
 }
 

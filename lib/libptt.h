@@ -21,6 +21,8 @@ void ptt_announce(void);
 
 /* Unlink the pool's name (ptt trace is gone and cannot). */
 void ptt_forget_pool(void);
+/* The pool's name, for ptt_forget_pool (set once attached). */
+void ptt_keep_pool_name(const char *name);
 
 /* After an asynchronous cancellation inside an event: move back to the end of the whole events,
  * and clear what the cut event had written, so no stale word is ever read as a header. */

@@ -3,7 +3,7 @@
 (nm -u) are defined by objects strictly below it, so the library could be linked from its
 objects in any order, layer by layer. Prints the layers; exits 1 naming a cycle.
 
-usage: lib_layers.py OBJECT..."""
+usage: lib_layers.py OBJECT... (or one ';'-separated list)"""
 
 import subprocess
 import sys
@@ -26,7 +26,8 @@ def symbols(obj, defined):
     return names
 
 
-def main(objs):
+def main(args):
+    objs = [o for a in args for o in a.split(";") if o]  # CMake passes a list as one argument
     if not objs:
         sys.exit(__doc__.splitlines()[-1])
     name = {o: Path(o).name.split(".")[0] for o in objs}

@@ -1,0 +1,47 @@
+/* What every part of libptt shares, and depends on nothing else of it: the thread's recording
+ * state, the attached pool, the real routines found behind the interposers. init.c (start-up)
+ * sits above the recorder (buffer.c) and the modules' records (module.c), which sit above this. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdio.h>
+#include <sys/mman.h>
+
+#include "libptt.h"
+
+__thread struct ptt_thread ptt_self __attribute__((tls_model("initial-exec")));
+int ptt_active;
+int ptt_clock_tsc;
+static _Atomic uint64_t no_masks[2]; /* before the pool is attached: nothing */
+_Atomic uint64_t *ptt_masks = no_masks;
+struct ptt_pool *ptt_pool;
+int ptt_pid;
+static char pool_name[64];
+
+#define PTT_DEFINE_REAL(ret, name, params) ret(*ptt_real_##name) params;
+PTT_REAL_FUNCS(PTT_DEFINE_REAL)
+#undef PTT_DEFINE_REAL
+
+void ptt_resolve(void)
+{
+#define PTT_RESOLVE(ret, name, params) \
+    if (!ptt_real_##name)              \
+        *(void **)&ptt_real_##name = dlsym(RTLD_NEXT, #name);
+    PTT_REAL_FUNCS(PTT_RESOLVE)
+#undef PTT_RESOLVE
+    /* glibc 2.34 and later keep pthread_yield only as a compat symbol of an older version. */
+    if (!ptt_real_pthread_yield)
+        *(void **)&ptt_real_pthread_yield = dlvsym(RTLD_NEXT, "pthread_yield", "GLIBC_2.2.5");
+    if (!ptt_real_pthread_yield)
+        ptt_real_pthread_yield = ptt_real_sched_yield;
+}
+
+void ptt_forget_pool(void)
+{
+    if (pool_name[0])
+        shm_unlink(pool_name);
+}
+
+void ptt_keep_pool_name(const char *name)
+{
+    snprintf(pool_name, sizeof pool_name, "%s", name);
+}
