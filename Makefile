@@ -42,7 +42,7 @@ bench: all
 events-md: all
 	$(CMAKE) --build $(BUILD) --target events-md
 
-# src/usage.c, man/*.1 and the options of docs/*.md, from docs/src/*.txt (needs python3)
+# src/cmd/usage.c, man/*.1 and the options of docs/*.md, from docs/src/*.txt (needs python3)
 docs: $(BUILD)/CMakeCache.txt
 	$(CMAKE) --build $(BUILD) --target docs
 

@@ -25,7 +25,7 @@ enum ptt_clock { PTT_CLOCK_TSC = 1, PTT_CLOCK_MONO = 2 };
 enum ptt_overflow { PTT_OVERFLOW_BLOCK = 0, PTT_OVERFLOW_DISCARD = 1 };
 
 /* Why events were dropped: the pool counts each reason (lost_why), the END record carries them
- * (common/format.h), ptt_lost_text (src/textfmt.h) words them. */
+ * (common/format.h), ptt_lost_text (src/export/textfmt.h) words them. */
 enum ptt_lost_why {
     PTT_LOST_DISCARD = 0, /* --overflow=discard and no free sub-buffer */
     PTT_LOST_STARVED = 1, /* no sub-buffer came free in 10 s: more live threads than them */
@@ -61,7 +61,7 @@ struct ptt_pool {
     uint64_t total_size;
     uint32_t backtrace_depth; /* --backtrace=N: frames recorded before each sited event */
     uint32_t pad1;
-    char proc_socket[108]; /* where a process announces itself (src/procs.h); "": nowhere */
+    char proc_socket[108]; /* where a process announces itself (src/session/procs.h); "": nowhere */
     uint8_t secret[PTT_POOL_SECRET]; /* random, also in PTT_SHM: libptt attaches no other pool */
     uint8_t pad0[48];
 

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../src/events.h"
+#include "../src/trace/events.h"
 
 /* The role vocabulary (PTT_ROLE in common/events.def). */
 static void print_roles(void)
@@ -65,7 +65,7 @@ int main(void)
            "evid (an event id), endhow (return, exit or cancel), str (a string, up to 255 bytes, "
            "stored after the fixed arguments), site (a return address: where the program made the "
            "call, named file:line by the tools), frames (return addresses, innermost first, after "
-           "the fixed arguments); the other types are listed in src/events.h.\n\n");
+           "the fixed arguments); the other types are listed in src/trace/events.h.\n\n");
     print_roles();
     printf("## Classes\n\nSelect them with `ptt trace --events=CLASS,...`.\n\n"
            "| class | number | events |\n|---|---|---|\n");

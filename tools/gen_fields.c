@@ -3,7 +3,7 @@
  * run at build time: adding an event or a field touches the table alone. */
 #include <stdio.h>
 
-#include "../src/events.h"
+#include "../src/trace/events.h"
 
 int main(void)
 {

@@ -23,11 +23,11 @@ import pytest
 from conftest import PTT, TIMEOUT, parse_output, prog, summary_counts
 from robust_util import Live, ctl, ctl_ok, status_fields
 
-CLIENTS = 8  # the clients a session serves at once (src/control.h)
+CLIENTS = 8  # the clients a session serves at once (src/session/control.h)
 
 
 def sock_path(session):
-    """As src/control.c: the runtime directory if it is ours and others cannot write it."""
+    """As src/session/control.c: the runtime directory if it is ours and others cannot write it."""
     run = os.environ.get("XDG_RUNTIME_DIR")
     try:
         st = os.stat(run) if run else None

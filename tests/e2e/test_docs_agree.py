@@ -10,14 +10,14 @@ from conftest import PTT, SOURCE
 
 # The command, the file of its option table.
 COMMANDS = {
-    "ptt": "ptt.c",
-    "trace": "cmd_trace.c",
-    "view": "cmd_view.c",
-    "stat": "cmd_stat.c",
-    "paje": "cmd_export.c",
-    "export": "cmd_export.c",
-    "report": "cmd_export.c",
-    "ctl": "cmd_ctl.c",
+    "ptt": "cmd/ptt.c",
+    "trace": "cmd/trace.c",
+    "view": "cmd/view.c",
+    "stat": "cmd/stat.c",
+    "paje": "cmd/export.c",
+    "export": "cmd/export.c",
+    "report": "cmd/export.c",
+    "ctl": "cmd/ctl.c",
 }
 # ptt paje and ptt report share ptt export's table, whose --format they do not document: it is
 # ptt export's option (given to them, it writes another format).
@@ -106,9 +106,9 @@ def test_help_unknown_command():
 
 
 def test_commands_listed():
-    """ptt --help and man/ptt.1 list exactly the commands ptt runs (src/cmds.h): the list is
+    """ptt --help and man/ptt.1 list exactly the commands ptt runs (src/cmd/cmds.h): the list is
     written in docs/src/ptt.txt, apart from the table."""
-    table = (SOURCE / "src" / "cmds.h").read_text()
+    table = (SOURCE / "src" / "cmd" / "cmds.h").read_text()
     m = re.search(r"#define PTT_COMMANDS\(X\)(.*?)\n\n", table, re.S)
     commands = set(re.findall(r"X\((\w+)\)", m.group(1)))
     text = run([PTT, "--help"]).stdout

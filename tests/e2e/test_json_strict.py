@@ -2,7 +2,7 @@
 report's #ptt-data element) is strict JSON (RFC 8259) in UTF-8, whatever bytes the program named
 its threads and objects with: a strict parser reads it (the bytes decoded as UTF-8 with
 errors='strict', json.loads with strict=True), valid UTF-8 names come back as they are, and each
-ill-formed part of a name comes back as one U+FFFD (src/json.h).
+ill-formed part of a name comes back as one U+FFFD (src/util/json.h).
 
 json_names (tests/progs/json_names.c) names four threads with pthread_setname_np and twelve
 mutexes with ptt_name; every thread locks every mutex."""

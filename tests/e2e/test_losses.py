@@ -1,6 +1,6 @@
 """Losses: the default mode (--overflow=block) loses nothing whatever signals do; the discard mode
 counts every event it drops, by reason, and ptt trace's summary and ptt view --summary word a
-loss alike (src/textfmt.c ptt_lost_text)."""
+loss alike (src/export/textfmt.c ptt_lost_text)."""
 
 import collections
 import re

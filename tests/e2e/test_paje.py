@@ -251,7 +251,7 @@ def window(im):
 def hue_counts(im):
     """Pixels of each state's colour in the trace area of ViTE's window (right of the container
     names, below the ruler). ViTE shades each state from light to dark: its hue and saturation
-    stay those of the table (src/states.def)."""
+    stay those of the table (src/analysis/states.def)."""
     x0, y0, x1, y1 = window(im)
     w, h = x1 - x0, y1 - y0
     area = im.convert("RGB").crop((x0 + w * 21 // 100, y0 + h * 20 // 100, x0 + w * 97 // 100,

@@ -1,6 +1,6 @@
 """One palette for the states of a thread: the Pajé trace (its entity values of the thread state),
 the HTML report (its style sheet's state classes) and the Chrome JSON (the cname of each blocked
-span) colour each state as ptt's one table says (src/states.def, read by palette_util), for a
+span) colour each state as ptt's one table says (src/analysis/states.def, read by palette_util), for a
 program that blocks in many ways (report_mix: a mutex, a rwlock, a condvar, a barrier, a
 semaphore, joins); the docs list the table's colours and names."""
 

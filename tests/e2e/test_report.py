@@ -216,7 +216,7 @@ def test_report_screenshot(mix, chromium, tmp_path):
     assert white < 0.95 * total, "the page is (almost) blank"
     many = [c for n, c in colors if n >= 40]
     assert len(many) >= 12, f"few distinct colours: {len(many)}"
-    # The timeline's states, in the colours of the table (src/states.def).
+    # The timeline's states, in the colours of the table (src/analysis/states.def).
     table = by_name()
     palette = {s: table[s].rgb for s in ("running", "mutex", "rwlock", "barrier", "join", "sem")}
     counts = {c: n for n, c in colors}

@@ -8,8 +8,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "src/reader.h"
-#include "src/textfmt.h"
+#include "src/trace/reader.h"
+#include "src/export/textfmt.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -28,9 +28,9 @@
 #endif
 
 #include "lib/libptt.h"
-#include "src/daemon.h"
-#include "src/reader.h"
-#include "src/writer.h"
+#include "src/session/daemon.h"
+#include "src/trace/reader.h"
+#include "src/trace/writer.h"
 
 /* ---------------------------------------------------------------- session: pool, file, drain */
 

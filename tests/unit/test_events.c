@@ -1,4 +1,4 @@
-/* The decoder's event table (common/events.def through src/events.c): its rules hold for every
+/* The decoder's event table (common/events.def through src/trace/events.c): its rules hold for every
  * event, so that a new event that breaks one fails here rather than in a trace. */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -14,9 +14,9 @@
 
 #include <cmocka.h>
 
-#include "src/events.h"
-#include "src/reader.h"
-#include "src/textfmt.h"
+#include "src/trace/events.h"
+#include "src/trace/reader.h"
+#include "src/export/textfmt.h"
 #include "ptt_fields.h"
 
 static const struct ptt_evinfo *all(unsigned *n)
@@ -313,7 +313,7 @@ static void test_names_of_kinds_and_types(void **state)
     assert_string_equal(ptt_ftype_name((enum ptt_ftype)999), "?");
 }
 
-/* The field formatters (src/textfmt.c) on the values they must name. */
+/* The field formatters (src/export/textfmt.c) on the values they must name. */
 static void test_field_formats(void **state)
 {
     (void)state;

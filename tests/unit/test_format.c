@@ -17,9 +17,9 @@
 
 #include <cmocka.h>
 
-#include "src/reader.h"
-#include "src/textfmt.h"
-#include "src/writer.h"
+#include "src/trace/reader.h"
+#include "src/export/textfmt.h"
+#include "src/trace/writer.h"
 
 /* ------------------------------------------------------------------------ building files */
 

@@ -1,4 +1,4 @@
-/* The JSON string writer (src/json.c): valid UTF-8 copied, each ill-formed part as one U+FFFD,
+/* The JSON string writer (src/util/json.c): valid UTF-8 copied, each ill-formed part as one U+FFFD,
  * control characters, quotes and backslashes escaped, the HTML-safe variant, and the bound on
  * the bytes read. */
 #define _GNU_SOURCE
@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "src/json.h"
+#include "src/util/json.h"
 
 #define FFFD "\xef\xbf\xbd"
 

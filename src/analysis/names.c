@@ -1,0 +1,420 @@
+/* Names of threads and objects, learned from the events as they are read. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/hmap.h"
+#include "analysis/names.h"
+#include "ptt_fields.h"
+#include "analysis/symbols.h"
+
+/* The tables: a string (or a number) by key (hmap.h). */
+struct entry {
+    char *str;
+    uint64_t num;
+};
+
+static struct entry *map_get(struct ptt_hmap *m, uint64_t key, int add)
+{
+    return ptt_hmap_get(m, key, add ? sizeof(struct entry) : 0);
+}
+
+static void map_set(struct ptt_hmap *m, uint64_t key, const char *s)
+{
+    struct entry *e = map_get(m, key, 1);
+    free(e->str);
+    e->str = s ? strdup(s) : NULL;
+}
+
+static void release(void *e)
+{
+    free(((struct entry *)e)->str);
+}
+
+static void map_free(struct ptt_hmap *m)
+{
+    ptt_hmap_free(m, release);
+}
+
+struct module {
+    uint64_t base, size;
+    char *path;
+};
+
+struct proc {
+    int32_t pid, ppid;
+    int fresh; /* started (fork or exec) and no module seen since */
+    struct module *mods;
+    size_t nmods;
+    struct ptt_symbols *sym; /* built on first use */
+};
+
+struct user_name {
+    uint64_t addr; /* 0: by symbol */
+    char *symbol;
+    char *name;
+};
+
+struct ptt_names {
+    struct proc *procs;
+    size_t nprocs;
+    struct ptt_hmap threads;  /* (pid, tid) -> name */
+    struct ptt_hmap objects;  /* (pid, addr) -> name, also "no name" */
+    struct ptt_hmap code;     /* (pid, addr) -> "func (file:line)" */
+    struct ptt_hmap sites;    /* (pid, addr) -> "file:line" */
+    struct ptt_hmap pthreads; /* (pid, pthread_t) -> tid */
+    struct ptt_hmap starts;   /* (pid, symbol hash) -> threads started there */
+    struct ptt_hmap setname;  /* (pid, tid) -> pending name of a pthread_setname_np (num: target) */
+    struct ptt_hmap early;    /* (pid, pthread_t) -> the name set before that thread started */
+    struct ptt_hmap born;     /* (pid, addr) -> where it was initialized or first used: str "class",
+                            num the site; a second key bit marks an init */
+    struct user_name *user;
+    size_t nuser;
+};
+
+struct ptt_names *ptt_names_new(void)
+{
+    return calloc(1, sizeof(struct ptt_names));
+}
+
+int ptt_names_have_symbols(void)
+{
+    return ptt_symbols_available();
+}
+
+static struct proc *proc_of(struct ptt_names *n, int32_t pid, int add)
+{
+    for (size_t i = 0; i < n->nprocs; i++)
+        if (n->procs[i].pid == pid)
+            return &n->procs[i];
+    if (!add)
+        return NULL;
+    struct proc *p = realloc(n->procs, (n->nprocs + 1) * sizeof *p);
+    if (!p)
+        return NULL;
+    n->procs = p;
+    p = &n->procs[n->nprocs++];
+    memset(p, 0, sizeof *p);
+    p->pid = pid;
+    return p;
+}
+
+/* The symbols of a process: its own modules, or its parent's (a forked child maps the same). */
+static struct ptt_symbols *symbols_of(struct ptt_names *n, int32_t pid)
+{
+    for (int depth = 0; depth < 32; depth++) {
+        struct proc *p = proc_of(n, pid, 0);
+        if (!p)
+            return NULL;
+        if (p->nmods) {
+            if (!p->sym && (p->sym = ptt_symbols_new()))
+                for (size_t i = 0; i < p->nmods; i++)
+                    ptt_symbols_add(p->sym, p->mods[i].base, p->mods[i].size, p->mods[i].path);
+            return p->sym;
+        }
+        pid = p->ppid;
+    }
+    return NULL;
+}
+
+static const char *arg_str(const struct ptt_ev *ev, unsigned from, char *buf, size_t len)
+{
+    size_t max = from < ev->nargs ? (ev->nargs - from) * 8 : 0;
+    size_t l = strnlen((const char *)&ev->args[from], max < len - 1 ? max : len - 1);
+    memcpy(buf, &ev->args[from], l);
+    buf[l] = 0;
+    return buf;
+}
+
+/* A module a process maps: for the names of its code and data. */
+static void module_load(struct ptt_names *n, const struct ptt_ev *ev)
+{
+    char s[300];
+    struct proc *p = proc_of(n, ev->pid, 1);
+    if (!p || ev->nargs <= PTT_F(MODULE_LOAD, path))
+        return;
+    if (p->fresh) { /* an exec'd image: its own modules */
+        for (size_t i = 0; i < p->nmods; i++)
+            free(p->mods[i].path);
+        p->nmods = 0;
+        ptt_symbols_free(p->sym);
+        p->sym = NULL;
+        p->fresh = 0;
+    }
+    struct module *m = realloc(p->mods, (p->nmods + 1) * sizeof *m);
+    if (!m)
+        return;
+    p->mods = m;
+    uint64_t base = ev->args[PTT_F(MODULE_LOAD, base)], size = ev->args[PTT_F(MODULE_LOAD, size)];
+    p->mods[p->nmods++] =
+        (struct module){base, size, strdup(arg_str(ev, PTT_F(MODULE_LOAD, path), s, sizeof s))};
+    if (p->sym)
+        ptt_symbols_add(p->sym, base, size, p->mods[p->nmods - 1].path);
+}
+
+/* A thread starts: named by its creator (before it ran), else by its start routine. */
+static void thread_start(struct ptt_names *n, const struct ptt_ev *ev)
+{
+    char s[300];
+    if (ev->nargs <= PTT_F(THREAD_START, self))
+        return;
+    uint64_t self = ev->args[PTT_F(THREAD_START, self)];
+    struct entry *e = map_get(&n->pthreads, ptt_key2((uint64_t)ev->pid, self), 1);
+    if (e)
+        e->num = (uint64_t)ev->tid;
+    uint64_t key = ptt_key2((uint64_t)ev->pid, (uint64_t)ev->tid);
+    struct entry *early = map_get(&n->early, ptt_key2((uint64_t)ev->pid, self), 0);
+    if (early && early->str) { /* its creator named it before it ran */
+        map_set(&n->threads, key, early->str);
+        free(early->str);
+        early->str = NULL;
+        return;
+    }
+    if (map_get(&n->threads, key, 0))
+        return; /* named already (a thread id reused: keep the first name) */
+    char func[256], file[128];
+    int line;
+    struct ptt_symbols *sym = symbols_of(n, ev->pid);
+    if (ptt_symbols_code(sym, ev->args[PTT_F(THREAD_START, start)], func, sizeof func, file,
+                         sizeof file, &line))
+        return;
+    /* producer, producer#2, ...: numbered by start routine */
+    uint64_t h = 1469598103934665603ull;
+    for (const char *c = func; *c; c++)
+        h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    struct entry *cnt = map_get(&n->starts, ptt_key2((uint64_t)ev->pid, h), 1);
+    uint64_t k = cnt ? ++cnt->num : 1;
+    if (k > 1)
+        snprintf(s, sizeof s, "%s#%llu", func, (unsigned long long)k);
+    else
+        snprintf(s, sizeof s, "%s", func);
+    map_set(&n->threads, key, s);
+}
+
+/* Where an object was initialized (a CREATE call's site), else first used. */
+static void born(struct ptt_names *n, const struct ptt_ev *ev)
+{
+    const struct ptt_evinfo *info = ev->info;
+    int obj = info ? info->rfield[PTT_RF_OBJECT] : -1;
+    if (info && info->kind == PTT_KIND_IN && obj >= 0 && info->fields[obj].type == PTT_F_OBJ &&
+        (unsigned)obj < ev->nargs) {
+        unsigned site = 0;
+        for (unsigned i = 1; i < info->nargs && i < ev->nargs; i++)
+            if (info->fields[i].type == PTT_F_SITE)
+                site = i;
+        int init = info->role == PTT_ROLE_CREATE;
+        if (site) {
+            struct entry *b = map_get(&n->born, ptt_key2((uint64_t)ev->pid, ev->args[obj]), 1);
+            if (b && (!b->str || (init && b->str[0] != '!'))) {
+                free(b->str); /* '!' marks an init: it wins over a first use */
+                char cls[40];
+                snprintf(cls, sizeof cls, "%s%s", init ? "!" : "", info->cls);
+                b->str = strdup(cls);
+                b->num = ev->args[site];
+            }
+        }
+    }
+}
+
+void ptt_names_event(struct ptt_names *n, const struct ptt_ev *ev)
+{
+    char s[300];
+    switch (ev->id) {
+    case PTT_EV_PROCESS_START: {
+        struct proc *p = proc_of(n, ev->pid, 1);
+        if (p) {
+            p->ppid = (int32_t)ptt_ev_arg(ev, PTT_F(PROCESS_START, ppid), 0);
+            p->fresh = 1;
+        }
+        if (ev->tid == ev->pid)
+            map_set(&n->threads, ptt_key2((uint64_t)ev->pid, (uint64_t)ev->tid), "main");
+        break;
+    }
+    case PTT_EV_MODULE_LOAD: module_load(n, ev); break;
+    case PTT_EV_THREAD_START: thread_start(n, ev); break;
+    case PTT_EV_THREAD_SETNAME_NP_IN: {
+        /* Taken when it succeeds (the OUT event); the target thread by its pthread_t. */
+        struct entry *e = map_get(&n->setname, ptt_key2((uint64_t)ev->pid, (uint64_t)ev->tid), 1);
+        if (e) {
+            free(e->str);
+            e->str = strdup(arg_str(ev, PTT_F(THREAD_SETNAME_NP_IN, name), s, sizeof s));
+            e->num = ptt_ev_arg(ev, PTT_F(THREAD_SETNAME_NP_IN, thread), 0);
+        }
+        break;
+    }
+    case PTT_EV_THREAD_SETNAME_NP_OUT: {
+        struct entry *e = map_get(&n->setname, ptt_key2((uint64_t)ev->pid, (uint64_t)ev->tid), 0);
+        if (!e || !e->str)
+            break;
+        if (ptt_ev_arg(ev, PTT_F(THREAD_SETNAME_NP_OUT, ret), 1) == 0) {
+            struct entry *t = map_get(&n->pthreads, ptt_key2((uint64_t)ev->pid, e->num), 0);
+            if (t) /* the target, by its pthread_t */
+                map_set(&n->threads, ptt_key2((uint64_t)ev->pid, t->num), e->str);
+            else /* not started yet: named when it starts */
+                map_set(&n->early, ptt_key2((uint64_t)ev->pid, e->num), e->str);
+        }
+        free(e->str);
+        e->str = NULL;
+        break;
+    }
+    default: break;
+    }
+    born(n, ev);
+    switch (ev->id) {
+    case PTT_EV_OBJECT_NAME:
+        if (ev->nargs > PTT_F(OBJECT_NAME, name))
+            map_set(&n->objects, ptt_key2((uint64_t)ev->pid, ev->args[PTT_F(OBJECT_NAME, object)]),
+                    arg_str(ev, PTT_F(OBJECT_NAME, name), s, sizeof s));
+        break;
+    default: break;
+    }
+}
+
+int ptt_names_load(struct ptt_names *n, const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    char line[1024];
+    int no = 0;
+    while (fgets(line, sizeof line, f)) {
+        no++;
+        char *c = strchr(line, '#');
+        if (c)
+            *c = 0;
+        char key[512], name[512];
+        int k = sscanf(line, "%511s %511[^\n]", key, name);
+        if (k <= 0)
+            continue;
+        if (k != 2) {
+            snprintf(err, errlen, "%s:%d: give 'ADDRESS NAME' or 'SYMBOL NAME'", path, no);
+            fclose(f);
+            return -1;
+        }
+        size_t l = strlen(name);
+        while (l && (name[l - 1] == ' ' || name[l - 1] == '\t' || name[l - 1] == '\r'))
+            name[--l] = 0;
+        struct user_name *u = realloc(n->user, (n->nuser + 1) * sizeof *u);
+        if (!u)
+            break;
+        n->user = u;
+        char *end;
+        uint64_t a = strtoull(key, &end, 0);
+        u[n->nuser++] = (struct user_name){*end ? 0 : a, *end ? strdup(key) : NULL, strdup(name)};
+    }
+    fclose(f);
+    return 0;
+}
+
+const char *ptt_names_thread(const struct ptt_names *cn, int32_t pid, int32_t tid)
+{
+    struct ptt_names *n = (struct ptt_names *)cn;
+    struct entry *e = map_get(&n->threads, ptt_key2((uint64_t)pid, (uint64_t)tid), 0);
+    return e ? e->str : NULL;
+}
+
+int32_t ptt_names_pthread(const struct ptt_names *cn, int32_t pid, uint64_t pthread)
+{
+    struct ptt_names *n = (struct ptt_names *)cn;
+    struct entry *e = map_get(&n->pthreads, ptt_key2((uint64_t)pid, pthread), 0);
+    return e ? (int32_t)e->num : 0;
+}
+
+const char *ptt_names_object(const struct ptt_names *cn, int32_t pid, uint64_t addr)
+{
+    struct ptt_names *n = (struct ptt_names *)cn;
+    uint64_t key = ptt_key2((uint64_t)pid, addr);
+    struct entry *e = map_get(&n->objects, key, 0);
+    if (e)
+        return e->str;
+    char s[512];
+    const char *name = NULL;
+    struct ptt_symbols *sym = symbols_of(n, pid);
+    for (size_t i = 0; i < n->nuser && !name; i++) {
+        struct user_name *u = &n->user[i];
+        if ((u->addr && u->addr == addr) ||
+            (u->symbol && sym && ptt_symbols_lookup(sym, u->symbol) == addr))
+            name = u->name;
+    }
+    if (!name && !ptt_symbols_data(sym, addr, s, sizeof s))
+        name = s;
+    struct entry *b = name ? NULL : map_get(&n->born, key, 0);
+    const char *site = b && b->str ? ptt_names_site(n, pid, b->num) : NULL;
+    if (site) { /* mutex@queue.c:42 */
+        snprintf(s, sizeof s, "%s@%s", b->str + (b->str[0] == '!'), site);
+        name = s;
+    }
+    map_set(&n->objects, key, name); /* also "no name": asked once */
+    e = map_get(&n->objects, key, 0);
+    return e ? e->str : NULL;
+}
+
+/* A code address's name, cached in cache: "function (file:line)", or for a call site (the
+ * return address: ret - 1 is inside the call) "file:line". */
+static const char *code_name(struct ptt_names *n, struct ptt_hmap *cache, int32_t pid,
+                             uint64_t addr, int site)
+{
+    uint64_t key = ptt_key2((uint64_t)pid, addr);
+    struct entry *e = map_get(cache, key, 0);
+    if (e)
+        return e->str;
+    char func[256], file[128], s[512];
+    int line;
+    const char *r = NULL;
+    if (addr && !ptt_symbols_code(symbols_of(n, pid), addr - (site ? 1 : 0), func, sizeof func,
+                                  file, sizeof file, &line)) {
+        if (!line)
+            snprintf(s, sizeof s, "%s", func);
+        else if (site)
+            snprintf(s, sizeof s, "%s:%d", file, line);
+        else
+            snprintf(s, sizeof s, "%s (%s:%d)", func, file, line);
+        r = s;
+    }
+    map_set(cache, key, r); /* "no name" too: asked once */
+    return map_get(cache, key, 0)->str;
+}
+
+const char *ptt_names_code(const struct ptt_names *cn, int32_t pid, uint64_t addr)
+{
+    struct ptt_names *n = (struct ptt_names *)cn;
+    return code_name(n, &n->code, pid, addr, 0);
+}
+
+const char *ptt_names_site(const struct ptt_names *cn, int32_t pid, uint64_t ret)
+{
+    struct ptt_names *n = (struct ptt_names *)cn;
+    return code_name(n, &n->sites, pid, ret, 1);
+}
+
+void ptt_names_free(struct ptt_names *n)
+{
+    if (!n)
+        return;
+    for (size_t i = 0; i < n->nprocs; i++) {
+        for (size_t k = 0; k < n->procs[i].nmods; k++)
+            free(n->procs[i].mods[k].path);
+        free(n->procs[i].mods);
+        ptt_symbols_free(n->procs[i].sym);
+    }
+    free(n->procs);
+    map_free(&n->threads);
+    map_free(&n->objects);
+    map_free(&n->code);
+    map_free(&n->sites);
+    map_free(&n->pthreads);
+    map_free(&n->starts);
+    map_free(&n->setname);
+    map_free(&n->born);
+    map_free(&n->early);
+    for (size_t i = 0; i < n->nuser; i++) {
+        free(n->user[i].symbol);
+        free(n->user[i].name);
+    }
+    free(n->user);
+    free(n);
+}

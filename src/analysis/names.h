@@ -1,0 +1,37 @@
+/* Meaningful names for threads and objects, learned from the trace as it is read:
+ * - a thread: the name it set (pthread_setname_np), else its start routine's symbol (producer,
+ *   producer#2 for the second thread started there), the main thread "main";
+ * - an object: the name the program gave it (ptt_name, <ptt.h>), or one from --names=FILE, else
+ *   its symbol (queue_lock, cache.lock for a field), else where it was initialized
+ *   (mutex@queue.c:42);
+ * - a code address: function, file and line.
+ * Symbols come from the binaries the trace saw mapped (MODULE_LOAD), read with libdw when ptt
+ * was built with it; without it, names fall back to addresses. */
+#ifndef PTT_NAMES_H
+#define PTT_NAMES_H
+
+#include <stdint.h>
+
+#include "trace/reader.h"
+
+struct ptt_names;
+
+struct ptt_names *ptt_names_new(void);
+/* Learn from one event (feed every event, in order, before asking about it). */
+void ptt_names_event(struct ptt_names *n, const struct ptt_ev *ev);
+/* A map file: lines "ADDRESS NAME" or "SYMBOL NAME" ('#' starts a comment). -1 with a message. */
+int ptt_names_load(struct ptt_names *n, const char *path, char *err, size_t errlen);
+/* NULL when there is no name. The strings live as long as n. */
+const char *ptt_names_thread(const struct ptt_names *n, int32_t pid, int32_t tid);
+const char *ptt_names_object(const struct ptt_names *n, int32_t pid, uint64_t addr);
+/* The kernel thread id of a pthread_t (from THREAD_START), 0 if unknown. */
+int32_t ptt_names_pthread(const struct ptt_names *n, int32_t pid, uint64_t pthread);
+/* "function (file:line)" of a code address, or NULL. */
+const char *ptt_names_code(const struct ptt_names *n, int32_t pid, uint64_t addr);
+/* "file:line" of a return address (the call before it), or NULL. */
+const char *ptt_names_site(const struct ptt_names *n, int32_t pid, uint64_t ret_addr);
+/* Whether symbols can be read (ptt was built with libdw). */
+int ptt_names_have_symbols(void);
+void ptt_names_free(struct ptt_names *n);
+
+#endif

@@ -1,0 +1,90 @@
+/* Contention statistics, shared by ptt stat and the HTML report: per object (mutex, rwlock,
+ * spinlock, semaphore, condvar, barrier) acquisitions, contended acquisitions, wait and hold
+ * times; per thread the time it was blocked, and on what. Fed the events in time order; memory
+ * grows with the number of objects and threads, not with the number of events: percentiles come
+ * from log-linear histograms (4 buckets per power of two: within 19% of the true value), totals,
+ * means and maxima are exact. */
+#ifndef PTT_STATS_H
+#define PTT_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "analysis/names.h"
+#include "trace/reader.h"
+
+#define PTT_STAT_NBUCKETS 256
+
+struct ptt_stat_hist {
+    uint64_t n, total, max;
+    uint64_t b[PTT_STAT_NBUCKETS]; /* bucket(v): see ptt_stat_bucket */
+};
+
+#define PTT_STAT_MAX_USERS 8
+#define PTT_STAT_MAX_SITES 4
+struct ptt_stat_object {
+    int32_t pid;
+    uint64_t addr;
+    int cls;
+    uint64_t acquisitions, contended;
+    struct ptt_stat_hist wait, hold;
+    int32_t users[PTT_STAT_MAX_USERS]; /* the first threads that used it */
+    unsigned nusers, more_users;
+    struct {
+        uint64_t site, ns, waits;
+    } sites[PTT_STAT_MAX_SITES]; /* the call sites that waited most (approximately) */
+};
+
+#define PTT_STAT_MAX_ON 4
+struct ptt_stat_thread {
+    int32_t pid, tid;
+    int64_t first, last;
+    uint64_t blocked;
+    struct {
+        uint64_t obj, ns;
+        uint16_t call;     /* the IN event of the call it blocked in */
+    } on[PTT_STAT_MAX_ON]; /* what it was blocked on most (ns 0: unused) */
+};
+
+enum ptt_stat_sort {
+    PTT_STAT_SORT_WAIT, /* total wait, the default */
+    PTT_STAT_SORT_HOLD,
+    PTT_STAT_SORT_ACQ,
+    PTT_STAT_SORT_CONTENDED,
+    PTT_STAT_SORT_NAME
+};
+
+struct ptt_stats;
+
+struct ptt_stats *ptt_stats_new(void);
+/* One event, in time order. */
+void ptt_stats_event(struct ptt_stats *s, const struct ptt_ev *ev);
+/* The objects of the classes in kinds (a class mask; 0: all), sorted by key (names: for the
+ * name sort); threads sorted by blocked time. Arrays to free(), *n long; the records live as long
+ * as s. */
+struct ptt_stat_object **ptt_stats_objects(const struct ptt_stats *s, enum ptt_stat_sort key,
+                                           uint64_t kinds, const struct ptt_names *names,
+                                           size_t *n);
+struct ptt_stat_thread **ptt_stats_threads(const struct ptt_stats *s, size_t *n);
+void ptt_stats_free(struct ptt_stats *s);
+
+/* The histogram bucket of a value, and the value a bucket stands for (its middle). */
+unsigned ptt_stat_bucket(uint64_t v);
+uint64_t ptt_stat_bucket_mid(unsigned b);
+/* The p-th percentile (0..1) of h, approximately. */
+uint64_t ptt_stat_pct(const struct ptt_stat_hist *h, double p);
+/* "KEY":{"count","total","mean","p50","p99","max"}, as ptt stat --format=json and the report
+ * write a histogram (docs/stat.md). */
+void ptt_stat_hist_json(FILE *f, const char *key, const struct ptt_stat_hist *h);
+
+/* Names as ptt stat prints them: an object's or thread's name, else its address or tid; what a
+ * thread was blocked on (on[k]): an object, or "thread NAME" for a join. */
+const char *ptt_stat_object_name(const struct ptt_names *names, int32_t pid, uint64_t addr,
+                                 char *buf, size_t len);
+const char *ptt_stat_thread_name(const struct ptt_names *names, int32_t pid, int32_t tid, char *buf,
+                                 size_t len);
+const char *ptt_stat_on_name(const struct ptt_names *names, const struct ptt_stat_thread *t, int k,
+                             char *buf, size_t len);
+
+#endif

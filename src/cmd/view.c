@@ -1,0 +1,182 @@
+/* ptt view: the trace as text, one event per line, in time order. */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../common/pool.h"
+#include "cmd/cmds.h"
+#include "trace/filter.h"
+#include "analysis/names.h"
+#include "trace/reader.h"
+#include "export/textfmt.h"
+#include "cmd/usage.h"
+#include "util/util.h"
+
+enum { FMT_HUMAN, FMT_RAW, FMT_JSON };
+
+static void print_summary(struct ptt_reader *r, const char *path, const uint64_t *counts,
+                          uint64_t total, int64_t last_ns)
+{
+    printf("trace:     %s\n", path);
+    const char *keys[] = {"command", "host", "start_time", "clock"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        const char *v = ptt_reader_info(r, keys[i]);
+        if (v)
+            printf("%-10s %s\n", keys[i], v);
+    }
+    printf("duration:  %.6f s\n", (double)last_ns / 1e9);
+    printf("threads:   %" PRIu64 "\n", ptt_reader_nthreads(r));
+    const struct ptt_rec_end *end = ptt_reader_end(r);
+    if (end) {
+        printf("lost:      %" PRIu64 "\n", end->lost);
+        if (end->lost) { /* why, unless the file is of format 1.0: then none is recorded */
+            uint64_t sum = 0;
+            for (int i = 0; i < PTT_LOST_NWHY; i++)
+                sum += end->lost_why[i];
+            char why[512];
+            printf("why:       %s\n",
+                   ptt_lost_text(why, sizeof why, end->lost, sum ? end->lost_why : NULL,
+                                 end->lost_unmarked));
+        }
+        printf("exit:      %d\n", end->exit_status);
+    } else
+        printf("end:       missing (ptt trace did not finish this file)\n");
+    const char *dropped = ptt_reader_info(r, "older_events_dropped");
+    if (dropped)
+        printf("window:    flight recorder; %s older events left out\n", dropped);
+    printf("events:    %" PRIu64 "\n", total);
+    unsigned n;
+    const struct ptt_evinfo *all = ptt_evinfo_all(&n);
+    for (unsigned i = 0; i < n; i++)
+        if (counts[all[i].id])
+            printf("  %-26s %" PRIu64 "\n", all[i].name, counts[all[i].id]);
+}
+
+int cmd_view(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"format", required_argument, 0, 'f'}, {"summary", no_argument, 0, 's'},
+        {"names", required_argument, 0, 'N'},  {"pid", required_argument, 0, 'p'},
+        {"tid", required_argument, 0, 't'},    {"object", required_argument, 0, 'o'},
+        {"event", required_argument, 0, 'e'},  {"kind", required_argument, 0, 'k'},
+        {"from", required_argument, 0, 'F'},   {"to", required_argument, 0, 'T'},
+        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+    int fmt = FMT_HUMAN, summary = 0, c, filtered = 0, rc = 0;
+    const char *names_file = NULL;
+    struct ptt_filter *filter = ptt_filter_new();
+    struct ptt_names *names = NULL;
+    struct ptt_reader *r = NULL;
+    uint64_t *counts = NULL;
+    char err[600];
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "f:sh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'f':
+            if (!strcmp(optarg, "human"))
+                fmt = FMT_HUMAN;
+            else if (!strcmp(optarg, "raw"))
+                fmt = FMT_RAW;
+            else if (!strcmp(optarg, "json"))
+                fmt = FMT_JSON;
+            else {
+                ptt_warn("view", "--format=%s: use human, raw or json", optarg);
+                rc = PTT_EXIT_USAGE;
+                goto out;
+            }
+            break;
+        case 's': summary = 1; break;
+        case 'N': names_file = optarg; break;
+        case 'p':
+        case 't':
+        case 'o':
+        case 'e':
+        case 'k':
+        case 'F':
+        case 'T': {
+            const char *what = c == 'p'   ? "pid"
+                               : c == 't' ? "tid"
+                               : c == 'o' ? "object"
+                               : c == 'e' ? "event"
+                               : c == 'k' ? "kind"
+                               : c == 'F' ? "from"
+                                          : "to";
+            if (ptt_filter_add(filter, what, optarg, err, sizeof err)) {
+                ptt_warn("view", "%s", err);
+                rc = PTT_EXIT_USAGE;
+                goto out;
+            }
+            filtered = 1;
+            break;
+        }
+        case 'h': fputs(ptt_usage("view"), stdout); goto out;
+        default:
+            ptt_bad_option("view", argv);
+            rc = PTT_EXIT_USAGE;
+            goto out;
+        }
+    }
+    if (optind != argc - 1) {
+        ptt_warn("view", optind >= argc ? "no trace file given; usage: ptt view [OPTIONS] FILE"
+                                        : "one trace file at a time");
+        rc = PTT_EXIT_USAGE;
+        goto out;
+    }
+    const char *path = argv[optind];
+    names = ptt_names_new();
+    if (names_file && ptt_names_load(names, names_file, err, sizeof err)) {
+        ptt_warn("view", "%s", err);
+        rc = PTT_EXIT_USAGE;
+        goto out;
+    }
+    r = ptt_reader_open(path, err, sizeof err);
+    if (!r) {
+        ptt_warn("view", "%s", err);
+        rc = PTT_EXIT_USAGE;
+        goto out;
+    }
+    ptt_filter_names(filter, names);
+    if (fmt != FMT_RAW)
+        ptt_textfmt_names(names);
+    static char obuf[1 << 20];
+    setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
+    counts = summary ? calloc(1u << 14, sizeof *counts) : NULL;
+    uint64_t total = 0;
+    int64_t last_ns = 0;
+    struct ptt_ev ev;
+    while (ptt_reader_next(r, &ev)) {
+        ptt_names_event(names, &ev);
+        if (filtered && !ptt_filter_match(filter, &ev)) {
+            if (ptt_filter_done(filter, ev.ns))
+                break;
+            continue;
+        }
+        total++;
+        last_ns = ev.ns;
+        if (counts)
+            counts[ev.id & PTT_EV_ID_MASK]++;
+        else if (fmt == FMT_RAW)
+            ptt_print_raw(stdout, &ev);
+        else if (fmt == FMT_JSON)
+            ptt_print_json(stdout, &ev);
+        else
+            ptt_print_human(stdout, &ev);
+    }
+    if (counts)
+        print_summary(r, path, counts, total, last_ns);
+    fflush(stdout);
+    const char *e = ptt_reader_error(r);
+    if (e) {
+        ptt_warn("view", "%s: %s", path, e);
+        rc = PTT_EXIT_USAGE;
+    }
+out:
+    free(counts);
+    ptt_reader_close(r);
+    ptt_filter_free(filter);
+    ptt_names_free(names);
+    return rc;
+}

@@ -1,0 +1,469 @@
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "../../common/pool.h"
+#include "util/json.h"
+#include "analysis/names.h"
+#include "export/textfmt.h"
+
+const char *ptt_ev_name(const struct ptt_ev *ev, char *buf, size_t len)
+{
+    if (ev->info)
+        return ev->info->name;
+    snprintf(buf, len, "UNKNOWN_0x%04x", ev->id);
+    return buf;
+}
+
+static const char *errno_name(int e)
+{
+    const char *n = e > 0 ? strerrorname_np(e) : NULL;
+    return n;
+}
+
+/* Enumerations: raw prints the number, human the name. */
+static const char *enum_name(enum ptt_ftype type, uint64_t v)
+{
+    static const char *clocks[] = {"CLOCK_REALTIME",           "CLOCK_MONOTONIC",
+                                   "CLOCK_PROCESS_CPUTIME_ID", "CLOCK_THREAD_CPUTIME_ID",
+                                   "CLOCK_MONOTONIC_RAW",      "CLOCK_REALTIME_COARSE",
+                                   "CLOCK_MONOTONIC_COARSE",   "CLOCK_BOOTTIME"};
+    static const char *policies[] = {"SCHED_OTHER", "SCHED_FIFO", "SCHED_RR",      "SCHED_BATCH",
+                                     "SCHED_ISO",   "SCHED_IDLE", "SCHED_DEADLINE"};
+    static const char *mtypes[] = {"normal", "recursive", "errorcheck", "adaptive"};
+    static const char *mprotos[] = {"none", "inherit", "protect"};
+    static const char *rwmodes[] = {"read", "write"};
+    static const char *once[] = {"not run", "running", "done"};
+    static const char *cstate[] = {"enable", "disable"};
+    static const char *ctype[] = {"deferred", "asynchronous"};
+    static const char *hows[] = {"SIG_BLOCK", "SIG_UNBLOCK", "SIG_SETMASK"};
+    static const char *sigevs[] = {"SIGEV_SIGNAL", "SIGEV_NONE", "SIGEV_THREAD", "?",
+                                   "SIGEV_THREAD_ID"};
+    static const char *dumps[] = {"the session ended", "ptt ctl dump", "a hang"};
+#define PTT_PICK(t, a) \
+    case t: return v < sizeof a / sizeof a[0] ? a[v] : NULL
+    switch (type) {
+        PTT_PICK(PTT_F_CLOCKID, clocks);
+        PTT_PICK(PTT_F_POLICY, policies);
+        PTT_PICK(PTT_F_MTYPE, mtypes);
+        PTT_PICK(PTT_F_MPROTO, mprotos);
+        PTT_PICK(PTT_F_RWMODE, rwmodes);
+        PTT_PICK(PTT_F_ONCESTATE, once);
+        PTT_PICK(PTT_F_CANCELSTATE, cstate);
+        PTT_PICK(PTT_F_CANCELTYPE, ctype);
+        PTT_PICK(PTT_F_SIGHOW, hows);
+        PTT_PICK(PTT_F_SIGEV, sigevs);
+        PTT_PICK(PTT_F_DUMPWHY, dumps);
+    default: return NULL;
+    }
+#undef PTT_PICK
+}
+
+/* "1,5,17-19": the members of a bit mask, bit 0 named first. */
+static const char *mask_list(char *buf, size_t len, uint64_t v, unsigned first)
+{
+    size_t o = 0;
+    buf[0] = 0;
+    for (unsigned i = 0; i < 64 && o + 12 < len; i++) {
+        if (!((v >> i) & 1))
+            continue;
+        unsigned j = i;
+        while (j + 1 < 64 && ((v >> (j + 1)) & 1))
+            j++;
+        o += (size_t)snprintf(buf + o, len - o, j > i ? "%s%u-%u" : "%s%u", o ? "," : "", i + first,
+                              j + first);
+        i = j;
+    }
+    if (!o)
+        snprintf(buf, len, "none");
+    return buf;
+}
+
+const char *ptt_fmt_field(char *buf, size_t len, enum ptt_ftype type, uint64_t v, int human)
+{
+    const char *name = human ? enum_name(type, v) : NULL;
+    if (name) {
+        snprintf(buf, len, "%s", name);
+        return buf;
+    }
+    switch (type) {
+    default: /* enumerations (ptt_ftype_is_enum): their numbers */
+        snprintf(buf, len, "%" PRId64, (int64_t)v);
+        break;
+    case PTT_F_CLASSES:
+        if (human)
+            ptt_class_list(buf, len, v);
+        else
+            snprintf(buf, len, "0x%" PRIx64, v);
+        break;
+    case PTT_F_BOOL: snprintf(buf, len, human ? (v ? "yes" : "no") : "%" PRIu64, v); break;
+    case PTT_F_HEX: snprintf(buf, len, "0x%" PRIx64, v); break;
+    case PTT_F_OCT: snprintf(buf, len, "0%" PRIo64, v); break;
+    case PTT_F_ERRNO: {
+        const char *n = human && v ? errno_name((int)v) : NULL;
+        if (n)
+            snprintf(buf, len, "%s", n);
+        else
+            snprintf(buf, len, "%" PRId64, (int64_t)v);
+        break;
+    }
+    case PTT_F_NS:
+        if (human)
+            snprintf(buf, len, "%" PRIu64 ".%09" PRIu64 " s", v / 1000000000u, v % 1000000000u);
+        else
+            snprintf(buf, len, "%" PRIu64, v);
+        break;
+    case PTT_F_SIGNO: {
+        const char *sn = human ? sigabbrev_np((int)v) : NULL;
+        if (sn)
+            snprintf(buf, len, "SIG%s", sn);
+        else
+            snprintf(buf, len, "%" PRId64, (int64_t)v);
+        break;
+    }
+    case PTT_F_SIGSET:
+    case PTT_F_CPUSET:
+        if (human)
+            mask_list(buf, len, v, type == PTT_F_SIGSET ? 1 : 0);
+        else
+            snprintf(buf, len, "0x%" PRIx64, v);
+        break;
+    case PTT_F_STR:    /* needs the whole event: ptt_fmt_ev_field */
+    case PTT_F_FRAMES: /* likewise */
+    case PTT_F_SITE:
+    case PTT_F_OBJ:
+    case PTT_F_PTR:
+    case PTT_F_SYM:
+    case PTT_F_PTHREAD: snprintf(buf, len, "0x%" PRIx64, v); break;
+    case PTT_F_INT: snprintf(buf, len, "%" PRId64, (int64_t)v); break;
+    case PTT_F_UINT:
+    case PTT_F_COUNT: snprintf(buf, len, "%" PRIu64, v); break;
+    case PTT_F_RET: {
+        int r = (int)(int64_t)v;
+        const char *n = human ? errno_name(r) : NULL;
+        if (n)
+            snprintf(buf, len, "%s (%d)", n, r);
+        else
+            snprintf(buf, len, "%d", r);
+        break;
+    }
+    case PTT_F_TID: snprintf(buf, len, "%d", (int)(int64_t)v); break;
+    case PTT_F_ABSTIME:
+        snprintf(buf, len, "%" PRIu64 ".%09" PRIu64, v / 1000000000u, v % 1000000000u);
+        break;
+    case PTT_F_WSTATUS: {
+        int st = (int)v;
+        if (WIFEXITED(st))
+            snprintf(buf, len, human ? "exited with status %d" : "exit=%d", WEXITSTATUS(st));
+        else if (WIFSIGNALED(st)) {
+            const char *sn = sigabbrev_np(WTERMSIG(st));
+            if (human)
+                snprintf(buf, len, "killed by signal %d (SIG%s)%s", WTERMSIG(st), sn ? sn : "?",
+                         WCOREDUMP(st) ? ", core dumped" : "");
+            else
+                snprintf(buf, len, "signal=%d", WTERMSIG(st));
+        } else
+            snprintf(buf, len, "status=0x%x", st);
+        break;
+    }
+    case PTT_F_EVID: {
+        const struct ptt_evinfo *e = ptt_evinfo((uint16_t)v);
+        if (e && human && e->routine[0])
+            snprintf(buf, len, "%s", e->routine);
+        else if (e)
+            snprintf(buf, len, "%s", e->name);
+        else
+            snprintf(buf, len, "0x%04" PRIx64, v);
+        break;
+    }
+    case PTT_F_ENDHOW: {
+        static const char *raw[] = {"return", "exit", "cancel"};
+        static const char *hum[] = {"returned", "called pthread_exit", "cancelled"};
+        snprintf(buf, len, "%s", v < 3 ? (human ? hum : raw)[v] : "?");
+        break;
+    }
+    }
+    return buf;
+}
+
+/* A string argument: quoted, with anything unprintable, quotes and backslashes escaped, so that
+ * it never breaks a raw line apart. */
+static const char *fmt_str(char *buf, size_t len, const struct ptt_ev *ev, unsigned from)
+{
+    const char *s = (const char *)&ev->args[from];
+    size_t max = from < ev->nargs ? (ev->nargs - from) * 8 : 0, o = 0;
+    buf[o++] = '"';
+    for (size_t i = 0; i < max && s[i] && o + 6 < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\')
+            o += (size_t)snprintf(buf + o, len - o, "\\%c", c);
+        else if (c < 0x20 || c >= 0x7f)
+            o += (size_t)snprintf(buf + o, len - o, "\\x%02x", c);
+        else
+            buf[o++] = (char)c;
+    }
+    buf[o++] = '"';
+    buf[o] = 0;
+    return buf;
+}
+
+int ptt_ev_has_field(const struct ptt_ev *ev, unsigned i)
+{
+    if (!ev->info || i >= ev->info->nfields)
+        return 0;
+    return i < ev->info->nargs ? i < ev->nargs : ev->nargs > ev->info->nargs;
+}
+
+static const struct ptt_names *names; /* for the human format, when a command has them */
+
+void ptt_textfmt_names(const struct ptt_names *n)
+{
+    names = n;
+}
+
+/* Return addresses: raw, in hex; human, each as file:line where known. */
+static const char *fmt_frames(char *buf, size_t len, const struct ptt_ev *ev, unsigned from,
+                              int human)
+{
+    size_t o = 0;
+    buf[0] = 0;
+    for (unsigned k = from; k < ev->nargs && o + 24 < len; k++) {
+        const char *n = human && names ? ptt_names_site(names, ev->pid, ev->args[k]) : NULL;
+        const char *sep = k > from ? (human ? " < " : ",") : "";
+        if (n)
+            o += (size_t)snprintf(buf + o, len - o, "%s%s", sep, n);
+        else
+            o += (size_t)snprintf(buf + o, len - o, "%s0x%" PRIx64, sep, ev->args[k]);
+    }
+    return buf;
+}
+
+const char *ptt_fmt_ev_field(char *buf, size_t len, const struct ptt_ev *ev, unsigned i, int human)
+{
+    enum ptt_ftype t = ev->info->fields[i].type;
+    if (t == PTT_F_STR)
+        return fmt_str(buf, len, ev, i);
+    if (t == PTT_F_FRAMES)
+        return fmt_frames(buf, len, ev, i, human);
+    const char *n = NULL;
+    if (human && names && ev->args[i]) {
+        if (t == PTT_F_OBJ)
+            n = ptt_names_object(names, ev->pid, ev->args[i]);
+        else if (t == PTT_F_SYM)
+            n = ptt_names_code(names, ev->pid, ev->args[i]);
+        else if (t == PTT_F_TID)
+            n = ptt_names_thread(names, ev->pid, (int32_t)ev->args[i]);
+        else if (t == PTT_F_SITE)
+            n = ptt_names_site(names, ev->pid, ev->args[i]);
+    }
+    if (n) {
+        snprintf(buf, len, "%s", n);
+        return buf;
+    }
+    return ptt_fmt_field(buf, len, t, ev->args[i], human);
+}
+
+static void print_time(FILE *f, int64_t ns, int decimals)
+{
+    uint64_t m = ns < 0 ? -(uint64_t)ns : (uint64_t)ns; /* INT64_MIN too */
+    if (ns < 0)
+        fputc('-', f);
+    if (decimals == 9)
+        fprintf(f, "%" PRIu64 ".%09" PRIu64, m / 1000000000, m % 1000000000);
+    else
+        fprintf(f, "%" PRIu64 ".%06" PRIu64, m / 1000000000, m % 1000000000 / 1000);
+}
+
+void ptt_print_raw(FILE *f, const struct ptt_ev *ev)
+{
+    char nb[32], vb[1100];
+    print_time(f, ev->ns, 9);
+    fprintf(f, ":%s : %d : %d", ptt_ev_name(ev, nb, sizeof nb), ev->pid, ev->tid);
+    if (!ev->info) { /* unknown event: its words in hex */
+        for (unsigned i = 0; i < ev->nargs; i++)
+            fprintf(f, " : %s", ptt_fmt_field(vb, sizeof vb, PTT_F_PTR, ev->args[i], 0));
+    } else {
+        for (unsigned i = 0; ptt_ev_has_field(ev, i); i++)
+            fprintf(f, " : %s", ptt_fmt_ev_field(vb, sizeof vb, ev, i, 0));
+    }
+    fputc('\n', f);
+}
+
+/* "name value, name value" for the fields from index from on. */
+static void print_fields(FILE *f, const struct ptt_ev *ev, unsigned from)
+{
+    char vb[1100];
+    int n = 0;
+    for (unsigned i = from; ptt_ev_has_field(ev, i); i++) {
+        const struct ptt_field *fd = &ev->info->fields[i];
+        if (fd->type == PTT_F_ERRNO && !ev->args[i])
+            continue; /* errno only says something when the call failed */
+        if (fd->type == PTT_F_SITE)
+            continue; /* said after: "at file:line" */
+        fprintf(f, "%s%.*s %s", n++ ? ", " : "", fd->name_len, fd->name,
+                ptt_fmt_ev_field(vb, sizeof vb, ev, i, 1));
+    }
+}
+
+static void print_template(FILE *f, const struct ptt_ev *ev)
+{
+    char vb[1100];
+    for (const char *p = ev->info->human; *p; p++) {
+        const char *close = *p == '{' ? strchr(p, '}') : NULL;
+        unsigned i;
+        if (close) {
+            for (i = 0; i < ev->info->nfields; i++) {
+                const struct ptt_field *fd = &ev->info->fields[i];
+                if (fd->name_len == close - p - 1 && !memcmp(fd->name, p + 1, (size_t)fd->name_len))
+                    break;
+            }
+            if (ptt_ev_has_field(ev, i)) {
+                fputs(ptt_fmt_ev_field(vb, sizeof vb, ev, i, 1), f);
+                p = close;
+                continue;
+            }
+        }
+        fputc(*p, f);
+    }
+}
+
+void ptt_print_human(FILE *f, const struct ptt_ev *ev)
+{
+    print_time(f, ev->ns, 6);
+    const char *tn = names ? ptt_names_thread(names, ev->pid, ev->tid) : NULL;
+    if (tn)
+        fprintf(f, " : Pid %d, Thread %s (%d) ", ev->pid, tn, ev->tid);
+    else
+        fprintf(f, " : Pid %d, Thread %d ", ev->pid, ev->tid);
+    const struct ptt_evinfo *e = ev->info;
+    if (!e) {
+        fprintf(f, "records an event unknown to this ptt (id 0x%04x).\n", ev->id);
+        return;
+    }
+    switch (e->kind) {
+    case PTT_KIND_IN:
+        fprintf(f, "enters function %s", e->routine);
+        if (ptt_ev_has_field(ev, 0) && e->fields[0].type != PTT_F_SITE) {
+            fputs(" (", f);
+            print_fields(f, ev, 0);
+            fputc(')', f);
+        }
+        for (unsigned i = 0; ptt_ev_has_field(ev, i); i++)
+            if (e->fields[i].type == PTT_F_SITE) {
+                char vb[1100];
+                fprintf(f, " at %s", ptt_fmt_ev_field(vb, sizeof vb, ev, i, 1));
+            }
+        break;
+    case PTT_KIND_OUT: {
+        char vb[1100];
+        fprintf(f, "leaves function %s, returning %s", e->routine,
+                ptt_ev_has_field(ev, 0) ? ptt_fmt_ev_field(vb, sizeof vb, ev, 0, 1) : "nothing");
+        if (ptt_ev_has_field(ev, 1) &&
+            !(e->nfields == 2 && e->fields[1].type == PTT_F_ERRNO && !ev->args[1])) {
+            fputs(" (", f);
+            print_fields(f, ev, 1);
+            fputc(')', f);
+        }
+        break;
+    }
+    default: print_template(f, ev); break;
+    }
+    fputs(ev->nested ? " [in a signal handler]\n" : ".\n", f);
+}
+
+void ptt_print_json(FILE *f, const struct ptt_ev *ev)
+{
+    char nb[32], vb[1100];
+    uint64_t m = ev->ns < 0 ? -(uint64_t)ev->ns : (uint64_t)ev->ns;
+    fprintf(f, "{\"time\":%s%" PRIu64 ".%09" PRIu64 ",\"event\":", ev->ns < 0 ? "-" : "",
+            m / 1000000000, m % 1000000000);
+    ptt_json_str(f, ptt_ev_name(ev, nb, sizeof nb));
+    if (ev->info)
+        fprintf(f, ",\"class\":\"%s\",\"kind\":\"%s\"", ev->info->cls,
+                ptt_kind_name(ev->info->kind));
+    fprintf(f, ",\"pid\":%d,\"tid\":%d", ev->pid, ev->tid);
+    const char *tn = names ? ptt_names_thread(names, ev->pid, ev->tid) : NULL;
+    if (tn) {
+        fputs(",\"thread\":", f);
+        ptt_json_str(f, tn);
+    }
+    fputs(",\"fields\":{", f);
+    int named = 0;
+    for (unsigned i = 0; ptt_ev_has_field(ev, i); i++) {
+        const struct ptt_field *fd = &ev->info->fields[i];
+        fprintf(f, "%s\"%.*s\":", i ? "," : "", fd->name_len, fd->name);
+        if (fd->type == PTT_F_STR) { /* the bytes recorded, in the words from its own on */
+            ptt_json_strn(f, (const char *)&ev->args[i], i < ev->nargs ? (ev->nargs - i) * 8 : 0,
+                          0);
+        } else if (fd->type == PTT_F_FRAMES) {
+            ptt_json_str(f, fmt_frames(vb, sizeof vb, ev, i, 0));
+        } else if (ptt_ftype_json_number(fd->type)) {
+            fprintf(f, "%s", ptt_fmt_field(vb, sizeof vb, fd->type, ev->args[i], 0));
+        } else {
+            ptt_json_str(f, ptt_fmt_field(vb, sizeof vb, fd->type, ev->args[i], 0));
+        }
+        named |= fd->type == PTT_F_OBJ || fd->type == PTT_F_SYM || fd->type == PTT_F_TID ||
+                 fd->type == PTT_F_SITE;
+    }
+    fputc('}', f);
+    if (named && names) { /* the names of addresses and thread ids, where known */
+        int n = 0;
+        for (unsigned i = 0; ptt_ev_has_field(ev, i) && i < ev->info->nargs; i++) {
+            const struct ptt_field *fd = &ev->info->fields[i];
+            const char *v = NULL;
+            if (fd->type == PTT_F_OBJ)
+                v = ptt_names_object(names, ev->pid, ev->args[i]);
+            else if (fd->type == PTT_F_SYM)
+                v = ptt_names_code(names, ev->pid, ev->args[i]);
+            else if (fd->type == PTT_F_TID)
+                v = ptt_names_thread(names, ev->pid, (int32_t)ev->args[i]);
+            else if (fd->type == PTT_F_SITE)
+                v = ptt_names_site(names, ev->pid, ev->args[i]);
+            if (!v)
+                continue;
+            fprintf(f, "%s\"%.*s\":", n++ ? "," : ",\"names\":{", fd->name_len, fd->name);
+            ptt_json_str(f, v);
+        }
+        if (n)
+            fputc('}', f);
+    }
+    fputs("}\n", f);
+}
+
+const char *ptt_lost_text(char *buf, size_t len, uint64_t lost, const uint64_t *why,
+                          uint64_t unmarked)
+{
+    static const char *const because[PTT_LOST_NWHY] = {
+        [PTT_LOST_DISCARD] = "the pool was full (--overflow=discard)",
+        [PTT_LOST_STARVED] = ("no sub-buffer came free in 10 s (more live threads than "
+                              "sub-buffers)"),
+        [PTT_LOST_DAEMON] = "ptt trace was gone",
+        [PTT_LOST_HANDLER] = "a signal handler found no room",
+    };
+    size_t n = 0;
+#define PUT(...) \
+    (n += (size_t)snprintf(buf + (n < len ? n : len), n < len ? len - n : 0, __VA_ARGS__))
+    if (!lost) {
+        PUT("no event was dropped");
+        return buf;
+    }
+    PUT("%" PRIu64 " event%s dropped", lost, lost == 1 ? " was" : "s were");
+    if (!why) {
+        PUT(" (why is not recorded in this trace)");
+    } else {
+        const char *sep = ": ";
+        for (int i = 0; i < PTT_LOST_NWHY; i++)
+            if (why[i]) {
+                PUT("%s%" PRIu64 " because %s", sep, why[i], because[i]);
+                sep = ", ";
+            }
+        PUT("; %" PRIu64 " marked by TRACE_LOST events where they were dropped, %" PRIu64
+            " marked nowhere (the thread ended first)",
+            lost - (unmarked < lost ? unmarked : lost), unmarked);
+    }
+#undef PUT
+    return buf;
+}

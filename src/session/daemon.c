@@ -1,0 +1,367 @@
+/* Draining the pool into the trace file. Only this side pushes onto the free list; writers
+ * only pop (see lib/buffer.c), so the list needs a tag against ABA only on the pop side. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "../../common/clock.h"
+#include "../../common/event.h"
+#include "session/daemon.h"
+#include "session/guardian.h"
+
+static void push_free(struct ptt_pool *p, uint32_t i)
+{
+    struct ptt_desc *d = ptt_pool_desc(p, i);
+    uint64_t h = atomic_load_explicit(&p->free_head, memory_order_relaxed);
+    do {
+        __atomic_store_n(&d->next, (uint32_t)h, __ATOMIC_RELAXED);
+    } while (!atomic_compare_exchange_weak_explicit(&p->free_head, &h, (((h >> 32) + 1) << 32) | i,
+                                                    memory_order_release, memory_order_relaxed));
+}
+
+/* A pool name nobody has: /ptt-UID-PID-RAND, created exclusively (O_EXCL never follows a
+ * symbolic link), 0600, and checked once open. The session's secret too. */
+static int create_pool(struct ptt_daemon *d, char *err, size_t errlen)
+{
+    snprintf(d->name, sizeof d->name, "ptt-%u-%d", (unsigned)getuid(), (int)getpid());
+    uint64_t r[3];
+    for (int tries = 0; tries < 64; tries++) {
+        if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r) {
+            snprintf(err, errlen, "getrandom: %s", strerror(errno));
+            return -1;
+        }
+        snprintf(d->shm_name, sizeof d->shm_name, "/ptt-%u-%d-%016llx", (unsigned)getuid(),
+                 (int)getpid(), (unsigned long long)r[0]);
+        ptt_guardian_pool(d->guardian, d->shm_name);
+        int fd = shm_open(d->shm_name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 && errno == EEXIST)
+            continue; /* someone's, perhaps another user's: not ours to remove */
+        if (fd < 0) {
+            snprintf(err, errlen, "cannot create shared memory %s: %s", d->shm_name,
+                     strerror(errno));
+            return -1;
+        }
+        struct stat st;
+        if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+            (st.st_mode & 077) || st.st_size) {
+            snprintf(err, errlen, "shared memory %s is not a new file of ours closed to others",
+                     d->shm_name);
+            close(fd);
+            shm_unlink(d->shm_name); /* ours: O_EXCL created it */
+            return -1;
+        }
+        memcpy(d->secret, &r[1], sizeof d->secret);
+        int n = snprintf(d->env, sizeof d->env, "%s:", d->shm_name);
+        for (size_t i = 0; i < sizeof d->secret; i++)
+            n += snprintf(d->env + n, sizeof d->env - (size_t)n, "%02x", d->secret[i]);
+        return fd;
+    }
+    snprintf(err, errlen, "cannot create shared memory: every name tried is taken");
+    return -1;
+}
+
+static int create(struct ptt_daemon *d, const struct ptt_pool_config *c, char *err, size_t errlen)
+{
+    uint64_t page = 4096;
+    uint64_t head = (sizeof(struct ptt_pool) + page - 1) / page * page;
+    uint32_t n = (uint32_t)((c->size - head) / (c->buf_size + sizeof(struct ptt_desc)));
+    if (n < 2) {
+        snprintf(err, errlen, "a pool of %llu bytes holds fewer than 2 sub-buffers of %u",
+                 (unsigned long long)c->size, c->buf_size);
+        return -1;
+    }
+    uint64_t data = head + ((uint64_t)n * sizeof(struct ptt_desc) + page - 1) / page * page;
+    uint64_t total = data + (uint64_t)n * c->buf_size;
+    int fd = create_pool(d, err, errlen);
+    if (fd < 0)
+        return -1;
+    int e = ftruncate(fd, (off_t)total) ? errno : posix_fallocate(fd, 0, (off_t)total);
+    struct rlimit fs;
+    if (e == EFBIG && !getrlimit(RLIMIT_FSIZE, &fs) && fs.rlim_cur < total)
+        snprintf(err, errlen,
+                 "cannot reserve a pool of %llu bytes in /dev/shm: the file-size limit (ulimit "
+                 "-f) is %llu bytes; raise it, or give a smaller --buffer=SIZE",
+                 (unsigned long long)total, (unsigned long long)fs.rlim_cur);
+    else if (e)
+        snprintf(err, errlen,
+                 "cannot reserve a pool of %llu bytes in /dev/shm: %s; give a smaller "
+                 "--buffer=SIZE, or free space in /dev/shm",
+                 (unsigned long long)total, strerror(e));
+    if (e) {
+        close(fd);
+        shm_unlink(d->shm_name);
+        return -1;
+    }
+    void *m = mmap(0, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED) {
+        snprintf(err, errlen, "cannot map the pool: %s", strerror(errno));
+        shm_unlink(d->shm_name);
+        return -1;
+    }
+    struct ptt_pool *p = m;
+    p->version = PTT_POOL_VERSION;
+    p->nbufs = n;
+    p->buf_size = c->buf_size;
+    p->clock = c->clock_tsc ? PTT_CLOCK_TSC : PTT_CLOCK_MONO;
+    p->overflow = (uint32_t)c->overflow;
+    p->daemon_pid = (int32_t)getpid();
+    p->backtrace_depth = c->backtrace;
+    p->desc_offset = head;
+    p->data_offset = data;
+    p->total_size = total;
+    memcpy(p->secret, d->secret, sizeof p->secret);
+    atomic_store(&p->masks[0], c->stopped ? PTT_META_MASK : c->class_mask | PTT_META_MASK);
+    atomic_store(&p->masks[1], c->stopped || c->light ? 0 : c->class_mask | PTT_META_MASK);
+    atomic_store(&p->free_head, PTT_POOL_EMPTY);
+    for (uint32_t i = n; i-- > 0;)
+        push_free(p, i);
+    __atomic_store_n(&p->magic, PTT_POOL_MAGIC, __ATOMIC_RELEASE);
+    d->pool = p;
+    d->size = total;
+    return 0;
+}
+
+int ptt_daemon_create(struct ptt_daemon *d, const struct ptt_pool_config *c, char *err,
+                      size_t errlen)
+{
+    return ptt_daemon_create_guarded(d, c, -1, err, errlen);
+}
+
+int ptt_daemon_create_guarded(struct ptt_daemon *d, const struct ptt_pool_config *c, int guardian,
+                              char *err, size_t errlen)
+{
+    memset(d, 0, sizeof *d);
+    d->clock_tsc = c->clock_tsc;
+    d->guardian = guardian;
+    if (!create(d, c, err, errlen))
+        return 0;
+    ptt_guardian_end(d->guardian); /* nothing left: what failed removed the pool */
+    d->guardian = -1;
+    return -1;
+}
+
+/* Count the events of a sub-buffer and find where they end: at len for one handed over (a
+ * shorter walk is a malformed event, counted), at the first empty header for one whose writer is
+ * gone. */
+static uint32_t walk(const uint8_t *data, uint32_t *len, int exact, uint64_t *corrupt,
+                     uint64_t *marked)
+{
+    uint32_t p = 0, n = 0;
+    while (p + 8 <= *len) {
+        struct ptt_event h;
+        memcpy(&h, data + p, 8);
+        if (h.size < 8 || h.size % 8 || p + h.size > *len || !(h.id & PTT_EV_ID_MASK))
+            break;
+        uint32_t at = p + 8 + ((h.id & PTT_EVF_ABS) ? 8 : 0); /* TRACE_LOST's count */
+        if ((h.id & PTT_EV_ID_MASK) == PTT_EV_TRACE_LOST && at + 8 <= p + h.size) {
+            uint64_t k;
+            memcpy(&k, data + at, 8);
+            *marked += k;
+        }
+        p += h.size;
+        n += (h.id & PTT_EV_ID_MASK) != PTT_EV_TRACE_PAD; /* padding is no event */
+    }
+    if (p != *len && exact)
+        ++*corrupt;
+    *len = p;
+    return n;
+}
+
+static void account(struct ptt_daemon *d, const struct ptt_rec_chunk *c, uint32_t len)
+{
+    d->events += c->nevents;
+    d->bytes += len;
+    d->chunks++;
+}
+
+/* One of ptt trace's own chunks: to the file or the flight recorder's window. */
+static void write_chunk(struct ptt_daemon *d, const struct ptt_rec_chunk *proto, const void *data,
+                        uint32_t len)
+{
+    struct ptt_rec_chunk c = *proto;
+    c.nevents = walk(data, &len, 1, &d->corrupt, &d->lost_marked);
+    if (!c.nevents)
+        return;
+    if (d->sink)
+        d->sink(d->sink_arg, &c, data, len, 1);
+    else
+        ptt_writer_record(d->out, PTT_REC_CHUNK, &c, sizeof c, data, len);
+    account(d, &c, len);
+}
+
+/* Whether an OWNED sub-buffer can be taken from its writer: it is gone. */
+static int writer_gone(const struct ptt_desc *b, int which)
+{
+    if (which == PTT_DRAIN_ALL)
+        return 1;
+    if (which > 0)
+        return b->pid == which;
+    if (which == PTT_DRAIN_DEAD)
+        return syscall(SYS_tgkill, b->pid, b->tid, 0) < 0 && errno == ESRCH;
+    return 0;
+}
+
+/* Sub-buffers written to the file in one writev: the kernel's cost per byte into the page cache
+ * is about half that of one writev per sub-buffer (docs/performance.md). */
+#define DRAIN_BATCH 32
+
+struct drained {
+    struct ptt_rec_chunk c;
+    uint32_t index;
+    uint32_t len;  /* bytes of whole events */
+    uint32_t used; /* bytes the writer may have touched: all are zeroed */
+};
+
+/* Write the batch (the chunks that have events), then free its sub-buffers. */
+static void flush(struct ptt_daemon *d, struct drained *b, unsigned n)
+{
+    struct ptt_pool *p = d->pool;
+    struct ptt_writer_rec r[DRAIN_BATCH];
+    unsigned k = 0;
+    for (unsigned i = 0; i < n; i++) {
+        if (!b[i].c.nevents)
+            continue;
+        const void *data = ptt_pool_data(p, b[i].index);
+        if (d->sink)
+            d->sink(d->sink_arg, &b[i].c, data, b[i].len, 0);
+        else
+            r[k++] = (struct ptt_writer_rec){PTT_REC_CHUNK, &b[i].c, sizeof b[i].c, data, b[i].len};
+        account(d, &b[i].c, b[i].len);
+    }
+    if (k)
+        ptt_writer_records(d->out, r, k);
+    for (unsigned i = 0; i < n; i++) {
+        struct ptt_desc *desc = ptt_pool_desc(p, b[i].index);
+        /* Zeroed for its next writer: only its own events may read as events. */
+        memset(ptt_pool_data(p, b[i].index), 0, b[i].used);
+        atomic_store_explicit(&desc->committed, 0, memory_order_relaxed);
+        atomic_store_explicit(&desc->state, PTT_BUF_FREE, memory_order_relaxed);
+        push_free(p, b[i].index);
+    }
+}
+
+size_t ptt_daemon_drain(struct ptt_daemon *d, int which)
+{
+    struct ptt_pool *p = d->pool;
+    struct drained batch[DRAIN_BATCH];
+    unsigned n = 0;
+    size_t done = 0;
+    for (uint32_t i = 0; i < p->nbufs; i++) {
+        struct ptt_desc *b = ptt_pool_desc(p, i);
+        uint32_t st = atomic_load_explicit(&b->state, memory_order_acquire);
+        if (st != PTT_BUF_READY && !(st == PTT_BUF_OWNED && writer_gone(b, which)))
+            continue;
+        int ready = st == PTT_BUF_READY;
+        uint32_t len =
+            ready ? atomic_load_explicit(&b->committed, memory_order_acquire) : p->buf_size;
+        if (len > p->buf_size)
+            len = p->buf_size;
+        struct drained *x = &batch[n++];
+        x->index = i;
+        x->used = x->len = len;
+        x->c = (struct ptt_rec_chunk){{0, 0}, b->pid, b->tid, b->serial, b->seq, b->base_ts, 0, 0};
+        x->c.nevents = walk(ptt_pool_data(p, i), &x->len, ready, &d->corrupt, &d->lost_marked);
+        done++;
+        if (n == DRAIN_BATCH) {
+            flush(d, batch, n);
+            n = 0;
+        }
+    }
+    if (n)
+        flush(d, batch, n);
+    return done;
+}
+
+void ptt_daemon_events(struct ptt_daemon *d, int pid, unsigned n, const uint16_t *ids,
+                       const unsigned *nargs, const uint64_t *args)
+{
+    uint64_t buf[512];
+    size_t w = 0;
+    for (unsigned i = 0; i < n; i++) {
+        if (w + 1 + nargs[i] > sizeof buf / sizeof buf[0])
+            break;
+        struct ptt_event h = {ids[i], (uint16_t)(8 + 8 * nargs[i]), 0};
+        memcpy(&buf[w++], &h, 8);
+        memcpy(&buf[w], args, 8 * nargs[i]);
+        w += nargs[i];
+        args += nargs[i];
+    }
+    struct ptt_rec_chunk c = {{0, 0}, pid, pid, 0, 0, ptt_ticks(d->clock_tsc), 0, PTT_CHUNK_DAEMON};
+    write_chunk(d, &c, buf, (uint32_t)(w * 8));
+}
+
+void ptt_daemon_process_exit(struct ptt_daemon *d, int pid, int status)
+{
+    uint16_t id = PTT_EV_PROCESS_EXIT;
+    unsigned n = 1;
+    uint64_t a = (uint64_t)(uint32_t)status;
+    ptt_daemon_events(d, pid, 1, &id, &n, &a);
+}
+
+void ptt_daemon_destroy(struct ptt_daemon *d)
+{
+    if (!d->pool)
+        return;
+    atomic_store(&d->pool->abandoned, 1);
+    munmap(d->pool, d->size);
+    shm_unlink(d->shm_name);
+    d->pool = NULL;
+    ptt_guardian_end(d->guardian);
+    d->guardian = -1;
+}
+
+/* PID of a name "ptt-UID-PID" followed by one of ends or nothing, of our user (UID), whose ptt
+ * trace (PID) is no more: 0 if not such a name. */
+static int stale_pid(const char *name, const char *ends)
+{
+    unsigned uid;
+    int pid, n = 0;
+    if (sscanf(name, "ptt-%u-%d%n", &uid, &pid, &n) != 2 || uid != (unsigned)getuid() || pid <= 0 ||
+        !strchr(ends, name[n]))
+        return 0;
+    /* Our own pid: a session that had it before us (we have created nothing yet). */
+    return pid == getpid() || (kill(pid, 0) < 0 && errno == ESRCH) ? pid : 0;
+}
+
+/* In directory path, remove the entries of ours named ptt-UID-PID followed by one of ends whose
+ * ptt trace is gone. shm: through shm_unlink. */
+static void sweep_dir(const char *path, const char *ends, int shm)
+{
+    DIR *dir = opendir(path);
+    if (!dir)
+        return;
+    struct dirent *e;
+    while ((e = readdir(dir))) {
+        struct stat st;
+        if (!stale_pid(e->d_name, ends) ||
+            fstatat(dirfd(dir), e->d_name, &st, AT_SYMLINK_NOFOLLOW) || st.st_uid != geteuid() ||
+            (shm && !S_ISREG(st.st_mode)))
+            continue;
+        if (shm) {
+            char name[300];
+            snprintf(name, sizeof name, "/%s", e->d_name);
+            shm_unlink(name);
+        } else {
+            unlinkat(dirfd(dir), e->d_name, 0);
+        }
+    }
+    closedir(dir);
+}
+
+void ptt_daemon_sweep(const char *ctl_dir)
+{
+    sweep_dir("/dev/shm", "-", 1); /* and "ptt-UID-PID", a name of older versions */
+    if (ctl_dir)
+        sweep_dir(ctl_dir, ".", 0);
+}

@@ -1,0 +1,78 @@
+/* The draining side of the shared-memory pool (common/pool.h), run by ptt trace. */
+#ifndef PTT_DAEMON_H
+#define PTT_DAEMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../../common/pool.h"
+#include "trace/writer.h"
+
+/* Where drained chunks go: the trace file by default, the flight recorder's window with
+ * --flight-recorder. daemon_own: one of ptt trace's own chunks (process ends, switches, hangs). */
+typedef void (*ptt_chunk_sink)(void *arg, const struct ptt_rec_chunk *c, const void *data,
+                               uint32_t len, int daemon_own);
+
+struct ptt_daemon {
+    struct ptt_pool *pool;
+    ptt_chunk_sink sink; /* NULL: write to out */
+    void *sink_arg;
+    size_t size;
+    char shm_name[64]; /* the pool: /ptt-UID-PID-RAND */
+    char name[64];     /* the session: ptt-UID-PID (its control socket's name) */
+    char env[128];     /* PTT_SHM for the program: "/ptt-UID-PID-RAND:SECRET" */
+    uint8_t secret[PTT_POOL_SECRET];
+    int guardian; /* the guardian's pipe (guardian.h); -1: none */
+    int clock_tsc;
+    struct ptt_writer *out;
+    uint64_t events, bytes, chunks;
+    uint64_t corrupt; /* chunks cut short at a malformed event (a bug if ever non-zero) */
+    uint64_t lost_marked; /* events lost that the TRACE_LOST events drained so far count */
+};
+
+struct ptt_pool_config {
+    uint64_t size;     /* bytes of the whole pool */
+    uint32_t buf_size; /* bytes of one sub-buffer */
+    int clock_tsc;
+    int overflow;
+    uint64_t class_mask;
+    int light;          /* record calls only, no STATE events */
+    int stopped;        /* start with recording off (ptt ctl start) */
+    unsigned backtrace; /* --backtrace=N */
+};
+
+/* Create and map the pool, its memory reserved up front so that a full /dev/shm is an error
+ * now rather than a bus error in the application later. Its name has a random part and is
+ * created exclusively: a name taken (by anyone) is never removed, another is tried. -1 with a
+ * message in err. */
+int ptt_daemon_create(struct ptt_daemon *d, const struct ptt_pool_config *c, char *err,
+                      size_t errlen);
+/* The same, the pool's name told to a guardian (guardian.h) before it is created; d owns the
+ * guardian's pipe from then on, even on an error. */
+int ptt_daemon_create_guarded(struct ptt_daemon *d, const struct ptt_pool_config *c, int guardian,
+                              char *err, size_t errlen);
+/* What ptt_daemon_drain takes besides READY sub-buffers: a pid > 0 takes the OWNED ones of that
+ * (ended) process too. */
+enum {
+    PTT_DRAIN_READY = 0, /* only READY */
+    PTT_DRAIN_ALL = -1,  /* every OWNED one too: the session is over */
+    PTT_DRAIN_DEAD = -2, /* OWNED ones of threads that no longer exist (ended without handing
+                            their sub-buffer over: killed, exec, raw clone, exit-time code) */
+};
+/* Write sub-buffers to the file and free them; returns how many. */
+size_t ptt_daemon_drain(struct ptt_daemon *d, int which);
+/* Record that a process of the session ended, with its wait status. */
+void ptt_daemon_process_exit(struct ptt_daemon *d, int pid, int status);
+/* Record events of ptt trace's own, about process pid (ptt trace's pid for the session), all
+ * at the current time: ids[i] with nargs[i] arguments taken in turn from args. */
+void ptt_daemon_events(struct ptt_daemon *d, int pid, unsigned n, const uint16_t *ids,
+                       const unsigned *nargs, const uint64_t *args);
+/* The session is over: mark the pool abandoned (processes that outlive the session stop
+ * recording), unmap it, remove its name, and tell the guardian it was a clean end. */
+void ptt_daemon_destroy(struct ptt_daemon *d);
+/* Remove what sessions of ours left when their ptt trace died with its guardian: pools
+ * /dev/shm/ptt-UID-PID-* and files ptt-UID-PID.* of the control directory ctl_dir (NULL: none)
+ * whose ptt trace (PID) no longer exists. */
+void ptt_daemon_sweep(const char *ctl_dir);
+
+#endif

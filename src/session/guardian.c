@@ -1,0 +1,203 @@
+/* The guardian of a session (guardian.h). It runs between fork and _exit only, and ptt trace has
+ * no thread when it starts it, yet it keeps to system calls: no allocation, no stdio. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "session/guardian.h"
+
+#define MAX_WATCHED 8
+
+static char watched[MAX_WATCHED][256];
+static unsigned nwatched;
+static char pool_name[256]; /* the pool, named before it is created */
+
+static void watch(const char *path)
+{
+    if (nwatched < MAX_WATCHED && strlen(path) < sizeof watched[0])
+        memcpy(watched[nwatched++], path, strlen(path) + 1);
+}
+
+/* The sockets of the session, named after ptt trace's pid, which no other process has until
+ * ptt trace is reaped; ours (the directory is the user's alone). */
+static void remove_watched(void)
+{
+    for (unsigned i = 0; i < nwatched; i++) {
+        struct stat st;
+        if (!lstat(watched[i], &st) && S_ISSOCK(st.st_mode) && st.st_uid == geteuid())
+            unlink(watched[i]);
+    }
+}
+
+/* Alone: descriptors 0-2 on /dev/null (a pipe of the terminal's or of a test's that we held
+ * would not see its end), ptt trace's stream on 3, nothing else; the terminal's signals
+ * ignored. */
+static int detach(int rfd)
+{
+    if (rfd != 3) {
+        if (dup2(rfd, 3) < 0)
+            return -1;
+        close(rfd);
+    }
+    if (syscall(SYS_close_range, 4u, ~0u, 0u)) {
+        long max = sysconf(_SC_OPEN_MAX);
+        for (long fd = 4; fd < (max > 0 && max < 65536 ? max : 65536); fd++)
+            close((int)fd);
+    }
+    int nul = open("/dev/null", O_RDWR);
+    for (int fd = 0; fd < 3 && nul >= 0; fd++)
+        if (fd != nul)
+            dup2(nul, fd);
+    if (nul > 3)
+        close(nul);
+    int ignored[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE};
+    for (size_t i = 0; i < sizeof ignored / sizeof ignored[0]; i++)
+        signal(ignored[i], SIG_IGN);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    if (chdir("/")) { /* keeps no directory busy; nothing to do if it fails */
+    }
+    prctl(PR_SET_NAME, "ptt-guardian");
+    return 3;
+}
+
+/* Mark the pool abandoned, so that writers stop at once, and remove its name: if it is ours (a
+ * name ptt trace found taken was another's). */
+static void abandon_pool(void)
+{
+    if (!pool_name[0])
+        return;
+    int fd = shm_open(pool_name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
+    struct stat st;
+    if (fd < 0)
+        return;
+    if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_uid == geteuid()) {
+        if ((size_t)st.st_size >= sizeof(struct ptt_pool)) {
+            struct ptt_pool *p = mmap(0, sizeof *p, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+            if (p != MAP_FAILED) {
+                atomic_store(&p->abandoned, 1);
+                munmap(p, sizeof *p);
+            }
+        }
+        shm_unlink(pool_name); /* /dev/shm is sticky: it is still ours */
+    }
+    close(fd);
+}
+
+/* Read ptt trace's lines ("P<name>": the pool's name, "W<path>": a file to remove, "E": clean
+ * end) until the stream's end. */
+static _Noreturn void guard(int fd)
+{
+    char buf[1024];
+    size_t have = 0;
+    for (;;) {
+        ssize_t k = read(fd, buf + have, sizeof buf - have);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            break;
+        have += (size_t)k;
+        char *nl;
+        while ((nl = memchr(buf, '\n', have))) {
+            *nl = 0;
+            if (buf[0] == 'E')
+                _exit(0);
+            if (buf[0] == 'W')
+                watch(buf + 1);
+            if (buf[0] == 'P' && strlen(buf + 1) < sizeof pool_name)
+                memcpy(pool_name, buf + 1, strlen(buf + 1) + 1);
+            size_t used = (size_t)(nl + 1 - buf);
+            memmove(buf, nl + 1, have - used);
+            have -= used;
+        }
+        if (have == sizeof buf) /* a line that long is none of ours */
+            have = 0;
+    }
+    /* ptt trace is gone without a clean end. */
+    abandon_pool();
+    remove_watched();
+    _exit(0);
+}
+
+int ptt_guardian_start(void)
+{
+    /* A socket pair rather than a pipe: ptt trace writing to a guardian someone killed gets an
+     * error, not SIGPIPE. */
+    int p[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p))
+        return -1;
+    pid_t c = fork();
+    if (c < 0) {
+        int e = errno;
+        close(p[0]);
+        close(p[1]);
+        errno = e;
+        return -1;
+    }
+    if (c == 0) {
+        /* Only ptt trace may hold its end: the guardian sees its death as the end of the stream. */
+        close(p[1]);
+        if (setsid() < 0)
+            _exit(1);
+        pid_t g = fork();
+        if (g != 0)
+            _exit(g < 0);
+        int fd = detach(p[0]);
+        if (fd < 0)
+            _exit(1);
+        guard(fd);
+    }
+    close(p[0]);
+    int st;
+    while (waitpid(c, &st, 0) < 0 && errno == EINTR)
+        ;
+    if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+        close(p[1]);
+        errno = EAGAIN;
+        return -1;
+    }
+    return p[1];
+}
+
+static void send_line(int fd, char kind, const char *text)
+{
+    char line[300];
+    size_t n = strlen(text);
+    if (fd < 0 || n + 3 > sizeof line)
+        return;
+    line[0] = kind;
+    memcpy(line + 1, text, n);
+    line[n + 1] = '\n';
+    /* A few hundred bytes: written whole, the socket's buffer holds far more. */
+    while (send(fd, line, n + 2, MSG_NOSIGNAL) < 0 && errno == EINTR)
+        ;
+}
+
+void ptt_guardian_pool(int fd, const char *name)
+{
+    send_line(fd, 'P', name);
+}
+
+void ptt_guardian_watch(int fd, const char *path)
+{
+    send_line(fd, 'W', path);
+}
+
+void ptt_guardian_end(int fd)
+{
+    if (fd < 0)
+        return;
+    send_line(fd, 'E', "");
+    close(fd);
+}

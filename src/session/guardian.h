@@ -1,0 +1,27 @@
+/* The guardian of a session: a small process, started by ptt trace before the pool, that
+ * outlives it. When ptt trace dies without having said "clean end" (SIGKILL, a crash, any
+ * signal), the guardian marks the pool abandoned, so that the program's threads stop recording
+ * and run on at once, and removes the pool's name and the session's sockets. (docs/security.md) */
+#ifndef PTT_GUARDIAN_H
+#define PTT_GUARDIAN_H
+
+#include <stddef.h>
+
+#include "../../common/pool.h"
+
+/* Start the guardian. Neither our child (we wait for every child of ours) nor in our process
+ * group, it ignores the terminal's signals. Returns our end of the stream to it (a socket,
+ * close-on-exec, ours only: its end is ptt trace's death), or -1 with errno. */
+int ptt_guardian_start(void);
+
+/* The pool's name, told before it is created: if ptt trace dies, however soon, the guardian marks
+ * the pool abandoned and removes its name (if it is ours). A later name replaces it. */
+void ptt_guardian_pool(int fd, const char *name);
+
+/* Also remove path (a socket of the session, told before it is created) if ptt trace dies. */
+void ptt_guardian_watch(int fd, const char *path);
+
+/* The session ended cleanly and removed everything: the guardian exits. Closes fd. */
+void ptt_guardian_end(int fd);
+
+#endif

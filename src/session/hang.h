@@ -1,0 +1,32 @@
+/* Hang detection (ptt trace --hang-timeout): ptt trace reads the sub-buffers threads are writing
+ * (without taking them) to see whether any thread records events, and in which call each thread
+ * is when none does. */
+#ifndef PTT_HANG_H
+#define PTT_HANG_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "session/daemon.h"
+
+struct ptt_hang;
+
+struct ptt_hang *ptt_hang_new(const struct ptt_pool *pool);
+/* Read what the threads wrote since the last look; 1 if any thread recorded an event. */
+int ptt_hang_progress(struct ptt_hang *h, const struct ptt_pool *pool);
+/* Report the threads blocked in a call, on f and as HANG_* events into the trace; the number of
+ * blocked threads (no report when 0). idle_ns: how long nothing was recorded. */
+unsigned ptt_hang_report(struct ptt_hang *h, struct ptt_daemon *d, FILE *f, uint64_t idle_ns,
+                         double ns_per_tick);
+/* The pids seen writing (for --kill-on-hang), 0-terminated, at most max. */
+unsigned ptt_hang_pids(const struct ptt_hang *h, const struct ptt_pool *pool, int *pids,
+                       unsigned max);
+/* For --kill-on-hang, every thread of the processes pids (/proc/PID/task). With restart, take
+ * their CPU times, to compare with from then on (0). Else 1 when every thread is blocked in a
+ * traced call (a call open in the sub-buffers, not running, no CPU time used since the restart)
+ * or stopped; 0 with the first other thread described in why. */
+int ptt_hang_settled(struct ptt_hang *h, const int *pids, unsigned npids, int restart, char *why,
+                     size_t len);
+void ptt_hang_free(struct ptt_hang *h);
+
+#endif

@@ -1,0 +1,207 @@
+/* Event filters. */
+#define _GNU_SOURCE
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace/filter.h"
+#include "analysis/names.h"
+
+#define MAXV 64
+
+struct ptt_filter {
+    int npid, ntid, nobj, nevent;
+    int32_t pids[MAXV];
+    int32_t tids[MAXV];
+    char *tid_names[MAXV]; /* thread names, matched through names */
+    uint64_t objs[MAXV];
+    char *obj_names[MAXV];
+    char *events[MAXV];     /* names or globs */
+    char *not_events[MAXV]; /* !NAME: left out */
+    int nnot;
+    uint64_t kinds;   /* classes; 0: any */
+    int64_t from, to; /* ns; to < 0: none */
+    const struct ptt_names *names;
+};
+
+struct ptt_filter *ptt_filter_new(void)
+{
+    struct ptt_filter *f = calloc(1, sizeof *f);
+    if (f)
+        f->to = -1;
+    return f;
+}
+
+void ptt_filter_names(struct ptt_filter *f, const struct ptt_names *names)
+{
+    f->names = names;
+}
+
+static int seconds(const char *v, int64_t *ns)
+{
+    char *end;
+    double s = strtod(v, &end);
+    if (end == v || *end || !(s >= 0 && s <= 9e9)) /* NaN too */
+        return -1;
+    *ns = (int64_t)(s * 1e9 + 0.5);
+    return 0;
+}
+
+int ptt_filter_add(struct ptt_filter *f, const char *what, const char *value, char *err,
+                   size_t errlen)
+{
+    if (!value[strspn(value, ", ")]) {
+        snprintf(err, errlen, "--%s=%s: give a value", what, value);
+        return -1;
+    }
+    if (!strcmp(what, "from") || !strcmp(what, "to")) {
+        int64_t ns;
+        if (seconds(value, &ns)) {
+            snprintf(err, errlen, "--%s=%s: give seconds since the start of the trace", what,
+                     value);
+            return -1;
+        }
+        *(what[0] == 'f' ? &f->from : &f->to) = ns;
+        return 0;
+    }
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", value);
+    for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *end;
+        long long n = strtoll(tok, &end, 0);
+        int numeric = *tok && !*end;
+        if (!strcmp(what, "pid")) {
+            if (!numeric || f->npid == MAXV)
+                goto bad;
+            f->pids[f->npid++] = (int32_t)n;
+        } else if (!strcmp(what, "tid")) {
+            if (f->ntid == MAXV)
+                goto bad;
+            f->tids[f->ntid] = numeric ? (int32_t)n : 0;
+            f->tid_names[f->ntid++] = numeric ? NULL : strdup(tok);
+        } else if (!strcmp(what, "object")) {
+            if (f->nobj == MAXV)
+                goto bad;
+            f->objs[f->nobj] = numeric ? (uint64_t)strtoull(tok, NULL, 0) : 0;
+            f->obj_names[f->nobj++] = numeric ? NULL : strdup(tok);
+        } else if (!strcmp(what, "event")) {
+            int not = tok[0] == '!';
+            const char *glob = tok + not ;
+            if ((not ? f->nnot : f->nevent) == MAXV)
+                goto bad;
+            int known = 0;
+            unsigned ne;
+            const struct ptt_evinfo *all = ptt_evinfo_all(&ne);
+            for (unsigned i = 0; i < ne && !known; i++)
+                known = !fnmatch(glob, all[i].name, 0);
+            if (!known) {
+                snprintf(err, errlen, "--event=%s: no event is named so (docs/events.md)", tok);
+                return -1;
+            }
+            if (not )
+                f->not_events[f->nnot++] = strdup(glob);
+            else
+                f->events[f->nevent++] = strdup(glob);
+        } else if (!strcmp(what, "kind")) {
+            int c = ptt_class_number(tok);
+            if (c < 0) {
+                snprintf(err, errlen, "--kind=%s: not an object kind ('ptt trace --list')", tok);
+                return -1;
+            }
+            f->kinds |= 1ull << c;
+        } else {
+            snprintf(err, errlen, "unknown filter --%s", what);
+            return -1;
+        }
+    }
+    return 0;
+bad:
+    snprintf(err, errlen, "--%s=%s: give %s (at most %d, comma-separated)", what, value,
+             !strcmp(what, "pid") ? "process ids" : "values", MAXV);
+    return -1;
+}
+
+/* Whether an object field of the event is one of the filter's objects. */
+static int object_match(const struct ptt_filter *f, const struct ptt_ev *ev)
+{
+    if (!ev->info)
+        return 0;
+    for (unsigned i = 0; i < ev->info->nargs && i < ev->nargs; i++) {
+        if (ev->info->fields[i].type != PTT_F_OBJ)
+            continue;
+        for (int k = 0; k < f->nobj; k++) {
+            if (f->obj_names[k]) {
+                const char *n = f->names ? ptt_names_object(f->names, ev->pid, ev->args[i]) : NULL;
+                if (n && !strcmp(n, f->obj_names[k]))
+                    return 1;
+            } else if (ev->args[i] == f->objs[k]) {
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+int ptt_filter_match(const struct ptt_filter *f, const struct ptt_ev *ev)
+{
+    if (ev->ns < f->from || (f->to >= 0 && ev->ns > f->to))
+        return 0;
+    if (f->kinds && !((f->kinds >> PTT_CLASS_OF(ev->id)) & 1))
+        return 0;
+    if (f->npid) {
+        int ok = 0;
+        for (int k = 0; k < f->npid && !ok; k++)
+            ok = ev->pid == f->pids[k];
+        if (!ok)
+            return 0;
+    }
+    if (f->ntid) {
+        int ok = 0;
+        for (int k = 0; k < f->ntid && !ok; k++) {
+            if (!f->tid_names[k])
+                ok = ev->tid == f->tids[k];
+            else if (f->names) {
+                const char *n = ptt_names_thread(f->names, ev->pid, ev->tid);
+                ok = n && !strcmp(n, f->tid_names[k]);
+            }
+        }
+        if (!ok)
+            return 0;
+    }
+    if (f->nevent || f->nnot) {
+        int ok = !f->nevent;
+        char nb[32];
+        const char *name =
+            ev->info ? ev->info->name : (snprintf(nb, sizeof nb, "UNKNOWN_0x%04x", ev->id), nb);
+        for (int k = 0; k < f->nevent && !ok; k++)
+            ok = !fnmatch(f->events[k], name, 0);
+        for (int k = 0; k < f->nnot && ok; k++)
+            ok = fnmatch(f->not_events[k], name, 0) != 0;
+        if (!ok)
+            return 0;
+    }
+    if (f->nobj && !object_match(f, ev))
+        return 0;
+    return 1;
+}
+
+int ptt_filter_done(const struct ptt_filter *f, int64_t ns)
+{
+    return f->to >= 0 && ns > f->to;
+}
+
+void ptt_filter_free(struct ptt_filter *f)
+{
+    if (!f)
+        return;
+    for (int k = 0; k < f->ntid; k++)
+        free(f->tid_names[k]);
+    for (int k = 0; k < f->nobj; k++)
+        free(f->obj_names[k]);
+    for (int k = 0; k < f->nevent; k++)
+        free(f->events[k]);
+    for (int k = 0; k < f->nnot; k++)
+        free(f->not_events[k]);
+    free(f);
+}

@@ -1,0 +1,690 @@
+/* Trace reader: index pass over the records, then a heap merge of per-thread streams. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ptt_fields.h"
+#include "trace/reader.h"
+
+#define MAX_OPEN 16
+#define MAX_CHUNK (1u << 30)
+
+struct chunkref {
+    uint64_t offset; /* of the chunk record */
+    uint32_t size;
+    uint32_t seq;
+};
+
+struct stream {
+    int32_t pid, tid;
+    uint32_t serial;
+    struct chunkref *chunks;
+    size_t nchunks, cap, next_chunk;
+    uint8_t *buf;
+    size_t buf_cap, pos, len;
+    uint64_t data_off; /* file offset of buf[0] */
+    uint64_t base, last;
+    uint16_t open[MAX_OPEN]; /* calls entered and not yet left */
+    int nopen;
+    int done;
+    int has_next;
+    struct ptt_ev next;
+    int has_held;
+    struct ptt_ev held; /* delivered after a synthesized event that must precede it */
+};
+
+struct pid_end {
+    int32_t pid;
+    uint64_t ticks;
+};
+
+struct ptt_reader {
+    int fd;
+    char *path;
+    uint64_t size;
+    char *info;
+    size_t info_len;
+    struct ptt_rec_clock clk_first, clk_last;
+    int nclk;
+    struct ptt_rec_end end;
+    int has_end;
+    struct stream *streams;
+    size_t nstreams, streams_cap;
+    size_t *hash; /* open addressing: stream index + 1, 0 = empty */
+    size_t hash_cap;
+    struct pid_end *ends;
+    size_t nends, ends_cap;
+    size_t *heap;
+    size_t nheap;
+    int started;
+    long double ns_per_tick;
+    char err[512];
+};
+
+static void set_err(struct ptt_reader *r, const char *fmt, ...)
+{
+    if (r->err[0])
+        return; /* keep the first problem: the later ones usually follow from it */
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->err, sizeof r->err, fmt, ap);
+    va_end(ap);
+}
+
+static int read_at(struct ptt_reader *r, void *buf, size_t len, uint64_t off)
+{
+    size_t got = 0;
+    while (got < len) {
+        ssize_t k = pread(r->fd, (char *)buf + got, len - got, (off_t)(off + got));
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return -1;
+        got += (size_t)k;
+    }
+    return 0;
+}
+
+static void *grow(void *p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return p;
+    size_t n = *cap ? *cap * 2 : 16;
+    while (n < need)
+        n *= 2;
+    void *q = realloc(p, n * elem);
+    if (!q) {
+        fprintf(stderr, "ptt: out of memory\n");
+        exit(2);
+    }
+    *cap = n;
+    return q;
+}
+
+static size_t hash_key(int32_t pid, uint32_t serial)
+{
+    uint64_t k = ((uint64_t)(uint32_t)pid << 32) | serial;
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdull;
+    k ^= k >> 33;
+    return (size_t)k;
+}
+
+static struct stream *stream_for(struct ptt_reader *r, int32_t pid, uint32_t serial, int32_t tid)
+{
+    if (r->nstreams * 2 >= r->hash_cap) {
+        size_t cap = r->hash_cap ? r->hash_cap * 2 : 64;
+        size_t *h = calloc(cap, sizeof *h);
+        if (!h) {
+            fprintf(stderr, "ptt: out of memory\n");
+            exit(2);
+        }
+        for (size_t i = 0; i < r->nstreams; i++) {
+            size_t j = hash_key(r->streams[i].pid, r->streams[i].serial) & (cap - 1);
+            while (h[j])
+                j = (j + 1) & (cap - 1);
+            h[j] = i + 1;
+        }
+        free(r->hash);
+        r->hash = h;
+        r->hash_cap = cap;
+    }
+    size_t j = hash_key(pid, serial) & (r->hash_cap - 1);
+    while (r->hash[j]) {
+        struct stream *s = &r->streams[r->hash[j] - 1];
+        if (s->pid == pid && s->serial == serial)
+            return s;
+        j = (j + 1) & (r->hash_cap - 1);
+    }
+    r->streams = grow(r->streams, &r->streams_cap, r->nstreams + 1, sizeof *r->streams);
+    struct stream *s = &r->streams[r->nstreams];
+    memset(s, 0, sizeof *s);
+    s->pid = pid;
+    s->serial = serial;
+    s->tid = tid;
+    r->hash[j] = ++r->nstreams;
+    return s;
+}
+
+/* Events ptt trace wrote itself are few: read them during the index pass, to know when each
+ * process ended (calls still open in it are closed at that time). */
+static void note_daemon_chunk(struct ptt_reader *r, const struct ptt_rec_chunk *c, uint64_t off)
+{
+    size_t len = c->h.size - sizeof *c;
+    if (len > 1u << 20)
+        return;
+    uint8_t *buf = malloc(len ? len : 1);
+    if (!buf || read_at(r, buf, len, off + sizeof *c)) {
+        free(buf);
+        return;
+    }
+    uint64_t base = c->base_ts;
+    for (size_t p = 0; p + 8 <= len;) {
+        struct ptt_event h;
+        memcpy(&h, buf + p, 8);
+        if (h.size < 8 || h.size % 8 || p + h.size > len)
+            break;
+        uint64_t t = base + h.dts;
+        if ((h.id & PTT_EV_ID_MASK) == PTT_EV_PROCESS_EXIT) {
+            r->ends = grow(r->ends, &r->ends_cap, r->nends + 1, sizeof *r->ends);
+            r->ends[r->nends++] = (struct pid_end){c->pid, t};
+        }
+        base = t;
+        p += h.size;
+    }
+    free(buf);
+}
+
+static int by_seq(const void *a, const void *b)
+{
+    const struct chunkref *x = a, *y = b;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static void index_file(struct ptt_reader *r, uint64_t off)
+{
+    while (off < r->size) {
+        struct ptt_record h;
+        if (off + sizeof h > r->size) {
+            set_err(r, "truncated record header at offset %llu", (unsigned long long)off);
+            return;
+        }
+        if (read_at(r, &h, sizeof h, off)) {
+            set_err(r, "cannot read at offset %llu: %s", (unsigned long long)off,
+                    strerror(errno ? errno : EIO));
+            return;
+        }
+        if (h.size < sizeof h || h.size % 8 || h.type == 0) {
+            set_err(r, "corrupt record (type %u, size %u) at offset %llu", h.type, h.size,
+                    (unsigned long long)off);
+            return;
+        }
+        if (off + h.size > r->size) {
+            set_err(r, "truncated record (type %u, %u bytes) at offset %llu", h.type, h.size,
+                    (unsigned long long)off);
+            return;
+        }
+        switch (h.type) {
+        case PTT_REC_INFO: {
+            size_t n = h.size - sizeof h;
+            char *p = realloc(r->info, r->info_len + n + 2);
+            if (!p)
+                exit(2);
+            r->info = p;
+            if (read_at(r, r->info + r->info_len, n, off + sizeof h) == 0) {
+                r->info_len += strnlen(r->info + r->info_len, n);
+                r->info[r->info_len++] = '\n';
+                r->info[r->info_len] = 0;
+            }
+            break;
+        }
+        case PTT_REC_CLOCK: {
+            struct ptt_rec_clock c;
+            if (h.size < sizeof c || read_at(r, &c, sizeof c, off)) {
+                set_err(r, "corrupt clock record at offset %llu", (unsigned long long)off);
+                return;
+            }
+            if (!r->nclk++)
+                r->clk_first = c;
+            r->clk_last = c;
+            break;
+        }
+        case PTT_REC_CHUNK: {
+            struct ptt_rec_chunk c;
+            if (h.size < sizeof c || h.size > MAX_CHUNK || read_at(r, &c, sizeof c, off)) {
+                set_err(r, "corrupt chunk record at offset %llu", (unsigned long long)off);
+                return;
+            }
+            struct stream *s =
+                stream_for(r, c.pid, (c.flags & PTT_CHUNK_DAEMON) ? 0 : c.serial, c.tid);
+            s->chunks = grow(s->chunks, &s->cap, s->nchunks + 1, sizeof *s->chunks);
+            s->chunks[s->nchunks++] = (struct chunkref){off, h.size, c.seq};
+            if (c.flags & PTT_CHUNK_DAEMON)
+                note_daemon_chunk(r, &c, off);
+            break;
+        }
+        case PTT_REC_END:
+            /* Minor 0's is shorter: what it lacks reads as 0. */
+            memset(&r->end, 0, sizeof r->end);
+            if (h.size >= PTT_REC_END_V0_SIZE &&
+                read_at(r, &r->end, h.size < sizeof r->end ? h.size : sizeof r->end, off) == 0)
+                r->has_end = 1;
+            break;
+        default: break; /* a record of a newer minor version: skipped */
+        }
+        off += h.size;
+    }
+}
+
+/* A pipe's content, whole, into a memfd: the reader reads at offsets, and some commands read
+ * the trace twice. -1 with one line in err. */
+static int copy_stream(int in, const char *path, char *err, size_t errlen)
+{
+    int fd = memfd_create("ptt-trace", MFD_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: cannot hold the stream: %s", path, strerror(errno));
+        return -1;
+    }
+    static char buf[1 << 16];
+    for (;;) {
+        ssize_t n = read(in, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n == 0)
+            return fd;
+        for (ssize_t k = 0, w; n > 0 && k < n; k += w)
+            if ((w = write(fd, buf + k, (size_t)(n - k))) < 0) {
+                n = -1;
+                break;
+            }
+        if (n < 0) {
+            snprintf(err, errlen, "%s: %s", path, strerror(errno));
+            close(fd);
+            return -1;
+        }
+    }
+}
+
+#define FIFO_WAIT_MS 10000
+
+/* A FIFO, opened without waiting for a writer, then waited for FIFO_WAIT_MS at most: the
+ * first data or a writer's close. */
+static int open_fifo(const char *path, char *err, size_t errlen)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    struct pollfd p = {fd, POLLIN, 0};
+    int n;
+    while ((n = poll(&p, 1, FIFO_WAIT_MS)) < 0 && errno == EINTR) {
+    }
+    if (n <= 0) {
+        snprintf(err, errlen, "%s: a FIFO no one wrote to in %d s; start its writer first", path,
+                 FIFO_WAIT_MS / 1000);
+        close(fd);
+        return -1;
+    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK); /* a writer came: read it to its end */
+    return fd;
+}
+
+int ptt_reader_fd(const char *path, char *err, size_t errlen)
+{
+    static char *cached; /* a stream read once already: its copy */
+    static int cached_fd = -1;
+    if (cached && !strcmp(cached, path))
+        return fcntl(cached_fd, F_DUPFD_CLOEXEC, 0);
+    int stdin_ = !strcmp(path, "-");
+    struct stat st;
+    if (stdin_ ? fstat(0, &st) : stat(path, &st)) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (S_ISREG(st.st_mode)) {
+        int fd = stdin_ ? fcntl(0, F_DUPFD_CLOEXEC, 0) : open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return fd;
+    }
+    if (!S_ISFIFO(st.st_mode)) {
+        snprintf(err, errlen, "%s: not a regular file, a pipe nor a FIFO", path);
+        return -1;
+    }
+    int in = stdin_ ? 0 : open_fifo(path, err, errlen);
+    if (in < 0)
+        return -1;
+    int fd = copy_stream(in, path, err, errlen);
+    if (!stdin_)
+        close(in);
+    if (fd >= 0 && (cached = strdup(path)))
+        cached_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    return fd;
+}
+
+struct ptt_reader *ptt_reader_open(const char *path, char *err, size_t errlen)
+{
+    struct ptt_reader *r = calloc(1, sizeof *r);
+    if (!r) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return NULL;
+    }
+    r->fd = ptt_reader_fd(path, err, errlen);
+    struct stat st;
+    if (r->fd < 0)
+        goto fail;
+    if (fstat(r->fd, &st)) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        goto fail;
+    }
+    r->size = (uint64_t)st.st_size;
+    struct ptt_file_header fh;
+    if (r->size < sizeof fh || read_at(r, &fh, sizeof fh, 0)) {
+        snprintf(err, errlen, "%s: not a ptt trace (file too short: %llu bytes)", path,
+                 (unsigned long long)r->size);
+        goto fail;
+    }
+    if (memcmp(fh.magic, PTT_FILE_MAGIC, 8)) {
+        snprintf(err, errlen, "%s: not a ptt trace (bad magic at offset 0)", path);
+        goto fail;
+    }
+    if (fh.major != PTT_FORMAT_MAJOR) {
+        snprintf(err, errlen, "%s: trace format version %u.%u, this ptt reads version %u.x only",
+                 path, fh.major, fh.minor, PTT_FORMAT_MAJOR);
+        goto fail;
+    }
+    if (fh.header_size < sizeof fh || fh.header_size % 8 || fh.header_size > r->size) {
+        snprintf(err, errlen, "%s: corrupt file header (size %u) at offset 8", path,
+                 fh.header_size);
+        goto fail;
+    }
+    r->path = strdup(path);
+    index_file(r, fh.header_size);
+    if (!r->nstreams && !r->has_end)
+        set_err(r, "no events: %s (ptt trace ended before writing any)",
+                r->size == fh.header_size ? "nothing follows the file header"
+                                          : "no chunk and no END record");
+    for (size_t i = 0; i < r->nstreams; i++)
+        qsort(r->streams[i].chunks, r->streams[i].nchunks, sizeof(struct chunkref), by_seq);
+    r->ns_per_tick = 1;
+    if (r->nclk >= 2 && r->clk_last.ticks > r->clk_first.ticks &&
+        r->clk_last.mono_ns > r->clk_first.mono_ns)
+        r->ns_per_tick = (long double)(r->clk_last.mono_ns - r->clk_first.mono_ns) /
+                         (long double)(r->clk_last.ticks - r->clk_first.ticks);
+    else {
+        const char *hz = ptt_reader_info(r, "ticks_per_second");
+        if (hz && strtod(hz, NULL) > 0)
+            r->ns_per_tick = 1e9L / strtold(hz, NULL);
+    }
+    return r;
+fail:
+    if (r->fd >= 0)
+        close(r->fd);
+    free(r);
+    return NULL;
+}
+
+/* Load the stream's next chunk; 0 when there is none (or it is unreadable). */
+static int load_chunk(struct ptt_reader *r, struct stream *s)
+{
+    if (s->next_chunk >= s->nchunks)
+        return 0;
+    struct chunkref *c = &s->chunks[s->next_chunk++];
+    struct ptt_rec_chunk h;
+    size_t len = c->size - sizeof h;
+    if (len > s->buf_cap) {
+        free(s->buf);
+        s->buf = malloc(len);
+        s->buf_cap = s->buf ? len : 0;
+        if (!s->buf) {
+            set_err(r, "out of memory for a chunk of %zu bytes", len);
+            return 0;
+        }
+    }
+    if (read_at(r, &h, sizeof h, c->offset) || read_at(r, s->buf, len, c->offset + sizeof h)) {
+        set_err(r, "cannot read chunk at offset %llu", (unsigned long long)c->offset);
+        return 0;
+    }
+    s->tid = h.tid;
+    s->pos = 0;
+    s->len = len;
+    s->data_off = c->offset + sizeof h;
+    s->base = h.base_ts;
+    return 1;
+}
+
+static uint64_t pid_end_ticks(struct ptt_reader *r, int32_t pid)
+{
+    for (size_t i = 0; i < r->nends; i++)
+        if (r->ends[i].pid == pid)
+            return r->ends[i].ticks;
+    return 0;
+}
+
+static int64_t to_ns(struct ptt_reader *r, uint64_t ticks)
+{
+    long double d = (long double)(int64_t)(ticks - r->clk_first.ticks) * r->ns_per_tick;
+    /* A corrupt time stamp or calibration must not overflow the conversion. */
+    if (d >= 9.2e18L)
+        return INT64_MAX;
+    if (d <= -9.2e18L)
+        return -INT64_MAX;
+    return (int64_t)d;
+}
+
+/* Calls still open when the stream ended are closed by TRACE_UNFINISHED events, at the end of
+ * the process when ptt trace saw it, else at the end of the trace. */
+static int synth_unfinished(struct ptt_reader *r, struct stream *s, struct ptt_ev *ev)
+{
+    if (!s->nopen)
+        return 0;
+    uint64_t t = pid_end_ticks(r, s->pid);
+    if (!t)
+        t = r->nclk >= 2 ? r->clk_last.ticks : s->last;
+    if ((int64_t)(t - s->last) < 0)
+        t = s->last;
+    memset(ev, 0, sizeof *ev);
+    ev->ticks = t;
+    ev->pid = s->pid;
+    ev->tid = s->tid;
+    ev->serial = s->serial;
+    ev->id = PTT_EV_TRACE_UNFINISHED;
+    ev->info = ptt_evinfo(ev->id);
+    ev->nargs = PTT_F(TRACE_UNFINISHED, event) + 1;
+    ev->args[PTT_F(TRACE_UNFINISHED, event)] = s->open[--s->nopen];
+    return 1;
+}
+
+static void track_calls(struct stream *s, const struct ptt_ev *ev)
+{
+    if (!ev->info || ev->nested)
+        return;
+    if (ev->info->kind == PTT_KIND_IN && !ev->info->noreturn) {
+        if (s->nopen < MAX_OPEN)
+            s->open[s->nopen++] = ev->id;
+    } else if (ev->info->kind == PTT_KIND_OUT) {
+        for (int k = s->nopen - 1; k >= 0; k--) {
+            const struct ptt_evinfo *in = ptt_evinfo(s->open[k]);
+            if (in && !strcmp(in->routine, ev->info->routine)) {
+                s->nopen = k;
+                break;
+            }
+        }
+    }
+}
+
+/* Decode the stream's next event into s->next. */
+static int advance(struct ptt_reader *r, struct stream *s)
+{
+    struct ptt_ev *ev = &s->next;
+    s->has_next = 0;
+    if (s->has_held) {
+        s->has_held = 0;
+        *ev = s->held;
+        return s->has_next = 1;
+    }
+    if (s->done) /* what is left: the calls it never left */
+        return s->has_next = synth_unfinished(r, s, ev);
+    while (s->pos + 8 > s->len) {
+        if (s->pos != s->len)
+            set_err(r, "corrupt event at offset %llu (chunk ends inside it)",
+                    (unsigned long long)(s->data_off + s->pos));
+        if (!load_chunk(r, s)) {
+            s->done = 1;
+            return s->has_next = synth_unfinished(r, s, ev);
+        }
+    }
+    struct ptt_event h;
+    memcpy(&h, s->buf + s->pos, 8);
+    int abs = (h.id & PTT_EVF_ABS) != 0;
+    unsigned hdr = abs ? 16 : 8;
+    if (h.size < hdr || h.size % 8 || s->pos + h.size > s->len ||
+        (h.size - hdr) / 8 > PTT_EVENT_MAX_ARGS || (h.id & PTT_EV_ID_MASK) == 0) {
+        set_err(r, "corrupt event (id 0x%04x, size %u) at offset %llu", h.id, h.size,
+                (unsigned long long)(s->data_off + s->pos));
+        s->done = 1;
+        s->nchunks = s->next_chunk; /* the rest of this thread cannot be trusted */
+        return s->has_next = synth_unfinished(r, s, ev);
+    }
+    memset(ev, 0, offsetof(struct ptt_ev, args));
+    ev->id = h.id & PTT_EV_ID_MASK;
+    ev->nested = (h.id & PTT_EVF_NEST) != 0;
+    const uint64_t *w = (const uint64_t *)(s->buf + s->pos);
+    uint64_t t;
+    if (abs) {
+        memcpy(&t, s->buf + s->pos + 8, 8);
+        if (!ev->nested)
+            s->base = t;
+    } else {
+        t = s->base + h.dts;
+        s->base = t;
+    }
+    ev->nargs = (h.size - hdr) / 8;
+    memcpy(ev->args, (const uint8_t *)w + hdr, ev->nargs * 8);
+    /* Merge on a per-thread non-decreasing time: an event of a signal handler may carry a time
+     * a little before the event it interrupted. */
+    if ((int64_t)(t - s->last) < 0 && s->last)
+        t = s->last;
+    ev->ticks = t;
+    s->last = t;
+    ev->pid = s->pid;
+    ev->tid = s->tid;
+    ev->serial = s->serial;
+    ev->info = ptt_evinfo(ev->id);
+    ev->offset = s->data_off + s->pos;
+    s->pos += h.size;
+    if (ev->id == PTT_EV_TRACE_PAD) /* a slot its writer gave up */
+        return advance(r, s);
+    if (ev->id == PTT_EV_THREAD_END && !ev->nested && s->nopen) {
+        /* The calls still open were unwound. A cancelled thread was inside the innermost one:
+         * say so just before its end. */
+        uint16_t call = s->open[s->nopen - 1];
+        s->nopen = 0;
+        if (ptt_ev_arg(ev, PTT_F(THREAD_END, how), 0) == 2) { /* cancelled */
+            s->held = *ev;
+            s->has_held = 1;
+            ev->id = PTT_EV_THREAD_CANCELLED;
+            ev->info = ptt_evinfo(ev->id);
+            ev->nargs = PTT_F(THREAD_CANCELLED, call) + 1;
+            ev->args[PTT_F(THREAD_CANCELLED, call)] = call;
+            ev->offset = 0;
+        }
+    }
+    track_calls(s, ev);
+    return s->has_next = 1;
+}
+
+static int before(struct ptt_reader *r, size_t a, size_t b)
+{
+    const struct ptt_ev *x = &r->streams[a].next, *y = &r->streams[b].next;
+    if (x->ticks != y->ticks)
+        return (int64_t)(x->ticks - y->ticks) < 0;
+    if (!x->serial != !y->serial) /* ptt trace's own (a process's end) after its threads' */
+        return x->serial != 0;
+    return a < b;
+}
+
+static void sift_down(struct ptt_reader *r, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        if (l < r->nheap && before(r, r->heap[l], r->heap[m]))
+            m = l;
+        if (l + 1 < r->nheap && before(r, r->heap[l + 1], r->heap[m]))
+            m = l + 1;
+        if (m == i)
+            return;
+        size_t t = r->heap[i];
+        r->heap[i] = r->heap[m];
+        r->heap[m] = t;
+        i = m;
+    }
+}
+
+int ptt_reader_next(struct ptt_reader *r, struct ptt_ev *ev)
+{
+    if (!r->started) {
+        r->started = 1;
+        r->heap = malloc((r->nstreams + 1) * sizeof *r->heap);
+        if (!r->heap)
+            exit(2);
+        for (size_t i = 0; i < r->nstreams; i++)
+            if (advance(r, &r->streams[i]))
+                r->heap[r->nheap++] = i;
+        for (size_t i = r->nheap; i-- > 0;)
+            sift_down(r, i);
+    }
+    if (!r->nheap)
+        return 0;
+    struct stream *s = &r->streams[r->heap[0]];
+    *ev = s->next;
+    ev->ns = to_ns(r, ev->ticks);
+    if (!advance(r, s))
+        r->heap[0] = r->heap[--r->nheap];
+    sift_down(r, 0);
+    return 1;
+}
+
+const char *ptt_reader_error(const struct ptt_reader *r)
+{
+    return r->err[0] ? r->err : NULL;
+}
+
+const char *ptt_reader_info(const struct ptt_reader *r, const char *key)
+{
+    static char val[4096];
+    size_t kl = strlen(key);
+    for (const char *p = r->info; p && *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen(p);
+        if (n > kl && !memcmp(p, key, kl) && p[kl] == '=') {
+            size_t vl = n - kl - 1 < sizeof val - 1 ? n - kl - 1 : sizeof val - 1;
+            memcpy(val, p + kl + 1, vl);
+            val[vl] = 0;
+            return val;
+        }
+        p = nl ? nl + 1 : p + n;
+    }
+    return NULL;
+}
+
+const struct ptt_rec_end *ptt_reader_end(const struct ptt_reader *r)
+{
+    return r->has_end ? &r->end : NULL;
+}
+
+uint64_t ptt_reader_nthreads(const struct ptt_reader *r)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < r->nstreams; i++)
+        n += r->streams[i].serial != 0; /* serial 0: ptt trace's own events */
+    return n;
+}
+
+void ptt_reader_close(struct ptt_reader *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->nstreams; i++) {
+        free(r->streams[i].chunks);
+        free(r->streams[i].buf);
+    }
+    free(r->streams);
+    free(r->hash);
+    free(r->ends);
+    free(r->heap);
+    free(r->info);
+    free(r->path);
+    close(r->fd);
+    free(r);
+}

@@ -1,0 +1,63 @@
+/* Reading a trace file: an index of every thread's chunks, then a k-way merge of the threads'
+ * event streams into one chronological stream. Memory: one chunk buffer and a small state per
+ * thread, plus 16 bytes per chunk of index (a chunk holds a sub-buffer: thousands of events). */
+#ifndef PTT_READER_H
+#define PTT_READER_H
+
+#include <stdint.h>
+
+#include "../../common/format.h"
+#include "trace/events.h"
+
+struct ptt_reader;
+
+struct ptt_ev {
+    uint64_t ticks; /* on the trace clock */
+    int64_t ns;     /* since the trace start */
+    int32_t pid;
+    int32_t tid;
+    uint32_t serial; /* thread number within the process; 0 for ptt trace's own events */
+    uint16_t id;
+    uint16_t nested; /* written by a signal handler inside another event */
+    unsigned nargs;
+    uint64_t args[PTT_EVENT_MAX_ARGS];
+    const struct ptt_evinfo *info; /* NULL for an id this reader does not know */
+    uint64_t offset;               /* in the file; 0 for events the reader synthesized */
+};
+
+/* The field that plays part f of ev's role (events.h), def when it has none. */
+static inline uint64_t ptt_ev_role(const struct ptt_ev *ev, enum ptt_rfield f, uint64_t def)
+{
+    return ptt_role_arg(ev->info, ev->args, ev->nargs, f, def);
+}
+/* Whether ev recorded the field that plays part f, and its value into *v. */
+static inline int ptt_ev_role_get(const struct ptt_ev *ev, enum ptt_rfield f, uint64_t *v)
+{
+    return ptt_role_get(ev->info, ev->args, ev->nargs, f, v);
+}
+/* Field number i of ev (a PTT_F(EVENT, field) constant: ptt_fields.h), def if not recorded. */
+static inline uint64_t ptt_ev_arg(const struct ptt_ev *ev, unsigned i, uint64_t def)
+{
+    return i < ev->nargs ? ev->args[i] : def;
+}
+
+/* The descriptor a reader reads path from: a regular file; for "-" (standard input), a pipe or
+ * a FIFO, a memfd holding the whole stream, read once (a FIFO waited for 10 s at most) and
+ * given again to later calls with the same path. -1 with one line in err. */
+int ptt_reader_fd(const char *path, char *err, size_t errlen);
+/* Open and index path (as ptt_reader_fd). On a fatal error (unreadable, not a trace, another major
+ * version) returns NULL and puts one line into err. */
+struct ptt_reader *ptt_reader_open(const char *path, char *err, size_t errlen);
+/* The next event in time order: 1, or 0 at the end. */
+int ptt_reader_next(struct ptt_reader *r, struct ptt_ev *ev);
+/* The first problem met in the file (truncated, corrupt), or NULL: the events before it were
+ * delivered. */
+const char *ptt_reader_error(const struct ptt_reader *r);
+/* Value of an INFO key, or NULL. */
+const char *ptt_reader_info(const struct ptt_reader *r, const char *key);
+/* The END record, or NULL if the session did not end cleanly. */
+const struct ptt_rec_end *ptt_reader_end(const struct ptt_reader *r);
+uint64_t ptt_reader_nthreads(const struct ptt_reader *r);
+void ptt_reader_close(struct ptt_reader *r);
+
+#endif

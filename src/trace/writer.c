@@ -1,0 +1,314 @@
+/* Writing a trace file: whole records appended with write(2), so that a reader sees a prefix of
+ * whole records even when ptt trace itself is killed mid-way (at worst a truncated last one).
+ * A write that fails (a full disk, the file-size limit) leaves the file cut back to its last
+ * whole record; the chunks after it are counted, not written. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <limits.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "util/util.h"
+#include "trace/writer.h"
+
+#define BATCH 64 /* records per writev: 3 iovecs each, far below IOV_MAX */
+
+/* What helps, after errno e. */
+static void remedy(int e, char *buf, size_t len)
+{
+    struct rlimit fs;
+    if (e == EFBIG && !getrlimit(RLIMIT_FSIZE, &fs) && fs.rlim_cur != RLIM_INFINITY)
+        snprintf(buf, len,
+                 "the file-size limit (ulimit -f) is %llu bytes: raise it, or keep only the "
+                 "newest events with --flight-recorder=SIZE",
+                 (unsigned long long)fs.rlim_cur);
+    else if (e == EFBIG || e == ENOSPC || e == EDQUOT)
+        snprintf(buf, len,
+                 "free some space, write elsewhere with -o, or keep only the newest events with "
+                 "--flight-recorder=SIZE");
+    else if (e == EPIPE)
+        snprintf(buf, len, "its reader went away");
+    else
+        snprintf(buf, len, "write elsewhere with -o");
+}
+
+static void report(const struct ptt_writer *w)
+{
+    if (!w->path)
+        return;
+    char what[256];
+    remedy(w->error, what, sizeof what);
+    ptt_warn("trace",
+             "cannot write %s: %s; it keeps its first %llu events, the next ones are counted but "
+             "not written (%s)",
+             w->path, strerror(w->error), (unsigned long long)w->events, what);
+}
+
+/* writev until done or an error: the bytes written, and the errno (0: none). */
+static uint64_t write_iov(int fd, struct iovec *iov, int n, int *err)
+{
+    uint64_t done = 0;
+    *err = 0;
+    while (n > 0) {
+        ssize_t k = writev(fd, iov, n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            *err = k < 0 ? errno : EIO;
+            return done;
+        }
+        done += (uint64_t)k;
+        while (n > 0 && (size_t)k >= iov->iov_len) {
+            k -= (ssize_t)iov->iov_len;
+            iov++;
+            n--;
+        }
+        if (n > 0) {
+            iov->iov_base = (char *)iov->iov_base + k;
+            iov->iov_len -= (size_t)k;
+        }
+    }
+    return done;
+}
+
+static uint32_t nevents(const struct ptt_writer_rec *r)
+{
+    return r->type == PTT_REC_CHUNK ? ((const struct ptt_rec_chunk *)r->head)->nevents : 0;
+}
+
+/* Up to BATCH records in one writev; only whole records count as written. */
+static int put(struct ptt_writer *w, const struct ptt_writer_rec *r, unsigned n)
+{
+    static const char zeros[8];
+    if (w->error) {
+        for (unsigned i = 0; i < n; i++)
+            w->unwritten += nevents(&r[i]);
+        return -1;
+    }
+    struct iovec iov[3 * BATCH];
+    uint64_t ends[BATCH], at = w->offset;
+    int k = 0;
+    for (unsigned i = 0; i < n; i++) {
+        size_t len = r[i].head_len + r[i].payload_len, pad = (8 - len % 8) % 8;
+        struct ptt_record *h = r[i].head;
+        h->type = r[i].type;
+        h->size = (uint32_t)(len + pad);
+        iov[k++] = (struct iovec){r[i].head, r[i].head_len};
+        if (r[i].payload_len)
+            iov[k++] = (struct iovec){(void *)r[i].payload, r[i].payload_len};
+        if (pad)
+            iov[k++] = (struct iovec){(void *)zeros, pad};
+        ends[i] = at += h->size;
+    }
+    int err;
+    uint64_t end = w->offset + write_iov(w->fd, iov, k, &err);
+    for (unsigned i = 0; i < n; i++) {
+        if (ends[i] <= end) {
+            w->events += nevents(&r[i]);
+            w->bytes += r[i].type == PTT_REC_CHUNK ? r[i].payload_len : 0;
+            w->offset = ends[i];
+        } else {
+            w->unwritten += nevents(&r[i]);
+        }
+    }
+    if (!err)
+        return 0;
+    w->error = err;
+    /* Cut a partly written record off, so that the file reads whole to its end (it fails,
+     * harmlessly, on a pipe). The file-size limit lets a file shrink. */
+    if (end > w->offset) {
+        while (ftruncate(w->fd, (off_t)w->offset) && errno == EINTR) {
+        }
+        lseek(w->fd, (off_t)w->offset, SEEK_SET); /* where a last try writes the END record */
+    }
+    report(w);
+    return -1;
+}
+
+int ptt_writer_records(struct ptt_writer *w, const struct ptt_writer_rec *r, unsigned n)
+{
+    int ret = 0;
+    for (unsigned i = 0; i < n; i += BATCH)
+        ret |= put(w, r + i, n - i < BATCH ? n - i : BATCH);
+    return ret;
+}
+
+int ptt_writer_start(struct ptt_writer *w, int fd, const char *path)
+{
+    memset(w, 0, sizeof *w);
+    w->fd = fd;
+    w->path = path;
+    struct ptt_file_header h;
+    memcpy(h.magic, PTT_FILE_MAGIC, 8);
+    h.major = PTT_FORMAT_MAJOR;
+    h.minor = PTT_FORMAT_MINOR;
+    h.header_size = sizeof h;
+    struct iovec iov = {&h, sizeof h};
+    int err;
+    w->offset = write_iov(fd, &iov, 1, &err);
+    if (err) {
+        w->error = errno = err;
+        return -1;
+    }
+    return 0;
+}
+
+int ptt_writer_open(struct ptt_writer *w, const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -1;
+    if (ptt_writer_start(w, fd, NULL)) {
+        int e = errno;
+        close(fd);
+        unlink(path);
+        errno = e;
+        return -1;
+    }
+    return 0;
+}
+
+int ptt_writer_record(struct ptt_writer *w, uint32_t type, const void *head, size_t head_len,
+                      const void *payload, size_t payload_len)
+{
+    struct ptt_writer_rec r = {type, (void *)head, head_len, payload, payload_len};
+    return put(w, &r, 1);
+}
+
+int ptt_writer_retry(struct ptt_writer *w, const struct ptt_writer_rec *r, unsigned n)
+{
+    const char *path = w->path;
+    int e = w->error;
+    w->error = 0;
+    w->path = NULL; /* the error was reported already */
+    int ret = put(w, r, n);
+    if (!w->error)
+        w->error = e; /* the trace stays incomplete */
+    w->path = path;
+    return ret;
+}
+
+int ptt_writer_info(struct ptt_writer *w, const char *text)
+{
+    struct ptt_record h;
+    return ptt_writer_record(w, PTT_REC_INFO, &h, sizeof h, text, strlen(text));
+}
+
+int ptt_writer_clock(struct ptt_writer *w, uint64_t ticks, uint64_t mono_ns, uint64_t real_ns)
+{
+    struct ptt_rec_clock c = {{0, 0}, ticks, mono_ns, real_ns};
+    return ptt_writer_record(w, PTT_REC_CLOCK, &c, sizeof c, 0, 0);
+}
+
+int ptt_writer_close(struct ptt_writer *w)
+{
+    int r = w->error ? -1 : 0;
+    if (close(w->fd) && !r && errno != EINTR) {
+        w->error = errno;
+        r = -1;
+    }
+    if (r && w->error)
+        errno = w->error;
+    return r;
+}
+
+/* Whether the kernel's protected_symlinks rule lets the user follow the link path (st): not in
+ * a sticky world-writable directory, or owned by the user or by the directory's owner. On a
+ * refusal, the one line in err. */
+static int may_follow(const char *path, const struct stat *st, char *err, size_t errlen)
+{
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else
+        snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    struct stat d;
+    if (stat(dir, &d)) {
+        snprintf(err, errlen, "cannot create %s: %s: %s", path, dir, strerror(errno));
+        return 0;
+    }
+    if (!(d.st_mode & S_ISVTX) || !(d.st_mode & S_IWOTH) || st->st_uid == geteuid() ||
+        st->st_uid == d.st_uid)
+        return 1;
+    snprintf(err, errlen,
+             "refusing to write through %s: a symbolic link of uid %u in the sticky, "
+             "world-writable directory %s, owned by neither you nor the directory's owner; "
+             "give another -o",
+             path, (unsigned)st->st_uid, dir);
+    return 0;
+}
+
+/* Another name of a descriptor already open: /dev/stdout, /dev/fd/N, /proc/self/fd/N. */
+static int names_descriptor(const char *path)
+{
+    char l[PATH_MAX];
+    ssize_t n = readlink(path, l, sizeof l - 1);
+    l[n > 0 ? n : 0] = 0;
+    return !strncmp(path, "/dev/fd/", 8) || !strncmp(path, "/proc/self/fd/", 14) ||
+           !strncmp(l, "/proc/self/fd/", 14);
+}
+
+int ptt_output_open(const char *path, int force, int open_it, struct ptt_output *o, char *err,
+                    size_t errlen)
+{
+    memset(o, 0, sizeof *o);
+    o->fd = -1;
+    struct stat st, t;
+    int exists = !lstat(path, &st);
+    if (!exists && errno != ENOENT) {
+        snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
+        return -1;
+    }
+    int link = exists && S_ISLNK(st.st_mode);
+    if (link && !may_follow(path, &st, err, errlen))
+        return -1;
+    int target = exists && !stat(path, &t); /* a dangling link has none */
+    o->special = target && (!S_ISREG(t.st_mode) || (link && names_descriptor(path)));
+    if (o->special && !open_it) {
+        snprintf(err, errlen, "%s is not a regular file: --flight-recorder writes one", path);
+        return -1;
+    }
+    /* A special file as it is: no creation, truncation nor rename. */
+    int flags = O_WRONLY | O_CLOEXEC;
+    if (!o->special && exists && force)
+        flags |= O_CREAT | O_TRUNC | (link ? 0 : O_NOFOLLOW);
+    else if (!o->special) {
+        char old[PATH_MAX];
+        errno = ENAMETOOLONG;
+        if (exists && (snprintf(old, sizeof old, "%s.old", path) >= (int)sizeof old ||
+                       rename(path, old))) { /* rename never follows a link */
+            snprintf(err, errlen,
+                     "cannot keep the existing %s as %s.old: %s (--force overwrites it)", path,
+                     path, strerror(errno));
+            return -1;
+        }
+        o->kept_old = exists;
+        flags |= O_CREAT | O_EXCL | O_NOFOLLOW;
+    }
+    o->created = !o->special;
+    if (!open_it)
+        return 0;
+    o->fd = open(path, flags, 0600);
+    if (o->fd < 0) {
+        snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
+        o->created = 0; /* what is there now is not ours */
+        ptt_output_undo(path, o);
+        return -1;
+    }
+    return 0;
+}
+
+void ptt_output_undo(const char *path, const struct ptt_output *o)
+{
+    char old[PATH_MAX];
+    if (o->created)
+        unlink(path);
+    if (o->kept_old && snprintf(old, sizeof old, "%s.old", path) < (int)sizeof old)
+        rename(old, path);
+}

@@ -1,0 +1,77 @@
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "util/util.h"
+
+int64_t ptt_parse_size(const char *s)
+{
+    char *end;
+    if (!s || *s < '0' || *s > '9')
+        return -1;
+    unsigned long long v = strtoull(s, &end, 10);
+    unsigned shift = 0;
+    switch (*end) {
+    case 'k':
+    case 'K':
+        shift = 10;
+        end++;
+        break;
+    case 'm':
+    case 'M':
+        shift = 20;
+        end++;
+        break;
+    case 'g':
+    case 'G':
+        shift = 30;
+        end++;
+        break;
+    default: break;
+    }
+    if (*end == 'i' && shift)
+        end++;
+    if (*end == 'B' || (*end == 'b' && shift))
+        end++;
+    if (*end || v > (1ull << 50) >> shift)
+        return -1;
+    return (int64_t)(v << shift);
+}
+
+void ptt_warn(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "ptt %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+void ptt_bad_option(const char *cmd, char **argv)
+{
+    const char *arg = optind > 0 ? argv[optind - 1] : NULL;
+    if (arg && arg[0] == '-' && arg[1] == '-')
+        ptt_warn(cmd, "option '%s' is unknown or lacks its value; see 'ptt %s --help'", arg, cmd);
+    else
+        ptt_warn(cmd, "option -%c is unknown or lacks its value; see 'ptt %s --help'",
+                 optopt ? optopt : '?', cmd);
+}
+
+uint64_t ptt_mono_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+uint64_t ptt_real_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
