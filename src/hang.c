@@ -76,7 +76,7 @@ static void track(struct ptt_hang *h, struct peek *k, const struct ptt_event *e,
     memset(&ev, 0, offsetof(struct ptt_ev, args));
     ev.id = e->id & PTT_EV_ID_MASK;
     ev.info = ptt_evinfo(ev.id);
-    if (!ev.info)
+    if (!ev.info || ev.nested) /* a signal handler's: it returns before its thread goes on */
         return;
     ev.nested = (e->id & PTT_EVF_NEST) != 0;
     ev.ticks = ticks;

@@ -550,8 +550,10 @@ static int advance(struct ptt_reader *r, struct stream *s)
     struct ptt_tthread *th = ptt_tracker_thread(r->calls, s->pid, s->serial);
     struct ptt_open *call = th ? ptt_tthread_call(th) : NULL;
     uint16_t in = call ? call->in.id : 0;
-    ptt_tracker_event(r->calls, ev, NULL);
-    if (ev->id == PTT_EV_THREAD_END && in && ptt_ev_arg(ev, PTT_F(THREAD_END, how), 0) == 2) {
+    if (!ev->nested) /* a signal handler's calls are not reported unfinished */
+        ptt_tracker_event(r->calls, ev, NULL);
+    if (ev->id == PTT_EV_THREAD_END && !ev->nested && in &&
+        ptt_ev_arg(ev, PTT_F(THREAD_END, how), 0) == 2) {
         /* A cancelled thread was inside the innermost call it had not left: say so just
          * before its end. */
         s->held = *ev;

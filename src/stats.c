@@ -245,7 +245,7 @@ void ptt_stats_event(struct ptt_stats *s, const struct ptt_ev *ev)
         t->pub.first = ev->ns;
     }
     t->pub.last = ev->ns;
-    if (!ev->info || ev->nested)
+    if (!ev->info || ev->nested) /* a signal handler's, inside another event */
         return;
     struct ptt_track tr;
     unsigned what = ptt_tracker_event(s->calls, ev, &tr);
