@@ -485,6 +485,27 @@ static int synth_unfinished(struct ptt_reader *r, struct stream *s, struct ptt_e
     return 1;
 }
 
+/* Follow the stream's calls. A cancelled thread was inside the innermost call it had not left:
+ * its end (held back) is told just after a THREAD_CANCELLED naming it. */
+static void track_calls(struct ptt_reader *r, struct stream *s, struct ptt_ev *ev)
+{
+    struct ptt_tthread *th = ptt_tracker_thread(r->calls, s->pid, s->serial);
+    struct ptt_open *call = th ? ptt_tthread_call(th) : NULL;
+    uint16_t in = call ? call->in.id : 0;
+    if (!ev->nested) /* a signal handler's calls are not reported unfinished */
+        ptt_tracker_event(r->calls, ev, NULL);
+    if (ev->id == PTT_EV_THREAD_END && !ev->nested && in &&
+        ptt_ev_arg(ev, PTT_F(THREAD_END, how), 0) == 2) {
+        s->held = *ev;
+        s->has_held = 1;
+        ev->id = PTT_EV_THREAD_CANCELLED;
+        ev->info = ptt_evinfo(ev->id);
+        ev->nargs = PTT_F(THREAD_CANCELLED, call) + 1;
+        ev->args[PTT_F(THREAD_CANCELLED, call)] = in;
+        ev->offset = 0;
+    }
+}
+
 /* Decode the stream's next event into s->next. */
 static int advance(struct ptt_reader *r, struct stream *s)
 {
@@ -547,23 +568,7 @@ static int advance(struct ptt_reader *r, struct stream *s)
     s->pos += h.size;
     if (ev->id == PTT_EV_TRACE_PAD) /* a slot its writer gave up */
         return advance(r, s);
-    struct ptt_tthread *th = ptt_tracker_thread(r->calls, s->pid, s->serial);
-    struct ptt_open *call = th ? ptt_tthread_call(th) : NULL;
-    uint16_t in = call ? call->in.id : 0;
-    if (!ev->nested) /* a signal handler's calls are not reported unfinished */
-        ptt_tracker_event(r->calls, ev, NULL);
-    if (ev->id == PTT_EV_THREAD_END && !ev->nested && in &&
-        ptt_ev_arg(ev, PTT_F(THREAD_END, how), 0) == 2) {
-        /* A cancelled thread was inside the innermost call it had not left: say so just
-         * before its end. */
-        s->held = *ev;
-        s->has_held = 1;
-        ev->id = PTT_EV_THREAD_CANCELLED;
-        ev->info = ptt_evinfo(ev->id);
-        ev->nargs = PTT_F(THREAD_CANCELLED, call) + 1;
-        ev->args[PTT_F(THREAD_CANCELLED, call)] = in;
-        ev->offset = 0;
-    }
+    track_calls(r, s, ev);
     return s->has_next = 1;
 }
 
