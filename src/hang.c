@@ -15,9 +15,10 @@
 struct peek {
     int32_t pid, tid;
     uint32_t serial, seq;
-    uint32_t off;  /* read up to here */
-    uint64_t base; /* time of the last event read */
-    int live;      /* OWNED at the last look */
+    uint32_t off;              /* read up to here */
+    uint64_t base;             /* time of the last event read */
+    struct ptt_tthread *calls; /* its thread's (h->calls) */
+    int live;                  /* OWNED at the last look */
 };
 
 /* pthread_t values seen in THREAD_START, to name the thread a join waits for. */
@@ -85,17 +86,18 @@ static void track(struct ptt_hang *h, struct peek *k, const struct ptt_event *e,
     ev.serial = k->serial;
     ev.nargs = n < PTT_EVENT_MAX_ARGS ? n : PTT_EVENT_MAX_ARGS;
     memcpy(ev.args, args, ev.nargs * sizeof *args);
-    ptt_tracker_event(h->calls, &ev, NULL);
+    if (!k->calls)
+        k->calls = ptt_tracker_get(h->calls, &ev);
+    ptt_tracker_feed(k->calls, &ev, NULL);
     uint64_t self;
     if (ev.info->role == PTT_ROLE_THREAD_START && ptt_ev_role_get(&ev, PTT_RF_OBJECT, &self))
         *thread_slot(h, self) = (struct thread_id){self, k->tid};
 }
 
 /* The call a live sub-buffer's thread is in, or NULL. */
-static struct ptt_open *call_of(struct ptt_hang *h, const struct peek *k)
+static struct ptt_open *call_of(const struct peek *k)
 {
-    struct ptt_tthread *th = k->live ? ptt_tracker_thread(h->calls, k->pid, k->serial) : NULL;
-    return th ? ptt_tthread_call(th) : NULL;
+    return k->live && k->calls ? ptt_tthread_call(k->calls) : NULL;
 }
 
 /* A new sub-buffer of a thread: its open calls carry over from its previous one when we saw
@@ -128,6 +130,7 @@ int ptt_hang_progress(struct ptt_hang *h, const struct ptt_pool *pool)
         if (!k->live || k->pid != d->pid || k->serial != d->serial || k->seq != d->seq) {
             carry_over(h, i, d);
             memset(k, 0, sizeof *k);
+            k->calls = ptt_tracker_thread(h->calls, d->pid, d->serial);
             k->pid = d->pid;
             k->tid = d->tid;
             k->serial = d->serial;
@@ -171,7 +174,7 @@ unsigned ptt_hang_report(struct ptt_hang *h, struct ptt_daemon *d, FILE *f, uint
     unsigned blocked = 0;
     uint64_t now = ptt_ticks(d->clock_tsc);
     for (uint32_t i = 0; i < h->n; i++)
-        blocked += call_of(h, &h->p[i]) != NULL;
+        blocked += call_of(&h->p[i]) != NULL;
     if (!blocked)
         return 0;
     fprintf(f, "ptt: hang: no traced thread recorded an event for %.1f s; %u blocked in a call:\n",
@@ -182,7 +185,7 @@ unsigned ptt_hang_report(struct ptt_hang *h, struct ptt_daemon *d, FILE *f, uint
     ptt_daemon_events(d, d->pool->daemon_pid, 1, &id, &na, a);
     for (uint32_t i = 0; i < h->n; i++) {
         struct peek *k = &h->p[i];
-        struct ptt_open *c = call_of(h, k);
+        struct ptt_open *c = call_of(k);
         if (!c)
             continue;
         const struct ptt_evinfo *in = c->in.info;
@@ -248,10 +251,10 @@ static int read_task(int pid, int tid, char *state, uint64_t *cpu)
     return 0;
 }
 
-static int in_traced_call(struct ptt_hang *h, int pid, int tid)
+static int in_traced_call(const struct ptt_hang *h, int pid, int tid)
 {
     for (uint32_t i = 0; i < h->n; i++)
-        if (h->p[i].pid == pid && h->p[i].tid == tid && call_of(h, &h->p[i]))
+        if (h->p[i].pid == pid && h->p[i].tid == tid && call_of(&h->p[i]))
             return 1;
     return 0;
 }

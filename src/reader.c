@@ -33,6 +33,7 @@ struct stream {
     size_t buf_cap, pos, len;
     uint64_t data_off; /* file offset of buf[0] */
     uint64_t base, last;
+    struct ptt_tthread *calls; /* its calls entered and not yet left (r->calls) */
     int done;
     int has_next;
     struct ptt_ev next;
@@ -463,8 +464,7 @@ static int64_t to_ns(struct ptt_reader *r, uint64_t ticks)
  * the process when ptt trace saw it, else at the end of the trace. */
 static int synth_unfinished(struct ptt_reader *r, struct stream *s, struct ptt_ev *ev)
 {
-    struct ptt_tthread *th = ptt_tracker_thread(r->calls, s->pid, s->serial);
-    struct ptt_open *call = th ? ptt_tthread_call(th) : NULL;
+    struct ptt_open *call = s->calls ? ptt_tthread_call(s->calls) : NULL;
     if (!call)
         return 0;
     uint64_t t = pid_end_ticks(r, s->pid);
@@ -481,7 +481,7 @@ static int synth_unfinished(struct ptt_reader *r, struct stream *s, struct ptt_e
     ev->info = ptt_evinfo(ev->id);
     ev->nargs = PTT_F(TRACE_UNFINISHED, event) + 1;
     ev->args[PTT_F(TRACE_UNFINISHED, event)] = call->in.id;
-    ptt_tracker_event(r->calls, ev, NULL); /* closes it */
+    ptt_tracker_feed(s->calls, ev, NULL); /* closes it */
     return 1;
 }
 
@@ -489,13 +489,14 @@ static int synth_unfinished(struct ptt_reader *r, struct stream *s, struct ptt_e
  * its end (held back) is told just after a THREAD_CANCELLED naming it. */
 static void track_calls(struct ptt_reader *r, struct stream *s, struct ptt_ev *ev)
 {
-    struct ptt_tthread *th = ptt_tracker_thread(r->calls, s->pid, s->serial);
-    struct ptt_open *call = th ? ptt_tthread_call(th) : NULL;
+    if (ev->nested || !ev->info) /* a signal handler's calls are not reported unfinished */
+        return;
+    if (!s->calls)
+        s->calls = ptt_tracker_get(r->calls, ev);
+    struct ptt_open *call = ev->id == PTT_EV_THREAD_END ? ptt_tthread_call(s->calls) : NULL;
     uint16_t in = call ? call->in.id : 0;
-    if (!ev->nested) /* a signal handler's calls are not reported unfinished */
-        ptt_tracker_event(r->calls, ev, NULL);
-    if (ev->id == PTT_EV_THREAD_END && !ev->nested && in &&
-        ptt_ev_arg(ev, PTT_F(THREAD_END, how), 0) == 2) {
+    ptt_tracker_feed(s->calls, ev, NULL);
+    if (ev->id == PTT_EV_THREAD_END && in && ptt_ev_arg(ev, PTT_F(THREAD_END, how), 0) == 2) {
         s->held = *ev;
         s->has_held = 1;
         ev->id = PTT_EV_THREAD_CANCELLED;

@@ -13,6 +13,7 @@
 /* A thread's statistics; its calls and holds are the tracker's. */
 struct thread {
     struct ptt_stat_thread pub; /* first: the arrays handed out point at it */
+    struct ptt_tthread *calls;
 };
 
 struct ptt_stats {
@@ -248,7 +249,9 @@ void ptt_stats_event(struct ptt_stats *s, const struct ptt_ev *ev)
     if (!ev->info || ev->nested) /* a signal handler's, inside another event */
         return;
     struct ptt_track tr;
-    unsigned what = ptt_tracker_event(s->calls, ev, &tr);
+    if (!t->calls)
+        t->calls = ptt_tracker_get(s->calls, ev);
+    unsigned what = ptt_tracker_feed(t->calls, ev, &tr);
     if (what & PTT_TRK_RELEASED) /* an unlock, or a condvar wait releasing its mutex */
         hold_end(s, ev->pid, &tr.released, ev->ns);
     /* A thread that ends inside calls (not cancelled: the reader says so before) lost their

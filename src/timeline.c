@@ -15,6 +15,7 @@ struct tthread {
     int64_t last;
     int64_t last_create; /* its latest pthread_create */
     uint64_t self;       /* its pthread_t, from THREAD_START */
+    struct ptt_tthread *calls;
 };
 
 struct tobj {
@@ -402,7 +403,9 @@ static void on_event(struct tl *t, const struct ptt_ev *ev)
     p->last = ev->ns;
     /* A signal handler's calls nest inside the call they interrupted, like any other. */
     struct ptt_track tr;
-    ptt_tracker_event(t->calls, ev, &tr);
+    if (!th->calls)
+        th->calls = ptt_tracker_get(t->calls, ev);
+    ptt_tracker_feed(th->calls, ev, &tr);
     if (ev->info->kind == PTT_KIND_IN)
         on_in(t, th, ev);
     else if (ev->info->kind == PTT_KIND_OUT) {
@@ -431,9 +434,8 @@ int ptt_timeline_run(const char *path, struct ptt_names *names, const struct ptt
         struct tthread *th = ptt_hmap_slot(&t.threads, i);
         if (!th || th->ended)
             continue;
-        struct ptt_tthread *calls = ptt_tracker_thread(t.calls, th->pid, (uint32_t)th->tid);
-        if (calls) /* never left */
-            close_unfinished(&t, th, calls->open, calls->nopen, end);
+        if (th->calls) /* never left */
+            close_unfinished(&t, th, th->calls->open, th->calls->nopen, end);
         thread_end(&t, th, end);
     }
     for (size_t i = 0; i < t.procs.cap; i++) {

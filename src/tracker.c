@@ -1,6 +1,7 @@
 /* Each thread's open calls and held objects (tracker.h), from the events' roles. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,12 +111,18 @@ static struct ptt_open *push(struct ptt_tthread *th, const struct ptt_ev *ev, in
     if (th->nopen == th->open_cap)
         th->open = grow(th->open, &th->open_cap, sizeof *th->open);
     struct ptt_open *o = &th->open[th->nopen++];
-    memset(o, 0, sizeof *o);
-    o->in = *ev;
+    /* The event's recorded arguments only: not the whole array, for every call. */
+    unsigned n = ev->nargs < PTT_EVENT_MAX_ARGS ? ev->nargs : PTT_EVENT_MAX_ARGS;
+    memcpy(&o->in, ev, offsetof(struct ptt_ev, args));
+    memcpy(o->in.args, ev->args, n * sizeof *ev->args);
     o->frame = frame;
     o->object = ptt_ev_role(ev, PTT_RF_OBJECT, 0);
     o->site = site_of(ev);
+    o->block = PTT_OPEN_RUNNING;
     o->block_ns = -1;
+    o->block_cls = 0;
+    o->contended = o->has_owner = 0;
+    o->owner = 0;
     const struct ptt_evinfo *e = ev->info;
     /* A blocking WAIT waits from its start; pthread_once only when another thread runs the
      * routine. */
@@ -174,7 +181,10 @@ static void on_out(struct ptt_tthread *th, const struct ptt_ev *ev, struct ptt_t
     unsigned i = th->nopen;
     while (i-- > 0) {
         struct ptt_open *o = &th->open[i];
-        if (!o->frame && o->in.info && !strcmp(o->in.info->routine, ev->info->routine))
+        if (o->frame || !o->in.info)
+            continue;
+        const char *a = o->in.info->routine, *b = ev->info->routine;
+        if (a == b || !strcmp(a, b)) /* the table's strings: mostly the same pointer */
             break;
     }
     if (i == (unsigned)-1)
@@ -267,21 +277,39 @@ static void on_state(struct ptt_tthread *th, const struct ptt_ev *ev, struct ptt
     }
 }
 
-unsigned ptt_tracker_event(struct ptt_tracker *t, const struct ptt_ev *ev, struct ptt_track *res)
+struct ptt_tthread *ptt_tracker_get(struct ptt_tracker *t, const struct ptt_ev *ev)
 {
-    struct ptt_track none;
-    if (!res)
-        res = &none;
-    memset(res, 0, sizeof *res);
-    if (!ev->info)
-        return 0;
     uint32_t key = t->key == PTT_TRACK_TID ? (uint32_t)ev->tid : ev->serial;
     struct ptt_tthread *th =
         ptt_hmap_get(&t->threads, ptt_key2((uint64_t)(uint32_t)ev->pid, key), sizeof *th);
     th->pid = ev->pid;
     th->tid = ev->tid;
     th->key = key;
+    return th;
+}
+
+unsigned ptt_tracker_event(struct ptt_tracker *t, const struct ptt_ev *ev, struct ptt_track *res)
+{
+    if (!ev->info) {
+        if (res)
+            memset(res, 0, sizeof *res);
+        return 0;
+    }
+    return ptt_tracker_feed(ptt_tracker_get(t, ev), ev, res);
+}
+
+unsigned ptt_tracker_feed(struct ptt_tthread *th, const struct ptt_ev *ev, struct ptt_track *res)
+{
+    struct ptt_track none;
+    if (!res)
+        res = &none;
+    /* The members the flags name are set below (not a memset: every event comes here). */
+    res->what = 0;
+    res->nclosed = 0;
+    res->unfinished = 0;
     res->th = th;
+    if (!ev->info)
+        return 0;
     if (ev->info->kind == PTT_KIND_IN)
         on_in(th, ev, res);
     else if (ev->info->kind == PTT_KIND_OUT)

@@ -12,7 +12,6 @@
 
 /* A call entered and not left, or a frame begun and not ended. */
 struct ptt_open {
-    struct ptt_ev in; /* its IN event (a frame: its FRAME_BEGIN event) */
     int frame;
     uint64_t object; /* the field playing the object, 0 if none */
     uint64_t site;   /* where the program called it, 0 if not recorded */
@@ -23,6 +22,9 @@ struct ptt_open {
     int contended;    /* a CONTENDED event came inside it */
     int has_owner;    /* the last CONTENDED event named the holder */
     uint64_t owner;   /* its tid */
+    /* Its IN event (a frame: its FRAME_BEGIN event). Last, as in.args: the arguments past
+     * in.nargs are not copied. */
+    struct ptt_ev in;
 };
 
 /* An object a thread holds: locked (a mutex, a spinlock, a rwlock for writing or reading) and
@@ -80,6 +82,11 @@ void ptt_tracker_free(struct ptt_tracker *t);
  * events were lost); THREAD_END and THREAD_CANCELLED close all, TRACE_UNFINISHED the innermost
  * call. */
 unsigned ptt_tracker_event(struct ptt_tracker *t, const struct ptt_ev *ev, struct ptt_track *res);
+/* The same, for ev's thread as ptt_tracker_get gave it: a caller that keeps the thread (one per
+ * stream, per thread of its own) saves looking it up for every event. */
+unsigned ptt_tracker_feed(struct ptt_tthread *th, const struct ptt_ev *ev, struct ptt_track *res);
+/* ev's thread, made if new. */
+struct ptt_tthread *ptt_tracker_get(struct ptt_tracker *t, const struct ptt_ev *ev);
 /* A thread met, or NULL. */
 struct ptt_tthread *ptt_tracker_thread(struct ptt_tracker *t, int32_t pid, uint32_t key);
 /* Forget what a thread was doing (its events were not all seen). */
