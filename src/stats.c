@@ -129,9 +129,8 @@ enum role {
     R_BLOCK    /* waits for something else: a thread, signals, a message queue, a once routine */
 };
 
-static enum role role_of(uint16_t id)
+static enum role role_of(const struct ptt_evinfo *e)
 {
-    const struct ptt_evinfo *e = ptt_evinfo(id);
     int blocks = e && (e->rflags & PTT_ROLEF_BLOCKS);
     switch (e ? e->role : PTT_ROLE_NONE) {
     case PTT_ROLE_ACQUIRE:
@@ -200,7 +199,7 @@ static void close_call(struct ptt_stats *s, struct thread *t, const struct ptt_e
 {
     uint64_t now = (uint64_t)ev->ns, dur = now - (uint64_t)c->in.ns;
     uint16_t id = c->in.id;
-    enum role r = role_of(id);
+    enum role r = role_of(c->in.info);
     int ok = !ended && out_ok(ev, EOWNERDEAD);
     int cls = PTT_CLASS_OF(id);
     switch (r) {
