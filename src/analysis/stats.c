@@ -8,34 +8,17 @@
 
 #include "util/hmap.h"
 #include "analysis/stats.h"
+#include "analysis/tracker.h"
 
-struct call {
-    uint16_t id;
-    uint64_t obj, obj2; /* the object; a condvar wait's mutex (has_lock) */
-    int has_lock;
-    uint64_t t_in;
-    uint64_t site; /* where the program called it */
-    int contended;
-};
-
-struct held {
-    uint64_t obj;
-    uint64_t since;
-    unsigned depth;
-};
-
-#define MAX_OPEN 16
-#define MAX_HELD 32
+/* A thread's statistics; its calls and holds are the tracker's. */
 struct thread {
     struct ptt_stat_thread pub; /* first: the arrays handed out point at it */
-    struct call open[MAX_OPEN];
-    int nopen;
-    struct held held[MAX_HELD];
-    int nheld;
+    struct ptt_tthread *calls;
 };
 
 struct ptt_stats {
     struct ptt_hmap objects, threads;
+    struct ptt_tracker *calls;
 };
 
 unsigned ptt_stat_bucket(uint64_t v)
@@ -94,6 +77,7 @@ struct ptt_stats *ptt_stats_new(void)
         fprintf(stderr, "ptt: out of memory\n");
         exit(2);
     }
+    s->calls = ptt_tracker_new(PTT_TRACK_TID);
     return s;
 }
 
@@ -103,6 +87,7 @@ void ptt_stats_free(struct ptt_stats *s)
         return;
     ptt_hmap_free(&s->objects, NULL);
     ptt_hmap_free(&s->threads, NULL);
+    ptt_tracker_free(s->calls);
     free(s);
 }
 
@@ -144,9 +129,8 @@ enum role {
     R_BLOCK    /* waits for something else: a thread, signals, a message queue, a once routine */
 };
 
-static enum role role_of(uint16_t id)
+static enum role role_of(const struct ptt_evinfo *e)
 {
-    const struct ptt_evinfo *e = ptt_evinfo(id);
     int blocks = e && (e->rflags & PTT_ROLEF_BLOCKS);
     switch (e ? e->role : PTT_ROLE_NONE) {
     case PTT_ROLE_ACQUIRE:
@@ -160,31 +144,12 @@ static enum role role_of(uint16_t id)
     }
 }
 
-static void hold_start(struct thread *t, uint64_t obj, uint64_t now)
+/* An object no longer held: how long it was. */
+static void hold_end(struct ptt_stats *s, int32_t pid, const struct ptt_held *h, int64_t now)
 {
-    for (int i = 0; i < t->nheld; i++)
-        if (t->held[i].obj == obj) {
-            t->held[i].depth++; /* recursive mutex, or more read locks */
-            return;
-        }
-    if (t->nheld < MAX_HELD)
-        t->held[t->nheld++] = (struct held){obj, now, 1};
-}
-
-static void hold_end(struct ptt_stats *s, struct thread *t, int32_t pid, uint64_t obj, uint64_t now,
-                     int all)
-{
-    for (int i = 0; i < t->nheld; i++) {
-        if (t->held[i].obj != obj)
-            continue;
-        if (!all && --t->held[i].depth)
-            return;
-        struct ptt_stat_object *o = ptt_hmap_get(&s->objects, ptt_key2((uint64_t)pid, obj), 0);
-        if (o)
-            hist_add(&o->hold, now - t->held[i].since);
-        t->held[i] = t->held[--t->nheld];
-        return;
-    }
+    struct ptt_stat_object *o = ptt_hmap_get(&s->objects, ptt_key2((uint64_t)pid, h->object), 0);
+    if (o)
+        hist_add(&o->hold, (uint64_t)now - (uint64_t)h->ns);
 }
 
 static void blocked_on(struct ptt_stat_thread *t, uint64_t obj, uint16_t call, uint64_t ns)
@@ -203,20 +168,11 @@ static void blocked_on(struct ptt_stat_thread *t, uint64_t obj, uint16_t call, u
         t->on[min].obj = obj, t->on[min].ns = ns, t->on[min].call = call;
 }
 
-/* Whether the call succeeded (its OUT event), or with ok2 as well (a condvar's ETIMEDOUT). */
+/* Whether the call succeeded (its OUT event), or failed with ok2 only (EOWNERDEAD). */
 static int out_ok(const struct ptt_ev *ev, int64_t ok2)
 {
     uint64_t r;
     return ptt_ev_role_get(ev, PTT_RF_STATUS, &r) && (r == 0 || (int64_t)r == ok2);
-}
-
-/* The site field of an event (its return address), 0 if it has none. */
-static uint64_t site_of(const struct ptt_ev *ev)
-{
-    for (unsigned i = 0; ev->info && i < ev->info->nargs && i < ev->nargs; i++)
-        if (ev->info->fields[i].type == PTT_F_SITE)
-            return ev->args[i];
-    return 0;
 }
 
 /* Wait time by call site: the sites that waited most are kept (a few per object). */
@@ -239,66 +195,44 @@ static void site_wait(struct ptt_stat_object *o, uint64_t site, uint64_t ns)
 }
 
 static void close_call(struct ptt_stats *s, struct thread *t, const struct ptt_ev *ev,
-                       struct call *c, int ended)
+                       const struct ptt_open *c, int ended)
 {
-    uint64_t now = (uint64_t)ev->ns, dur = now - c->t_in;
-    enum role r = role_of(c->id);
+    uint64_t now = (uint64_t)ev->ns, dur = now - (uint64_t)c->in.ns;
+    uint16_t id = c->in.id;
+    enum role r = role_of(c->in.info);
     int ok = !ended && out_ok(ev, EOWNERDEAD);
-    int cls = PTT_CLASS_OF(c->id);
+    int cls = PTT_CLASS_OF(id);
     switch (r) {
     case R_LOCK:
     case R_TRYLOCK:
     case R_SEMWAIT: {
-        struct ptt_stat_object *o = object_of(s, ev->pid, c->obj, cls);
+        struct ptt_stat_object *o = object_of(s, ev->pid, c->object, cls);
         add_user(o, ev->tid);
         if (r != R_TRYLOCK || ok) /* a trylock that fails waits for nothing */
             hist_add(&o->wait, dur);
         if (ok) {
             o->acquisitions++;
             o->contended += c->contended;
-            if (r != R_SEMWAIT)
-                hold_start(t, c->obj, now);
         }
         if (r != R_TRYLOCK && (c->contended || ended)) {
-            blocked_on(&t->pub, c->obj, c->id, dur);
+            blocked_on(&t->pub, c->object, id, dur);
             site_wait(o, c->site, dur);
         }
         break;
     }
     case R_OBJWAIT: { /* every call waits */
-        struct ptt_stat_object *o = object_of(s, ev->pid, c->obj, cls);
+        struct ptt_stat_object *o = object_of(s, ev->pid, c->object, cls);
         add_user(o, ev->tid);
         hist_add(&o->wait, dur);
         o->acquisitions++;
         o->contended++;
-        blocked_on(&t->pub, c->obj, c->id, dur);
+        blocked_on(&t->pub, c->object, id, dur);
         site_wait(o, c->site, dur);
-        if (c->has_lock && !ended && out_ok(ev, ETIMEDOUT))
-            hold_start(t, c->obj2, now); /* a condvar's mutex, held again */
         break;
     }
-    case R_BLOCK: blocked_on(&t->pub, c->obj, c->id, dur); break;
+    case R_BLOCK: blocked_on(&t->pub, c->object, id, dur); break;
     default: break;
     }
-}
-
-/* A call begins: an unlock ends a hold, the calls that matter are followed until they return. */
-static void call_in(struct ptt_stats *s, struct thread *t, const struct ptt_ev *ev)
-{
-    enum role r = role_of(ev->id);
-    uint64_t obj = 0, lock = 0;
-    int has_obj = ptt_ev_role_get(ev, PTT_RF_OBJECT, &obj);
-    if (r == R_UNLOCK) {
-        if (has_obj)
-            hold_end(s, t, ev->pid, obj, (uint64_t)ev->ns, 0);
-        return;
-    }
-    int has_lock = ptt_ev_role_get(ev, PTT_RF_LOCK, &lock);
-    if (r == R_OBJWAIT && has_lock) /* releases the mutex while it waits */
-        hold_end(s, t, ev->pid, lock, (uint64_t)ev->ns, 1);
-    if (r != R_NONE && t->nopen < MAX_OPEN)
-        t->open[t->nopen++] =
-            (struct call){ev->id, obj, lock, has_lock, (uint64_t)ev->ns, site_of(ev), 0};
 }
 
 void ptt_stats_event(struct ptt_stats *s, const struct ptt_ev *ev)
@@ -311,39 +245,21 @@ void ptt_stats_event(struct ptt_stats *s, const struct ptt_ev *ev)
         t->pub.first = ev->ns;
     }
     t->pub.last = ev->ns;
-    const struct ptt_evinfo *info = ev->info;
-    if (!info || ev->nested)
+    if (!ev->info || ev->nested) /* a signal handler's, inside another event */
         return;
-    if (info->kind == PTT_KIND_IN) {
-        call_in(s, t, ev);
+    struct ptt_track tr;
+    if (!t->calls)
+        t->calls = ptt_tracker_get(s->calls, ev);
+    unsigned what = ptt_tracker_feed(t->calls, ev, &tr);
+    if (what & PTT_TRK_RELEASED) /* an unlock, or a condvar wait releasing its mutex */
+        hold_end(s, ev->pid, &tr.released, ev->ns);
+    /* A thread that ends inside calls (not cancelled: the reader says so before) lost their
+     * OUT events: they are not counted. */
+    if (!(what & PTT_TRK_CLOSED) || ev->info->role == PTT_ROLE_THREAD_END)
         return;
-    }
-    if (info->role == PTT_ROLE_CONTENDED) {
-        if (t->nopen)
-            t->open[t->nopen - 1].contended = 1;
-        return;
-    }
-    switch (ev->id) {             /* events of their own kind */
-    case PTT_EV_TRACE_UNFINISHED: /* blocked until the end */
-    case PTT_EV_THREAD_CANCELLED:
-        if (t->nopen) {
-            struct call c = t->open[--t->nopen];
-            close_call(s, t, ev, &c, 1);
-        }
-        return;
-    default: break;
-    }
-    if (info->kind != PTT_KIND_OUT)
-        return;
-    for (int i = t->nopen - 1; i >= 0; i--) {
-        const struct ptt_evinfo *in = ptt_evinfo(t->open[i].id);
-        if (in && !strcmp(in->routine, info->routine)) {
-            struct call c = t->open[i];
-            t->nopen = i;
-            close_call(s, t, ev, &c, 0);
-            return;
-        }
-    }
+    for (unsigned k = tr.nclosed; k-- > 0;)
+        if (!tr.closed[k].frame)
+            close_call(s, t, ev, &tr.closed[k], tr.unfinished);
 }
 
 /* Names */

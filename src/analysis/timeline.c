@@ -7,15 +7,7 @@
 
 #include "util/hmap.h"
 #include "analysis/timeline.h"
-
-#define MAX_OPEN 8
-
-struct open_call {
-    struct ptt_ev in;
-    int64_t block_from; /* -1: not blocked (yet) */
-    enum ptt_tl_state state;
-    int contended; /* blocked since a CONTENDED event: one of the object's waiters */
-};
+#include "analysis/tracker.h"
 
 struct tthread {
     int32_t pid, tid;
@@ -23,8 +15,7 @@ struct tthread {
     int64_t last;
     int64_t last_create; /* its latest pthread_create */
     uint64_t self;       /* its pthread_t, from THREAD_START */
-    struct open_call open[MAX_OPEN];
-    int nopen;
+    struct ptt_tthread *calls;
 };
 
 struct tobj {
@@ -62,6 +53,7 @@ struct tl {
     void *arg;
     struct ptt_names *names;
     struct ptt_hmap threads, objects, ends, procs, created;
+    struct ptt_tracker *calls; /* each thread's open calls */
 };
 
 const char *ptt_tl_state_name(enum ptt_tl_state s)
@@ -113,19 +105,6 @@ enum ptt_tl_state ptt_tl_state_of_class(int cls)
         if (map[i].cls == cls)
             return map[i].state;
     return PTT_TL_RUNNING;
-}
-
-/* The state a call blocks in from its start (a blocking WAIT), or PTT_TL_RUNNING for calls that
- * block only once they report they must wait (CONTENDED), or that never block. */
-static enum ptt_tl_state blocks_at_start(const struct ptt_ev *in)
-{
-    const struct ptt_evinfo *e = in->info;
-    if (!e || e->role != PTT_ROLE_WAIT || !(e->rflags & PTT_ROLEF_BLOCKS))
-        return PTT_TL_RUNNING;
-    /* pthread_once waits only when another thread runs the routine */
-    if (ptt_role_has(e, PTT_RF_BUSY) && ptt_ev_role(in, PTT_RF_BUSY, 0) != 1)
-        return PTT_TL_RUNNING;
-    return ptt_tl_state_of_class(e->okind);
 }
 
 static struct tobj *obj(struct tl *t, int32_t pid, uint64_t addr)
@@ -187,18 +166,27 @@ static void link(struct tl *t, enum ptt_tl_link k, int32_t pid, int32_t from, in
 }
 
 /* A call ends (returns, or the thread ends inside it). */
-static void close_call(struct tl *t, struct tthread *th, struct open_call *c, int64_t ns,
+static void close_call(struct tl *t, struct tthread *th, const struct ptt_open *c, int64_t ns,
                        int unfinished)
 {
-    if (c->block_from >= 0) {
-        uint64_t o = ptt_ev_role(&c->in, PTT_RF_OBJECT, 0);
+    enum ptt_tl_state st = ptt_tl_state_of_class(c->block_cls);
+    if (c->block == PTT_OPEN_CONTENDED || (c->block == PTT_OPEN_WAITS && st != PTT_TL_RUNNING)) {
         if (t->cb->state)
-            t->cb->state(t->arg, th->pid, th->tid, c->state, c->block_from, ns, o, c->in.id);
-        if (c->contended)
-            waiters(t, th->pid, o, PTT_CLASS_OF(c->in.id), ns, -1);
+            t->cb->state(t->arg, th->pid, th->tid, st, c->block_ns, ns, c->object, c->in.id);
+        if (c->block == PTT_OPEN_CONTENDED) /* it was one of the object's waiters */
+            waiters(t, th->pid, c->object, PTT_CLASS_OF(c->in.id), ns, -1);
     }
     if (t->cb->call)
         t->cb->call(t->arg, &c->in, ns, unfinished);
+}
+
+/* Calls left without returning (the thread or the trace ended inside), innermost first. */
+static void close_unfinished(struct tl *t, struct tthread *th, const struct ptt_open *c, unsigned n,
+                             int64_t ns)
+{
+    while (n-- > 0)
+        if (!c[n].frame)
+            close_call(t, th, &c[n], ns, 1);
 }
 
 static struct tthread *thread_of(struct tl *t, const struct ptt_ev *ev)
@@ -225,8 +213,6 @@ static struct tthread *thread_of(struct tl *t, const struct ptt_ev *ev)
 
 static void thread_end(struct tl *t, struct tthread *th, int64_t ns)
 {
-    while (th->nopen) /* unwound (cancel, pthread_exit) or never left */
-        close_call(t, th, &th->open[--th->nopen], ns, 1);
     if (!th->ended && t->cb->thread)
         t->cb->thread(t->arg, th->pid, th->tid, ns, 0, NULL);
     th->ended = 1;
@@ -305,13 +291,6 @@ static void on_in(struct tl *t, struct tthread *th, const struct ptt_ev *ev)
     default: break;
     }
     sem_value(t, ev, ev);
-    if (e->noreturn || th->nopen >= MAX_OPEN)
-        return;
-    struct open_call *c = &th->open[th->nopen++];
-    c->in = *ev;
-    c->state = blocks_at_start(ev);
-    c->block_from = c->state != PTT_TL_RUNNING ? ev->ns : -1;
-    c->contended = 0;
 }
 
 /* A pthread_create returned the new thread's pthread_t: its start links from the call. */
@@ -325,34 +304,26 @@ static void created(struct tl *t, const struct ptt_ev *out, const struct ptt_ev 
     cr->in_ns = in->ns;
 }
 
-static void on_out(struct tl *t, struct tthread *th, const struct ptt_ev *ev)
+/* A call returns (c: its record). */
+static void on_out(struct tl *t, struct tthread *th, const struct ptt_ev *ev,
+                   const struct ptt_open *c)
 {
-    int i;
-    for (i = th->nopen - 1; i >= 0; i--) {
-        const struct ptt_evinfo *in = ptt_evinfo(th->open[i].in.id);
-        if (in && !strcmp(in->routine, ev->info->routine))
-            break;
-    }
-    if (i < 0)
-        return;
-    struct open_call c = th->open[i];
-    th->nopen = i;
-    close_call(t, th, &c, ev->ns, 0);
-    const struct ptt_evinfo *in = c.in.info;
-    uint64_t a = ptt_ev_role(&c.in, PTT_RF_OBJECT, 0);
+    close_call(t, th, c, ev->ns, 0);
+    const struct ptt_evinfo *in = c->in.info;
+    uint64_t a = c->object;
     if (in->role == PTT_ROLE_ACQUIRE && !(in->rflags & PTT_ROLEF_COUNTED) && ok(ev)) {
         if (in->rflags & PTT_ROLEF_SHARED)
             readers(t, ev->pid, a, ev->ns, 1);
         else
             owner(t, ev->pid, a, in->okind, ev->tid, ev->ns, 1);
     } else if (in->role == PTT_ROLE_CREATE && in->okind == PTT_CLASS_thread) {
-        created(t, ev, &c.in);
+        created(t, ev, &c->in);
     } else if (in->role == PTT_ROLE_WAIT && in->okind == PTT_CLASS_thread && ok(ev)) {
         struct ended *e = ptt_hmap_get(&t->ends, ptt_key2((uint64_t)ev->pid, a), 0);
         if (e) /* joined: from the thread's end */
             link(t, PTT_TL_JOIN_LINK, ev->pid, e->tid, e->ns, ev->tid, ev->ns, a);
     }
-    sem_value(t, ev, &c.in);
+    sem_value(t, ev, &c->in);
 }
 
 /* A thread starts: the link from the pthread_create that made it. */
@@ -372,35 +343,22 @@ static void thread_start(struct tl *t, struct tthread *th, const struct ptt_ev *
         link(t, PTT_TL_CREATE, ev->pid, cr->tid, from, ev->tid, ev->ns, self);
 }
 
-/* The innermost open call stops being followed: unfinished (ev: where), or all of them. */
-static void unwind(struct tl *t, struct tthread *th, int64_t ns, int all)
+/* A blocking call must wait (CONTENDED): one more waiter of the object. */
+static void contended(struct tl *t, const struct ptt_ev *ev)
 {
-    do {
-        if (!th->nopen)
-            return;
-        struct open_call c = th->open[--th->nopen];
-        close_call(t, th, &c, ns, 1);
-    } while (all);
-}
-
-/* A blocking call must wait (CONTENDED): blocked from now on. */
-static void contended(struct tl *t, struct tthread *th, const struct ptt_ev *ev)
-{
-    if (!th->nopen || th->open[th->nopen - 1].block_from >= 0)
-        return;
-    struct open_call *c = &th->open[th->nopen - 1];
-    c->block_from = ev->ns;
-    c->state = ptt_tl_state_of_class(ev->info->okind);
-    c->contended = 1;
     waiters(t, ev->pid, ptt_ev_role(ev, PTT_RF_OBJECT, 0), ev->info->okind, ev->ns, 1);
 }
 
 /* STATE and META events. */
-static void on_state(struct tl *t, struct tthread *th, struct tproc *p, const struct ptt_ev *ev)
+static void on_state(struct tl *t, struct tthread *th, struct tproc *p, const struct ptt_ev *ev,
+                     const struct ptt_track *tr)
 {
     uint64_t a = ptt_ev_role(ev, PTT_RF_OBJECT, 0), v;
     switch (ev->info->role) {
-    case PTT_ROLE_CONTENDED: contended(t, th, ev); return;
+    case PTT_ROLE_CONTENDED:
+        if (tr->what & PTT_TRK_BLOCKED)
+            contended(t, ev);
+        return;
     case PTT_ROLE_ACQUIRED: woken(t, ev, a); return;
     case PTT_ROLE_WOKEN:
         /* a condvar wait that timed out was woken by nobody */
@@ -418,6 +376,8 @@ static void on_state(struct tl *t, struct tthread *th, struct tproc *p, const st
             e->tid = ev->tid;
             e->ns = ev->ns;
         }
+        /* unwound (cancel, pthread_exit) or never left */
+        close_unfinished(t, th, tr->closed, tr->nclosed, ev->ns);
         thread_end(t, th, ev->ns);
         return;
     case PTT_ROLE_PROCESS_END:
@@ -427,11 +387,8 @@ static void on_state(struct tl *t, struct tthread *th, struct tproc *p, const st
         return;
     default: break;
     }
-    switch (ev->id) { /* events of their own kind */
-    case PTT_EV_TRACE_UNFINISHED: unwind(t, th, ev->ns, 0); break;
-    case PTT_EV_THREAD_CANCELLED: unwind(t, th, ev->ns, 1); break;
-    default: break;
-    }
+    /* TRACE_UNFINISHED (the innermost call), THREAD_CANCELLED (all of them) */
+    close_unfinished(t, th, tr->closed, tr->nclosed, ev->ns);
 }
 
 static void on_event(struct tl *t, const struct ptt_ev *ev)
@@ -445,12 +402,17 @@ static void on_event(struct tl *t, const struct ptt_ev *ev)
     struct tproc *p = ptt_hmap_get(&t->procs, (uint64_t)(uint32_t)ev->pid, sizeof *p);
     p->last = ev->ns;
     /* A signal handler's calls nest inside the call they interrupted, like any other. */
+    struct ptt_track tr;
+    if (!th->calls)
+        th->calls = ptt_tracker_get(t->calls, ev);
+    ptt_tracker_feed(th->calls, ev, &tr);
     if (ev->info->kind == PTT_KIND_IN)
         on_in(t, th, ev);
-    else if (ev->info->kind == PTT_KIND_OUT)
-        on_out(t, th, ev);
-    else
-        on_state(t, th, p, ev);
+    else if (ev->info->kind == PTT_KIND_OUT) {
+        if (tr.what & PTT_TRK_CLOSED)
+            on_out(t, th, ev, tr.closed);
+    } else
+        on_state(t, th, p, ev, &tr);
 }
 
 int ptt_timeline_run(const char *path, struct ptt_names *names, const struct ptt_tl_callbacks *cb,
@@ -459,7 +421,7 @@ int ptt_timeline_run(const char *path, struct ptt_names *names, const struct ptt
     struct ptt_reader *r = ptt_reader_open(path, err, errlen);
     if (!r)
         return -1;
-    struct tl t = {cb, arg, names, {0}, {0}, {0}, {0}, {0}};
+    struct tl t = {cb, arg, names, {0}, {0}, {0}, {0}, {0}, ptt_tracker_new(PTT_TRACK_TID)};
     struct ptt_ev ev;
     int64_t end = 0;
     while (ptt_reader_next(r, &ev)) {
@@ -470,8 +432,11 @@ int ptt_timeline_run(const char *path, struct ptt_names *names, const struct ptt
     /* What was still going on at the end: threads, then processes. */
     for (size_t i = 0; i < t.threads.cap; i++) {
         struct tthread *th = ptt_hmap_slot(&t.threads, i);
-        if (th && !th->ended)
-            thread_end(&t, th, end);
+        if (!th || th->ended)
+            continue;
+        if (th->calls) /* never left */
+            close_unfinished(&t, th, th->calls->open, th->calls->nopen, end);
+        thread_end(&t, th, end);
     }
     for (size_t i = 0; i < t.procs.cap; i++) {
         struct tproc *p = ptt_hmap_slot(&t.procs, i);
@@ -487,5 +452,6 @@ int ptt_timeline_run(const char *path, struct ptt_names *names, const struct ptt
     ptt_hmap_free(&t.ends, NULL);
     ptt_hmap_free(&t.procs, NULL);
     ptt_hmap_free(&t.created, NULL);
+    ptt_tracker_free(t.calls);
     return e ? -1 : 0;
 }

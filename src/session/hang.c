@@ -1,32 +1,24 @@
 /* Hang detection: an incremental read of every OWNED sub-buffer, keeping each thread's open
- * calls. A writer writes an event's header last (lib/record.h), so a header read as non-zero
- * means a whole event. */
+ * calls (the tracker's). A writer writes an event's header last (lib/record.h), so a header read as
+ * non-zero means a whole event. */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../../common/clock.h"
 #include "trace/events.h"
 #include "session/hang.h"
-
-#define MAX_OPEN 8
-
-struct call {
-    uint16_t id;     /* the IN event */
-    uint64_t object; /* its first argument */
-    uint64_t owner;  /* from a WAIT state event after it: the holder's tid */
-    uint64_t ticks;
-};
+#include "analysis/tracker.h"
 
 struct peek {
     int32_t pid, tid;
     uint32_t serial, seq;
-    uint32_t off;  /* read up to here */
-    uint64_t base; /* time of the last event read */
-    struct call open[MAX_OPEN];
-    int nopen;
-    int live; /* OWNED at the last look */
+    uint32_t off;              /* read up to here */
+    uint64_t base;             /* time of the last event read */
+    struct ptt_tthread *calls; /* its thread's (h->calls) */
+    int live;                  /* OWNED at the last look */
 };
 
 /* pthread_t values seen in THREAD_START, to name the thread a join waits for. */
@@ -43,6 +35,7 @@ struct task {
 };
 
 struct ptt_hang {
+    struct ptt_tracker *calls;          /* by pid and serial */
     struct thread_id threads[NTHREADS]; /* by hash of self, the newest wins */
     struct task *tasks;
     unsigned ntasks, cap;
@@ -53,8 +46,10 @@ struct ptt_hang {
 struct ptt_hang *ptt_hang_new(const struct ptt_pool *pool)
 {
     struct ptt_hang *h = calloc(1, sizeof *h + pool->nbufs * sizeof(struct peek));
-    if (h)
+    if (h) {
         h->n = pool->nbufs;
+        h->calls = ptt_tracker_new(PTT_TRACK_SERIAL);
+    }
     return h;
 }
 
@@ -78,32 +73,45 @@ static int is_join(const struct ptt_evinfo *in)
 static void track(struct ptt_hang *h, struct peek *k, const struct ptt_event *e,
                   const uint64_t *args, unsigned n, uint64_t ticks)
 {
-    const struct ptt_evinfo *info = ptt_evinfo(e->id & PTT_EV_ID_MASK);
-    if (!info || (e->id & PTT_EVF_NEST))
+    struct ptt_ev ev;
+    memset(&ev, 0, offsetof(struct ptt_ev, args));
+    ev.id = e->id & PTT_EV_ID_MASK;
+    ev.info = ptt_evinfo(ev.id);
+    if (!ev.info || ev.nested) /* a signal handler's: it returns before its thread goes on */
         return;
-    unsigned f = (unsigned)shown_field(info);
-    if (info->kind == PTT_KIND_IN && !info->noreturn) {
-        if (k->nopen < MAX_OPEN)
-            k->open[k->nopen++] = (struct call){info->id, f < n ? args[f] : 0, 0, ticks};
-    } else if (info->kind == PTT_KIND_OUT) {
-        for (int i = k->nopen - 1; i >= 0; i--) {
-            const struct ptt_evinfo *in = ptt_evinfo(k->open[i].id);
-            if (in && !strcmp(in->routine, info->routine)) {
-                k->nopen = i;
-                break;
-            }
-        }
-    } else if (info->role == PTT_ROLE_CONTENDED) {
-        uint64_t owner;
-        if (k->nopen && ptt_role_get(info, args, n, PTT_RF_OWNER, &owner))
-            k->open[k->nopen - 1].owner = owner;
-    } else if (info->role == PTT_ROLE_THREAD_END) {
-        k->nopen = 0;
-    } else if (info->role == PTT_ROLE_THREAD_START) {
-        uint64_t self;
-        if (ptt_role_get(info, args, n, PTT_RF_OBJECT, &self))
-            *thread_slot(h, self) = (struct thread_id){self, k->tid};
-    }
+    ev.nested = (e->id & PTT_EVF_NEST) != 0;
+    ev.ticks = ticks;
+    ev.pid = k->pid;
+    ev.tid = k->tid;
+    ev.serial = k->serial;
+    ev.nargs = n < PTT_EVENT_MAX_ARGS ? n : PTT_EVENT_MAX_ARGS;
+    memcpy(ev.args, args, ev.nargs * sizeof *args);
+    if (!k->calls)
+        k->calls = ptt_tracker_get(h->calls, &ev);
+    ptt_tracker_feed(k->calls, &ev, NULL);
+    uint64_t self;
+    if (ev.info->role == PTT_ROLE_THREAD_START && ptt_ev_role_get(&ev, PTT_RF_OBJECT, &self))
+        *thread_slot(h, self) = (struct thread_id){self, k->tid};
+}
+
+/* The call a live sub-buffer's thread is in, or NULL. */
+static struct ptt_open *call_of(const struct peek *k)
+{
+    return k->live && k->calls ? ptt_tthread_call(k->calls) : NULL;
+}
+
+/* A new sub-buffer of a thread: its open calls carry over from its previous one when we saw
+ * it, else they are unknown. */
+static void carry_over(struct ptt_hang *h, uint32_t i, const struct ptt_desc *d)
+{
+    const struct peek *k = &h->p[i];
+    if (k->pid == d->pid && k->serial == d->serial)
+        return;
+    for (uint32_t j = 0; j < h->n; j++) /* its previous sub-buffer elsewhere */
+        if (j != i && h->p[j].pid == d->pid && h->p[j].serial == d->serial &&
+            h->p[j].seq + 1 == d->seq)
+            return;
+    ptt_tracker_reset(h->calls, d->pid, d->serial);
 }
 
 int ptt_hang_progress(struct ptt_hang *h, const struct ptt_pool *pool)
@@ -120,22 +128,9 @@ int ptt_hang_progress(struct ptt_hang *h, const struct ptt_pool *pool)
             continue;
         }
         if (!k->live || k->pid != d->pid || k->serial != d->serial || k->seq != d->seq) {
-            /* A new sub-buffer of a thread: the thread's open calls carry over from its
-             * previous one when we saw it. */
-            struct peek prev = *k;
-            int same = prev.pid == d->pid && prev.serial == d->serial;
+            carry_over(h, i, d);
             memset(k, 0, sizeof *k);
-            if (same) {
-                k->nopen = prev.nopen;
-                memcpy(k->open, prev.open, sizeof k->open);
-            } else {
-                for (uint32_t j = 0; j < h->n; j++) /* its previous sub-buffer elsewhere */
-                    if (j != i && h->p[j].pid == d->pid && h->p[j].serial == d->serial &&
-                        h->p[j].seq + 1 == d->seq) {
-                        k->nopen = h->p[j].nopen;
-                        memcpy(k->open, h->p[j].open, sizeof k->open);
-                    }
-            }
+            k->calls = ptt_tracker_thread(h->calls, d->pid, d->serial);
             k->pid = d->pid;
             k->tid = d->tid;
             k->serial = d->serial;
@@ -179,7 +174,7 @@ unsigned ptt_hang_report(struct ptt_hang *h, struct ptt_daemon *d, FILE *f, uint
     unsigned blocked = 0;
     uint64_t now = ptt_ticks(d->clock_tsc);
     for (uint32_t i = 0; i < h->n; i++)
-        blocked += h->p[i].live && h->p[i].nopen > 0;
+        blocked += call_of(&h->p[i]) != NULL;
     if (!blocked)
         return 0;
     fprintf(f, "ptt: hang: no traced thread recorded an event for %.1f s; %u blocked in a call:\n",
@@ -190,28 +185,29 @@ unsigned ptt_hang_report(struct ptt_hang *h, struct ptt_daemon *d, FILE *f, uint
     ptt_daemon_events(d, d->pool->daemon_pid, 1, &id, &na, a);
     for (uint32_t i = 0; i < h->n; i++) {
         struct peek *k = &h->p[i];
-        if (!k->live || !k->nopen)
+        struct ptt_open *c = call_of(k);
+        if (!c)
             continue;
-        struct call *c = &k->open[k->nopen - 1];
-        const struct ptt_evinfo *in = ptt_evinfo(c->id);
+        const struct ptt_evinfo *in = c->in.info;
+        uint64_t object = ptt_ev_arg(&c->in, (unsigned)shown_field(in), 0);
         if (!c->owner && is_join(in)) {
-            struct thread_id *t = thread_slot(h, c->object);
-            if (t->self == c->object)
+            struct thread_id *t = thread_slot(h, object);
+            if (t->self == object)
                 c->owner = (uint64_t)(int64_t)t->tid; /* the thread it waits for */
         }
-        uint64_t since = (uint64_t)((double)(now - c->ticks) * ns_per_tick);
+        uint64_t since = (uint64_t)((double)(now - c->in.ticks) * ns_per_tick);
         fprintf(f, "ptt:   pid %d thread %d: in %s (%.*s 0x%llx) for %.1f s", k->pid, k->tid,
                 in ? in->routine : "?",
                 in && in->nfields ? in->fields[shown_field(in)].name_len : 6,
                 in && in->nfields ? in->fields[shown_field(in)].name : "object",
-                (unsigned long long)c->object, (double)since / 1e9);
+                (unsigned long long)object, (double)since / 1e9);
         if (c->owner)
             fprintf(f, is_join(in) ? ", waiting for thread %lld" : ", held by thread %lld",
                     (long long)(int64_t)c->owner);
         fputc('\n', f);
         id = PTT_EV_HANG_BLOCKED;
         na = 5;
-        uint64_t b[5] = {(uint64_t)(int64_t)k->tid, c->id, c->object, c->owner, since};
+        uint64_t b[5] = {(uint64_t)(int64_t)k->tid, c->in.id, object, c->owner, since};
         ptt_daemon_events(d, k->pid, 1, &id, &na, b);
     }
     fflush(f);
@@ -258,7 +254,7 @@ static int read_task(int pid, int tid, char *state, uint64_t *cpu)
 static int in_traced_call(const struct ptt_hang *h, int pid, int tid)
 {
     for (uint32_t i = 0; i < h->n; i++)
-        if (h->p[i].live && h->p[i].pid == pid && h->p[i].tid == tid && h->p[i].nopen)
+        if (h->p[i].pid == pid && h->p[i].tid == tid && call_of(&h->p[i]))
             return 1;
     return 0;
 }
@@ -319,7 +315,9 @@ int ptt_hang_settled(struct ptt_hang *h, const int *pids, unsigned npids, int re
 
 void ptt_hang_free(struct ptt_hang *h)
 {
-    if (h)
+    if (h) {
         free(h->tasks);
+        ptt_tracker_free(h->calls);
+    }
     free(h);
 }

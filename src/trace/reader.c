@@ -14,8 +14,8 @@
 
 #include "ptt_fields.h"
 #include "trace/reader.h"
+#include "analysis/tracker.h"
 
-#define MAX_OPEN 16
 #define MAX_CHUNK (1u << 30)
 
 struct chunkref {
@@ -33,8 +33,7 @@ struct stream {
     size_t buf_cap, pos, len;
     uint64_t data_off; /* file offset of buf[0] */
     uint64_t base, last;
-    uint16_t open[MAX_OPEN]; /* calls entered and not yet left */
-    int nopen;
+    struct ptt_tthread *calls; /* its calls entered and not yet left (r->calls) */
     int done;
     int has_next;
     struct ptt_ev next;
@@ -65,6 +64,7 @@ struct ptt_reader {
     size_t nends, ends_cap;
     size_t *heap;
     size_t nheap;
+    struct ptt_tracker *calls; /* each stream's calls entered and not yet left */
     int started;
     long double ns_per_tick;
     char err[512];
@@ -389,6 +389,7 @@ struct ptt_reader *ptt_reader_open(const char *path, char *err, size_t errlen)
         goto fail;
     }
     r->path = strdup(path);
+    r->calls = ptt_tracker_new(PTT_TRACK_SERIAL);
     index_file(r, fh.header_size);
     if (!r->nstreams && !r->has_end)
         set_err(r, "no events: %s (ptt trace ended before writing any)",
@@ -466,7 +467,8 @@ static int64_t to_ns(struct ptt_reader *r, uint64_t ticks)
  * the process when ptt trace saw it, else at the end of the trace. */
 static int synth_unfinished(struct ptt_reader *r, struct stream *s, struct ptt_ev *ev)
 {
-    if (!s->nopen)
+    struct ptt_open *call = s->calls ? ptt_tthread_call(s->calls) : NULL;
+    if (!call)
         return 0;
     uint64_t t = pid_end_ticks(r, s->pid);
     if (!t)
@@ -481,25 +483,30 @@ static int synth_unfinished(struct ptt_reader *r, struct stream *s, struct ptt_e
     ev->id = PTT_EV_TRACE_UNFINISHED;
     ev->info = ptt_evinfo(ev->id);
     ev->nargs = PTT_F(TRACE_UNFINISHED, event) + 1;
-    ev->args[PTT_F(TRACE_UNFINISHED, event)] = s->open[--s->nopen];
+    ev->args[PTT_F(TRACE_UNFINISHED, event)] = call->in.id;
+    ptt_tracker_feed(s->calls, ev, NULL); /* closes it */
     return 1;
 }
 
-static void track_calls(struct stream *s, const struct ptt_ev *ev)
+/* Follow the stream's calls. A cancelled thread was inside the innermost call it had not left:
+ * its end (held back) is told just after a THREAD_CANCELLED naming it. */
+static void track_calls(struct ptt_reader *r, struct stream *s, struct ptt_ev *ev)
 {
-    if (!ev->info || ev->nested)
+    if (ev->nested || !ev->info) /* a signal handler's calls are not reported unfinished */
         return;
-    if (ev->info->kind == PTT_KIND_IN && !ev->info->noreturn) {
-        if (s->nopen < MAX_OPEN)
-            s->open[s->nopen++] = ev->id;
-    } else if (ev->info->kind == PTT_KIND_OUT) {
-        for (int k = s->nopen - 1; k >= 0; k--) {
-            const struct ptt_evinfo *in = ptt_evinfo(s->open[k]);
-            if (in && !strcmp(in->routine, ev->info->routine)) {
-                s->nopen = k;
-                break;
-            }
-        }
+    if (!s->calls)
+        s->calls = ptt_tracker_get(r->calls, ev);
+    struct ptt_open *call = ev->id == PTT_EV_THREAD_END ? ptt_tthread_call(s->calls) : NULL;
+    uint16_t in = call ? call->in.id : 0;
+    ptt_tracker_feed(s->calls, ev, NULL);
+    if (ev->id == PTT_EV_THREAD_END && in && ptt_ev_arg(ev, PTT_F(THREAD_END, how), 0) == 2) {
+        s->held = *ev;
+        s->has_held = 1;
+        ev->id = PTT_EV_THREAD_CANCELLED;
+        ev->info = ptt_evinfo(ev->id);
+        ev->nargs = PTT_F(THREAD_CANCELLED, call) + 1;
+        ev->args[PTT_F(THREAD_CANCELLED, call)] = in;
+        ev->offset = 0;
     }
 }
 
@@ -565,22 +572,7 @@ static int advance(struct ptt_reader *r, struct stream *s)
     s->pos += h.size;
     if (ev->id == PTT_EV_TRACE_PAD) /* a slot its writer gave up */
         return advance(r, s);
-    if (ev->id == PTT_EV_THREAD_END && !ev->nested && s->nopen) {
-        /* The calls still open were unwound. A cancelled thread was inside the innermost one:
-         * say so just before its end. */
-        uint16_t call = s->open[s->nopen - 1];
-        s->nopen = 0;
-        if (ptt_ev_arg(ev, PTT_F(THREAD_END, how), 0) == 2) { /* cancelled */
-            s->held = *ev;
-            s->has_held = 1;
-            ev->id = PTT_EV_THREAD_CANCELLED;
-            ev->info = ptt_evinfo(ev->id);
-            ev->nargs = PTT_F(THREAD_CANCELLED, call) + 1;
-            ev->args[PTT_F(THREAD_CANCELLED, call)] = call;
-            ev->offset = 0;
-        }
-    }
-    track_calls(s, ev);
+    track_calls(r, s, ev);
     return s->has_next = 1;
 }
 
@@ -683,6 +675,7 @@ void ptt_reader_close(struct ptt_reader *r)
     free(r->hash);
     free(r->ends);
     free(r->heap);
+    ptt_tracker_free(r->calls);
     free(r->info);
     free(r->path);
     close(r->fd);

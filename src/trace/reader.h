@@ -20,9 +20,9 @@ struct ptt_ev {
     uint16_t id;
     uint16_t nested; /* written by a signal handler inside another event */
     unsigned nargs;
-    uint64_t args[PTT_EVENT_MAX_ARGS];
-    const struct ptt_evinfo *info; /* NULL for an id this reader does not know */
-    uint64_t offset;               /* in the file; 0 for events the reader synthesized */
+    const struct ptt_evinfo *info;     /* NULL for an id this reader does not know */
+    uint64_t offset;                   /* in the file; 0 for events the reader synthesized */
+    uint64_t args[PTT_EVENT_MAX_ARGS]; /* last: copies take the recorded ones only */
 };
 
 /* The field that plays part f of ev's role (events.h), def when it has none. */

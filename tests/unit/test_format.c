@@ -843,6 +843,48 @@ static void test_unfinished(void **state)
     close_r(r);
 }
 
+/* A thread killed 40 calls deep (more than the 16 the reader once kept, silently) gets a
+ * TRACE_UNFINISHED for each, innermost first; cancelled there, its THREAD_CANCELLED names the
+ * innermost. */
+static void test_unfinished_deep(void **state)
+{
+    struct file *f = *state;
+    struct chunkb c;
+    fopen_w(f);
+    clk(f, 1000, 1000);
+    for (uint32_t serial = 1; serial <= 2; serial++) {
+        cb_init(&c, 1100);
+        for (uint64_t i = 0; i < 40; i++)
+            EV(&c, i % 2 ? PTT_EV_MUTEX_LOCK_IN : PTT_EV_SEM_WAIT_IN, 1, 0x100 + i, 0, 0);
+        if (serial == 2)
+            EV(&c, PTT_EV_THREAD_END, 1, 0, 2);
+        chunk(f, &c, 60, 600 + (int32_t)serial, serial, 0, 1100, 0, NULL, NULL);
+    }
+    clk(f, 3000, 3000);
+    fclose_w(f);
+
+    struct ptt_reader *r = open_ok(f->path);
+    struct ptt_ev ev;
+    unsigned unfinished = 0, cancelled = 0;
+    while (ptt_reader_next(r, &ev)) {
+        if (ev.id == PTT_EV_THREAD_CANCELLED) {
+            assert_int_equal(ev.tid, 602);
+            assert_int_equal(ev.args[0], PTT_EV_MUTEX_LOCK_IN);
+            cancelled++;
+        }
+        if (ev.id != PTT_EV_TRACE_UNFINISHED)
+            continue;
+        assert_int_equal(ev.tid, 601);
+        assert_int_equal(ev.args[0],
+                         (39 - unfinished) % 2 ? PTT_EV_MUTEX_LOCK_IN : PTT_EV_SEM_WAIT_IN);
+        unfinished++;
+    }
+    assert_int_equal(unfinished, 40);
+    assert_int_equal(cancelled, 1);
+    assert_null(ptt_reader_error(r));
+    close_r(r);
+}
+
 /* Times far from the clock records (a damaged or hostile file): read and printed without
  * undefined behaviour (the sanitizer build checks that). Found by tests/fuzz. */
 static void test_extreme_times(void **state)
@@ -917,7 +959,7 @@ int main(void)
         T(test_versions),         T(test_truncation),    T(test_corrupt_event),
         T(test_corrupt_record),   T(test_unknown_event), T(test_time_decoding),
         T(test_clock_conversion), T(test_unfinished),    T(test_extreme_times),
-        T(test_many_streams),     T(test_end_versions),
+        T(test_many_streams),     T(test_end_versions),  T(test_unfinished_deep),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,101 @@
+/* What each thread is doing: the calls it entered and has not left (and the frames, a signal
+ * handler, a once routine, a timer's function, that run inside them), and the objects it holds.
+ * Kept from the events' roles only (common/events.def), for every analysis that needs it: the
+ * reader's unfinished calls, the statistics, the timeline, hang detection. Memory grows with the
+ * threads, their nesting and the objects they hold, not with the events. */
+#ifndef PTT_TRACKER_H
+#define PTT_TRACKER_H
+
+#include <stdint.h>
+
+#include "trace/reader.h"
+
+/* A call entered and not left, or a frame begun and not ended. */
+struct ptt_open {
+    int frame;
+    uint64_t object; /* the field playing the object, 0 if none */
+    uint64_t site;   /* where the program called it, 0 if not recorded */
+    /* How it blocked: from its start (a blocking WAIT), or since a CONTENDED event. */
+    enum { PTT_OPEN_RUNNING, PTT_OPEN_WAITS, PTT_OPEN_CONTENDED } block;
+    int64_t block_ns; /* since when */
+    int block_cls;    /* the class of what it waits for */
+    int contended;    /* a CONTENDED event came inside it */
+    int has_owner;    /* the last CONTENDED event named the holder */
+    uint64_t owner;   /* its tid */
+    /* Its IN event (a frame: its FRAME_BEGIN event). Last, as in.args: the arguments past
+     * in.nargs are not copied. */
+    struct ptt_ev in;
+};
+
+/* An object a thread holds: locked (a mutex, a spinlock, a rwlock for writing or reading) and
+ * not yet unlocked. count: how many times (a recursive mutex, read locks). */
+struct ptt_held {
+    uint64_t object;
+    int cls;
+    int shared; /* read locks of a rwlock */
+    unsigned count;
+    int64_t ns; /* held since */
+    uint64_t ticks;
+};
+
+struct ptt_tthread {
+    int32_t pid, tid;
+    uint32_t key;           /* the serial or the tid, as the tracker was made */
+    int ended;              /* THREAD_END seen */
+    struct ptt_open *open;  /* outermost first */
+    unsigned nopen, ncalls; /* entries; of them, calls (not frames) */
+    unsigned open_cap;
+    struct ptt_held *held;
+    unsigned nheld, held_cap;
+};
+
+/* How a tracker tells threads apart: the reader's streams and the live pool by the thread's
+ * serial number in its process, the analyses of the merged stream by tid. */
+enum ptt_tracker_key { PTT_TRACK_SERIAL, PTT_TRACK_TID };
+
+/* What one event did (the ptt_tracker_event flags). The pointers are valid until the next
+ * event of the same tracker. */
+#define PTT_TRK_OPENED 1u    /* opened: a call or a frame began */
+#define PTT_TRK_CLOSED 2u    /* closed[0..nclosed): left, innermost last */
+#define PTT_TRK_BLOCKED 4u   /* blocked: a CONTENDED event made this call block */
+#define PTT_TRK_ACQUIRED 8u  /* acquired: an object held (once more) */
+#define PTT_TRK_RELEASED 16u /* released: an object no longer held, as it was held */
+struct ptt_track {
+    unsigned what;
+    struct ptt_tthread *th;
+    struct ptt_open *opened;
+    struct ptt_open *closed;
+    unsigned nclosed;
+    int unfinished; /* closed without returning: the thread or the trace ended inside */
+    struct ptt_open *blocked;
+    struct ptt_held *acquired;
+    struct ptt_held released;
+};
+
+struct ptt_tracker;
+
+/* Exits on out of memory, as the tables of the tools do. */
+struct ptt_tracker *ptt_tracker_new(enum ptt_tracker_key key);
+void ptt_tracker_free(struct ptt_tracker *t);
+/* Follow ev (events of an unknown id do nothing); res (may be NULL) says what it did. An OUT
+ * event closes the innermost call of its routine (the calls above it are dropped: their OUT
+ * events were lost); THREAD_END and THREAD_CANCELLED close all, TRACE_UNFINISHED the innermost
+ * call. */
+unsigned ptt_tracker_event(struct ptt_tracker *t, const struct ptt_ev *ev, struct ptt_track *res);
+/* The same, for ev's thread as ptt_tracker_get gave it: a caller that keeps the thread (one per
+ * stream, per thread of its own) saves looking it up for every event. */
+unsigned ptt_tracker_feed(struct ptt_tthread *th, const struct ptt_ev *ev, struct ptt_track *res);
+/* ev's thread, made if new. */
+struct ptt_tthread *ptt_tracker_get(struct ptt_tracker *t, const struct ptt_ev *ev);
+/* A thread met, or NULL. */
+struct ptt_tthread *ptt_tracker_thread(struct ptt_tracker *t, int32_t pid, uint32_t key);
+/* Forget what a thread was doing (its events were not all seen). */
+void ptt_tracker_reset(struct ptt_tracker *t, int32_t pid, uint32_t key);
+/* Every thread met: start with *i = 0; NULL at the end. */
+struct ptt_tthread *ptt_tracker_next(struct ptt_tracker *t, size_t *i);
+/* The innermost open call of a thread (frames skipped), or NULL. */
+struct ptt_open *ptt_tthread_call(struct ptt_tthread *th);
+/* The object th holds, or NULL. */
+struct ptt_held *ptt_tthread_holds(struct ptt_tthread *th, uint64_t object);
+
+#endif
