@@ -155,15 +155,27 @@ static void restore_signals(uint64_t old)
     syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof old);
 }
 
+/* Give the thread its tid and number, at its first sub-buffer. This runs with signals open (the
+ * slow path's prepare), and a handler recording here takes its own first sub-buffer: it must find
+ * the thread either unnumbered, and number it whole itself, or numbered with its tid set. So the
+ * tid first (the same whoever asks), then the number, set with one instruction only if none was
+ * set meanwhile: the thread keeps the first one set (the other is unused, none is shared). */
+static void identify(struct ptt_thread *t, struct ptt_pool *p)
+{
+    t->tid = (int32_t)syscall(SYS_gettid);
+    atomic_signal_fence(memory_order_seq_cst);
+    uint32_t serial = atomic_fetch_add(&p->next_serial, 1) + 1, none = 0;
+    __atomic_compare_exchange_n(&t->serial, &none, serial, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+
 /* Ready sub-buffer d (taken with take_buffer) for the thread, before it becomes the thread's:
  * all but its number, which orders it among the thread's sub-buffers, and which a signal handler
  * could take meanwhile. */
 static void prepare(struct ptt_thread *t, struct ptt_pool *p, struct ptt_desc *d)
 {
-    if (!t->serial) {
-        t->serial = atomic_fetch_add(&p->next_serial, 1) + 1;
-        t->tid = (int32_t)syscall(SYS_gettid);
-    }
+    if (!__atomic_load_n(&t->serial, __ATOMIC_RELAXED))
+        identify(t, p);
+    atomic_signal_fence(memory_order_seq_cst); /* the serial, then the tid: see identify */
     d->pid = ptt_pid;
     d->tid = t->tid;
     d->serial = t->serial;
