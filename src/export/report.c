@@ -684,32 +684,89 @@ static void write_state_css(FILE *f)
     }
 }
 
-int ptt_export_report(const struct ptt_export_opts *o, char *err, size_t errlen)
+/* The header, and the number of threads (which sets the bins per thread), from the index;
+ * -1 if the file cannot be opened. */
+static int64_t read_header(const char *in, struct header *H, char *err, size_t errlen)
 {
-    /* The header, and the number of threads (which sets the bins per thread), from the index. */
-    struct header H = {0};
-    struct ptt_reader *r = ptt_reader_open(o->in, err, errlen);
+    struct ptt_reader *r = ptt_reader_open(in, err, errlen);
     if (!r)
         return -1;
-    copy_info(r, "command", H.command, sizeof H.command);
-    copy_info(r, "host", H.host, sizeof H.host);
-    copy_info(r, "start_time", H.start, sizeof H.start);
-    copy_info(r, "ptt_version", H.version, sizeof H.version);
-    copy_info(r, "clock", H.clock, sizeof H.clock);
+    copy_info(r, "command", H->command, sizeof H->command);
+    copy_info(r, "host", H->host, sizeof H->host);
+    copy_info(r, "start_time", H->start, sizeof H->start);
+    copy_info(r, "ptt_version", H->version, sizeof H->version);
+    copy_info(r, "clock", H->clock, sizeof H->clock);
     const struct ptt_rec_end *e = ptt_reader_end(r);
     if (e) {
-        H.has_end = 1;
-        H.lost = e->lost;
-        H.exit_status = e->exit_status;
+        H->has_end = 1;
+        H->lost = e->lost;
+        H->exit_status = e->exit_status;
     }
     uint64_t nthreads = ptt_reader_nthreads(r);
     ptt_reader_close(r);
+    return (int64_t)nthreads;
+}
+
+/* The page: style, static header, the data for the script, the script. */
+static void write_page(FILE *f, struct rep *R, const struct header *H, const char *base,
+                       const char *error)
+{
+    fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+          "<title>ptt report: ",
+          f);
+    html_str(f, H->command[0] ? H->command : base);
+    fprintf(f, "</title>\n<style>\n%s", (const char *)ptt_report_css);
+    write_state_css(f);
+    fputs("</style>\n</head>\n<body>\n", f);
+    write_header_html(f, base, H, R, error);
+    fputs("<main id=\"main\"><noscript><p>The timeline and the tables are drawn by the page's "
+          "script: allow JavaScript for this file.</p></noscript></main>\n"
+          "<script type=\"application/json\" id=\"ptt-data\">",
+          f);
+    write_data(R, f, base, H, error);
+    fprintf(f, "</script>\n<script>\n%s</script>\n</body>\n</html>\n", (const char *)ptt_report_js);
+}
+
+/* The report written to o->out; how it went, in err when not well. */
+static int write_report(const struct ptt_export_opts *o, struct rep *R, const struct header *H,
+                        int damaged, const char *terr, char *err, size_t errlen)
+{
+    FILE *f = fopen(o->out, "w");
+    if (!f) {
+        snprintf(err, errlen, "%s: %s", o->out, strerror(errno));
+        return -1;
+    }
+    static char obuf[1 << 16];
+    setvbuf(f, obuf, _IOFBF, sizeof obuf);
+    const char *base = strrchr(o->in, '/') ? strrchr(o->in, '/') + 1 : o->in;
+    write_page(f, R, H, base, damaged ? terr : NULL);
+    int werr = ferror(f);
+    if (fclose(f) || werr) {
+        snprintf(err, errlen, "%s: write error", o->out);
+        return -1;
+    } else if (R->oom) {
+        snprintf(err, errlen, "out of memory: the report is incomplete");
+        return -1;
+    } else if (damaged) {
+        snprintf(err, errlen, "%s (the report shows what could be read)", terr);
+        return -1;
+    }
+    return 0;
+}
+
+int ptt_export_report(const struct ptt_export_opts *o, char *err, size_t errlen)
+{
+    struct header H = {0};
+    int64_t nthreads = read_header(o->in, &H, err, errlen);
+    if (nthreads < 0)
+        return -1;
 
     struct rep R = {0};
     R.names = o->names;
     R.stats = ptt_stats_new();
     R.nbins = MAX_BINS;
-    while (R.nbins > MIN_BINS && (uint64_t)R.nbins * nthreads > CELL_BUDGET)
+    while (R.nbins > MIN_BINS && (uint64_t)R.nbins * (uint64_t)nthreads > CELL_BUDGET)
         R.nbins /= 2;
     R.width = 16;
     R.spans = xcalloc(&R, MAX_SPANS, sizeof *R.spans);
@@ -717,51 +774,13 @@ int ptt_export_report(const struct ptt_export_opts *o, char *err, size_t errlen)
     struct ptt_tl_callbacks cb = {.event = on_event, .thread = on_thread, .state = on_state};
     char terr[600] = "";
     int damaged = ptt_timeline_run(o->in, o->names, &cb, &R, terr, sizeof terr);
-    int rc = 0;
+    int rc;
     if (damaged && !R.events) { /* nothing could be read */
         snprintf(err, errlen, "%s", terr);
         rc = -1;
-        goto done;
-    }
+    } else
+        rc = write_report(o, &R, &H, damaged, terr, err, errlen);
 
-    FILE *f = fopen(o->out, "w");
-    if (!f) {
-        snprintf(err, errlen, "%s: %s", o->out, strerror(errno));
-        rc = -1;
-        goto done;
-    }
-    static char obuf[1 << 16];
-    setvbuf(f, obuf, _IOFBF, sizeof obuf);
-    const char *error = damaged ? terr : NULL;
-    const char *base = strrchr(o->in, '/') ? strrchr(o->in, '/') + 1 : o->in;
-    fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-          "<title>ptt report: ",
-          f);
-    html_str(f, H.command[0] ? H.command : base);
-    fprintf(f, "</title>\n<style>\n%s", (const char *)ptt_report_css);
-    write_state_css(f);
-    fputs("</style>\n</head>\n<body>\n", f);
-    write_header_html(f, base, &H, &R, error);
-    fputs("<main id=\"main\"><noscript><p>The timeline and the tables are drawn by the page's "
-          "script: allow JavaScript for this file.</p></noscript></main>\n"
-          "<script type=\"application/json\" id=\"ptt-data\">",
-          f);
-    write_data(&R, f, base, &H, error);
-    fprintf(f, "</script>\n<script>\n%s</script>\n</body>\n</html>\n", (const char *)ptt_report_js);
-    int werr = ferror(f);
-    if (fclose(f) || werr) {
-        snprintf(err, errlen, "%s: write error", o->out);
-        rc = -1;
-    } else if (R.oom) {
-        snprintf(err, errlen, "out of memory: the report is incomplete");
-        rc = -1;
-    } else if (damaged) {
-        snprintf(err, errlen, "%s (the report shows what could be read)", terr);
-        rc = -1;
-    }
-
-done:
     for (size_t i = 0; i < R.nrows; i++)
         free(R.rows[i].bins);
     free(R.rows);
