@@ -457,10 +457,10 @@ struct header {
     int32_t exit_status;
 };
 
-static void write_data(struct rep *R, FILE *f, const char *path, const struct header *H,
-                       const char *error)
+/* The data's header: the trace's information and totals, the states' names. */
+static void data_info(struct rep *R, FILE *f, const char *path, const struct header *H,
+                      const char *error)
 {
-    /* Header */
     fputs("{\"v\":1,\"info\":{", f);
     int first = 1;
     write_info(f, "trace", path, &first);
@@ -477,27 +477,11 @@ static void write_data(struct rep *R, FILE *f, const char *path, const struct he
     fputs("},\"states\":[", f);
     for (int s = 0; s < PTT_TL_NSTATES; s++)
         fprintf(f, "%s\"%s\"", s ? "," : "", ptt_tl_state_name((enum ptt_tl_state)s));
+}
 
-    /* Timeline: rows and their pyramids */
-    unsigned nb = (unsigned)(R->last_ns / R->width) + 1;
-    if (nb > R->nbins)
-        nb = R->nbins;
-    unsigned nlevels = 1;
-    while ((nb + (1u << (nlevels - 1)) - 1) >> (nlevels - 1) > COARSEST)
-        nlevels++;
-    fprintf(f, "],\"bin_ns\":%" PRId64 ",\"nbins\":%u,\"levels\":%u,\"rows\":[", R->width, nb,
-            nlevels);
-    uint32_t *order = malloc((R->nrows + 1) * sizeof *order);
-    uint32_t *rank = malloc((R->nrows + 1) * sizeof *rank);
-    if (!order || !rank) {
-        R->oom = 1;
-        free(order);
-        free(rank);
-        fputs("],\"spans_total\":0,\"spans\":[],\"span_objects\":[],\"calls\":{},\"nobjects\":0,"
-              "\"objects\":[],\"nthreads\":0,\"thread_stats\":[]}",
-              f);
-        return;
-    }
+/* The rows' order on the page (order[i]: the row shown i-th) and its inverse (rank). */
+static void row_ranks(struct rep *R, uint32_t *order, uint32_t *rank)
+{
     size_t *pidrank = malloc((R->nrows + 1) * sizeof *pidrank);
     struct ptt_hmap firsts = {0}; /* pid -> its first row + 1 */
     for (uint32_t i = 0; i < R->nrows; i++) {
@@ -516,6 +500,11 @@ static void write_data(struct rep *R, FILE *f, const char *path, const struct he
     free(pidrank);
     for (uint32_t i = 0; i < R->nrows; i++)
         rank[order[i]] = i;
+}
+
+/* Timeline: the rows, in order, each with its blocked times and its pyramid of nlevels. */
+static void data_rows(struct rep *R, FILE *f, const uint32_t *order, unsigned nb, unsigned nlevels)
+{
     for (size_t i = 0; i < R->nrows; i++) {
         struct row *w = &R->rows[order[i]];
         char b[64];
@@ -536,8 +525,12 @@ static void write_data(struct rep *R, FILE *f, const char *path, const struct he
         }
         fputs("]}", f);
     }
+}
 
-    /* The longest blocked spans, by row and time */
+/* The longest blocked spans, by row and time; the objects they name; the routines they name
+ * (their IN event ids). */
+static void data_spans(struct rep *R, FILE *f, const uint32_t *rank)
+{
     struct dict objs = {0};
     qsort(R->spans, R->nspans, sizeof *R->spans, cmp_span);
     fprintf(f, "],\"spans_total\":%" PRIu64 ",\"spans\":[", R->allspans);
@@ -557,24 +550,24 @@ static void write_data(struct rep *R, FILE *f, const char *path, const struct he
     }
     free(objs.s);
     ptt_hmap_free(&objs.map, NULL);
-    /* the routines the spans name: their IN event ids */
     fputs("],\"calls\":{", f);
     unsigned nev;
     const struct ptt_evinfo *all = ptt_evinfo_all(&nev);
-    first = 1;
+    int first = 1;
     for (unsigned i = 0; i < nev; i++)
         if (all[i].kind == PTT_KIND_IN && state_of_call(all[i].id)) {
             fprintf(f, "%s\"%u\":", first ? "" : ",", all[i].id);
             json_str(f, all[i].routine);
             first = 0;
         }
-    free(order);
-    free(rank);
+}
 
-    /* Objects, as ptt stat sorts them (total wait) */
+/* Objects, as ptt stat sorts them (total wait) */
+static void data_objects(struct rep *R, FILE *f)
+{
     unsigned ncls;
     const struct ptt_classinfo *cls = ptt_classes(&ncls);
-    size_t no, nt;
+    size_t no;
     struct ptt_stat_object **ov = ptt_stats_objects(R->stats, PTT_STAT_SORT_WAIT, 0, R->names, &no);
     fprintf(f, "},\"nobjects\":%zu,\"objects\":[", no);
     for (size_t i = 0; i < no && i < TOP_OBJECTS; i++) {
@@ -602,8 +595,12 @@ static void write_data(struct rep *R, FILE *f, const char *path, const struct he
         fprintf(f, "],\"more_threads\":%u}", o->more_users);
     }
     free(ov);
+}
 
-    /* Threads, by blocked time */
+/* Threads, by blocked time */
+static void data_threads(struct rep *R, FILE *f)
+{
+    size_t nt;
     struct ptt_stat_thread **tv = ptt_stats_threads(R->stats, &nt);
     fprintf(f, "],\"nthreads\":%zu,\"thread_stats\":[", nt);
     for (size_t i = 0; i < nt && i < MAX_THREAD_ROWS; i++) {
@@ -630,6 +627,39 @@ static void write_data(struct rep *R, FILE *f, const char *path, const struct he
     }
     free(tv);
     fputs("]}", f);
+}
+
+/* The data the page's script draws from, as one JSON object. */
+static void write_data(struct rep *R, FILE *f, const char *path, const struct header *H,
+                       const char *error)
+{
+    data_info(R, f, path, H, error);
+    unsigned nb = (unsigned)(R->last_ns / R->width) + 1;
+    if (nb > R->nbins)
+        nb = R->nbins;
+    unsigned nlevels = 1;
+    while ((nb + (1u << (nlevels - 1)) - 1) >> (nlevels - 1) > COARSEST)
+        nlevels++;
+    fprintf(f, "],\"bin_ns\":%" PRId64 ",\"nbins\":%u,\"levels\":%u,\"rows\":[", R->width, nb,
+            nlevels);
+    uint32_t *order = malloc((R->nrows + 1) * sizeof *order);
+    uint32_t *rank = malloc((R->nrows + 1) * sizeof *rank);
+    if (!order || !rank) {
+        R->oom = 1;
+        free(order);
+        free(rank);
+        fputs("],\"spans_total\":0,\"spans\":[],\"span_objects\":[],\"calls\":{},\"nobjects\":0,"
+              "\"objects\":[],\"nthreads\":0,\"thread_stats\":[]}",
+              f);
+        return;
+    }
+    row_ranks(R, order, rank);
+    data_rows(R, f, order, nb, nlevels);
+    data_spans(R, f, rank);
+    free(order);
+    free(rank);
+    data_objects(R, f);
+    data_threads(R, f);
 }
 
 /* The static part of the header, readable without the script. */
