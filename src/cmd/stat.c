@@ -98,7 +98,52 @@ static const char *site_name(const struct ptt_stat_object *o, int k, char *buf, 
     return buf;
 }
 
-int cmd_stat(int argc, char **argv)
+enum { FMT_TEXT, FMT_JSON, FMT_CSV };
+
+struct stat_opts {
+    int fmt, sort_by;
+    long top;
+    uint64_t kinds;
+    const char *names_file, *path;
+};
+
+/* What the writers show: the trace's totals, objects and threads sorted, how many of each. */
+struct stat_view {
+    const char *path;
+    uint64_t nevents;
+    int64_t end_ns;
+    struct ptt_stat_object **ov;
+    struct ptt_stat_thread **tv;
+    size_t no, nt, shown_o, shown_t;
+    const struct ptt_classinfo *cls;
+};
+
+/* --format and --sort: a word each; -1 if unknown. */
+static int stat_word(int c, const char *arg)
+{
+    int v;
+    if (c == 'f') {
+        v = !strcmp(arg, "text")   ? FMT_TEXT
+            : !strcmp(arg, "json") ? FMT_JSON
+            : !strcmp(arg, "csv")  ? FMT_CSV
+                                   : -1;
+        if (v < 0)
+            ptt_warn("stat", "--format=%s: use text, json or csv", arg);
+        return v;
+    }
+    v = !strcmp(arg, "wait")           ? PTT_STAT_SORT_WAIT
+        : !strcmp(arg, "hold")         ? PTT_STAT_SORT_HOLD
+        : !strcmp(arg, "acquisitions") ? PTT_STAT_SORT_ACQ
+        : !strcmp(arg, "contended")    ? PTT_STAT_SORT_CONTENDED
+        : !strcmp(arg, "name")         ? PTT_STAT_SORT_NAME
+                                       : -1;
+    if (v < 0)
+        ptt_warn("stat", "--sort=%s: use wait, hold, acquisitions, contended or name", arg);
+    return v;
+}
+
+/* The options and the one file; returns -1 to go on, else the exit status. */
+static int stat_options(struct stat_opts *o, int argc, char **argv)
 {
     static const struct option opts[] = {{"format", required_argument, 0, 'f'},
                                          {"sort", required_argument, 0, 's'},
@@ -107,56 +152,35 @@ int cmd_stat(int argc, char **argv)
                                          {"names", required_argument, 0, 'N'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
-    int fmt = 0, c, sort_by = PTT_STAT_SORT_WAIT;
-    long top = -1;
-    uint64_t kinds = 0;
-    const char *names_file = NULL;
-    char err[600];
+    *o = (struct stat_opts){.fmt = FMT_TEXT, .sort_by = PTT_STAT_SORT_WAIT, .top = -1};
     optind = 1;
     opterr = 0;
+    int c;
+    char *end, bad[32];
     while ((c = getopt_long(argc, argv, "f:h", opts, NULL)) != -1) {
         switch (c) {
         case 'f':
-            fmt = !strcmp(optarg, "text")   ? 0
-                  : !strcmp(optarg, "json") ? 1
-                  : !strcmp(optarg, "csv")  ? 2
-                                            : -1;
-            if (fmt < 0) {
-                ptt_warn("stat", "--format=%s: use text, json or csv", optarg);
+            if ((o->fmt = stat_word(c, optarg)) < 0)
                 return PTT_EXIT_USAGE;
-            }
             break;
         case 's':
-            sort_by = !strcmp(optarg, "wait")           ? PTT_STAT_SORT_WAIT
-                      : !strcmp(optarg, "hold")         ? PTT_STAT_SORT_HOLD
-                      : !strcmp(optarg, "acquisitions") ? PTT_STAT_SORT_ACQ
-                      : !strcmp(optarg, "contended")    ? PTT_STAT_SORT_CONTENDED
-                      : !strcmp(optarg, "name")         ? PTT_STAT_SORT_NAME
-                                                        : -1;
-            if (sort_by < 0) {
-                ptt_warn("stat", "--sort=%s: use wait, hold, acquisitions, contended or name",
-                         optarg);
+            if ((o->sort_by = stat_word(c, optarg)) < 0)
                 return PTT_EXIT_USAGE;
-            }
             break;
-        case 't': {
-            char *end;
-            top = strtol(optarg, &end, 10);
-            if (*end || top < 1) {
+        case 't':
+            o->top = strtol(optarg, &end, 10);
+            if (*end || o->top < 1) {
                 ptt_warn("stat", "--top=%s: give a number of at least 1", optarg);
                 return PTT_EXIT_USAGE;
             }
             break;
-        }
-        case 'k': {
-            char bad[32];
-            if (ptt_parse_classes(optarg, &kinds, bad, sizeof bad)) {
+        case 'k':
+            if (ptt_parse_classes(optarg, &o->kinds, bad, sizeof bad)) {
                 ptt_warn("stat", "--kind: unknown kind '%s'", bad);
                 return PTT_EXIT_USAGE;
             }
             break;
-        }
-        case 'N': names_file = optarg; break;
+        case 'N': o->names_file = optarg; break;
         case 'h': fputs(ptt_usage("stat"), stdout); return 0;
         default: ptt_bad_option("stat", argv); return PTT_EXIT_USAGE;
         }
@@ -166,199 +190,264 @@ int cmd_stat(int argc, char **argv)
                                         : "one trace file at a time");
         return PTT_EXIT_USAGE;
     }
-    const char *path = argv[optind];
-    names = ptt_names_new();
+    o->path = argv[optind];
+    return -1;
+}
+
+/* Every event of the trace into names and stats; the number of events and the last time. */
+static void stat_read(struct ptt_reader *r, struct ptt_stats *stats, struct stat_view *v)
+{
+    struct ptt_ev ev;
+    while (ptt_reader_next(r, &ev)) {
+        ptt_names_event(names, &ev);
+        ptt_stats_event(stats, &ev);
+        v->nevents++;
+        v->end_ns = ev.ns;
+    }
+}
+
+static void json_object(struct ptt_stat_object *o, const struct ptt_classinfo *cls, int first)
+{
+    char b1[512], b2[64];
+    printf("%s{\"kind\":\"%s\",\"name\":", first ? "" : ",", cls[o->cls].name);
+    ptt_json_str(stdout, obj_name(o, b1, sizeof b1));
+    printf(",\"address\":\"0x%" PRIx64 "\",\"pid\":%d,\"acquisitions\":%" PRIu64
+           ",\"contended\":%" PRIu64 ",",
+           o->addr, o->pid, o->acquisitions, o->contended);
+    ptt_stat_hist_json(stdout, "wait_ns", &o->wait);
+    putchar(',');
+    ptt_stat_hist_json(stdout, "hold_ns", &o->hold);
+    printf(",\"threads\":[");
+    for (unsigned k = 0; k < o->nusers; k++) {
+        if (k)
+            putchar(',');
+        ptt_json_str(stdout, thread_name(o->pid, o->users[k], b2, sizeof b2));
+    }
+    printf("],\"sites\":[");
+    int idx[PTT_STAT_MAX_SITES], ns = sites_by_wait(o, idx);
+    for (int k = 0; k < ns; k++) {
+        printf("%s{\"site\":", k ? "," : "");
+        ptt_json_str(stdout, site_name(o, idx[k], b2, sizeof b2));
+        printf(",\"address\":\"0x%" PRIx64 "\",\"waits\":%" PRIu64 ",\"wait_ns\":%" PRIu64 "}",
+               o->sites[idx[k]].site, o->sites[idx[k]].waits, o->sites[idx[k]].ns);
+    }
+    printf("]}");
+}
+
+static void json_thread(const struct ptt_stat_thread *t, int first)
+{
+    char b1[512], b2[64];
+    printf("%s{\"tid\":%d,\"pid\":%d,\"name\":", first ? "" : ",", t->tid, t->pid);
+    ptt_json_str(stdout, thread_name(t->pid, t->tid, b2, sizeof b2));
+    printf(",\"lifetime_ns\":%" PRId64 ",\"blocked_ns\":%" PRIu64 ",\"blocked_on\":[",
+           t->last - t->first, t->blocked);
+    int k2 = 0;
+    for (int k = 0; k < PTT_STAT_MAX_ON; k++) {
+        if (!t->on[k].ns)
+            continue;
+        const struct ptt_evinfo *in = ptt_evinfo(t->on[k].call);
+        printf("%s{\"call\":\"%s\",\"object\":", k2++ ? "," : "", in ? in->routine : "?");
+        ptt_json_str(stdout, ptt_stat_on_name(names, t, k, b1, sizeof b1));
+        printf(",\"ns\":%" PRIu64 "}", t->on[k].ns);
+    }
+    printf("]}");
+}
+
+static void write_json(const struct stat_view *v)
+{
+    printf("{\"trace\":");
+    ptt_json_str(stdout, v->path);
+    printf(",\"events\":%" PRIu64 ",\"duration_ns\":%" PRId64 ",\"objects\":[", v->nevents,
+           v->end_ns);
+    for (size_t i = 0; i < v->shown_o; i++)
+        json_object(v->ov[i], v->cls, !i);
+    printf("],\"threads\":[");
+    for (size_t i = 0; i < v->shown_t; i++)
+        json_thread(v->tv[i], !i);
+    printf("]}\n");
+}
+
+static void write_csv(const struct stat_view *v)
+{
+    char b1[512], b2[64];
+    printf("kind,name,address,pid,acquisitions,contended,wait_total_ns,wait_mean_ns,"
+           "wait_p50_ns,wait_p99_ns,wait_max_ns,hold_total_ns,hold_mean_ns,hold_p50_ns,"
+           "hold_p99_ns,hold_max_ns,top_site\n");
+    for (size_t i = 0; i < v->shown_o; i++) {
+        struct ptt_stat_object *o = v->ov[i];
+        printf("%s,", v->cls[o->cls].name);
+        csv_str(obj_name(o, b1, sizeof b1));
+        printf(",0x%" PRIx64 ",%d,%" PRIu64 ",%" PRIu64, o->addr, o->pid, o->acquisitions,
+               o->contended);
+        const struct ptt_stat_hist *hs[2] = {&o->wait, &o->hold};
+        for (int k = 0; k < 2; k++)
+            printf(",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64, hs[k]->total,
+                   hs[k]->n ? hs[k]->total / hs[k]->n : 0, ptt_stat_pct(hs[k], 0.5),
+                   ptt_stat_pct(hs[k], 0.99), hs[k]->max);
+        int idx[PTT_STAT_MAX_SITES];
+        putchar(',');
+        if (sites_by_wait(o, idx))
+            csv_str(site_name(o, idx[0], b2, sizeof b2));
+        putchar('\n');
+    }
+}
+
+static void text_objects(const struct stat_view *v)
+{
+    char b1[512], b2[64], w1[32], w2[32], w3[32], w4[32], w5[32], h99[32];
+    printf("%-8s %-24s %8s %8s %9s %9s %9s %9s %9s %9s  %s\n", "kind", "object", "acquired",
+           "waited", "wait tot", "mean", "p99", "max", "hold tot", "hold p99", "threads");
+    for (size_t i = 0; i < v->shown_o; i++) {
+        struct ptt_stat_object *o = v->ov[i];
+        fmt_ns(w1, sizeof w1, o->wait.total);
+        fmt_ns(w2, sizeof w2, o->wait.n ? o->wait.total / o->wait.n : 0);
+        fmt_ns(w3, sizeof w3, ptt_stat_pct(&o->wait, 0.99));
+        fmt_ns(w4, sizeof w4, o->wait.max);
+        fmt_ns(w5, sizeof w5, o->hold.total);
+        fmt_ns(h99, sizeof h99, ptt_stat_pct(&o->hold, 0.99));
+        printf("%-8s %-24s %8" PRIu64 " %8" PRIu64 " %9s %9s %9s %9s %9s %9s  ",
+               v->cls[o->cls].name, obj_name(o, b1, sizeof b1), o->acquisitions, o->contended, w1,
+               w2, w3, w4, o->hold.n ? w5 : "-", o->hold.n ? h99 : "-");
+        for (unsigned k = 0; k < o->nusers; k++)
+            printf("%s%s", k ? "," : "", thread_name(o->pid, o->users[k], b2, sizeof b2));
+        if (o->more_users)
+            printf(",+%u", o->more_users);
+        putchar('\n');
+    }
+}
+
+/* Where the waits come from, for the objects shown. */
+static void text_sites(const struct stat_view *v)
+{
+    char b1[512], b2[64], w1[32];
+    int titled = 0;
+    for (size_t i = 0; i < v->shown_o; i++) {
+        struct ptt_stat_object *o = v->ov[i];
+        int idx[PTT_STAT_MAX_SITES], ns = sites_by_wait(o, idx);
+        if (!ns)
+            continue;
+        if (!titled++)
+            printf("\ncall sites that waited most:\n");
+        printf("  %s:", obj_name(o, b1, sizeof b1));
+        for (int k = 0; k < ns; k++) {
+            fmt_ns(w1, sizeof w1, o->sites[idx[k]].ns);
+            printf("%s %s (%" PRIu64 " waits, %s)", k ? "," : "",
+                   site_name(o, idx[k], b2, sizeof b2), o->sites[idx[k]].waits, w1);
+        }
+        putchar('\n');
+    }
+}
+
+static void text_threads(const struct stat_view *v)
+{
+    char b1[512], b2[64], w1[32], w2[32], w3[32];
+    printf("\n%-8s %-20s %10s %10s  %s\n", "pid", "thread", "lifetime", "blocked",
+           "blocked most on");
+    for (size_t i = 0; i < v->shown_t; i++) {
+        struct ptt_stat_thread *t = v->tv[i];
+        fmt_ns(w1, sizeof w1, (uint64_t)(t->last - t->first));
+        fmt_ns(w2, sizeof w2, t->blocked);
+        printf("%-8d %-20s %10s %10s  ", t->pid, thread_name(t->pid, t->tid, b2, sizeof b2), w1,
+               w2);
+        int best = -1;
+        for (int k = 0; k < PTT_STAT_MAX_ON; k++)
+            if (t->on[k].ns && (best < 0 || t->on[k].ns > t->on[best].ns))
+                best = k;
+        if (best >= 0) {
+            const struct ptt_evinfo *in = ptt_evinfo(t->on[best].call);
+            fmt_ns(w3, sizeof w3, t->on[best].ns);
+            printf("%s %s (%s)", in ? in->routine : "?",
+                   ptt_stat_on_name(names, t, best, b1, sizeof b1), w3);
+        }
+        putchar('\n');
+    }
+}
+
+/* Per process: its threads and their blocked time, every thread counted (not only those shown). */
+static void text_processes(const struct stat_view *v)
+{
+    char w1[32];
+    printf("\n%-8s %8s %10s\n", "pid", "threads", "blocked");
+    for (size_t i = 0; i < v->nt; i++) {
+        int32_t pid = v->tv[i]->pid;
+        int seen = 0;
+        for (size_t k = 0; k < i && !seen; k++)
+            seen = v->tv[k]->pid == pid;
+        if (seen)
+            continue;
+        uint64_t blocked = 0, n = 0;
+        for (size_t k = 0; k < v->nt; k++)
+            if (v->tv[k]->pid == pid)
+                blocked += v->tv[k]->blocked, n++;
+        fmt_ns(w1, sizeof w1, blocked);
+        printf("%-8d %8" PRIu64 " %10s\n", pid, n, w1);
+    }
+}
+
+static void write_text(const struct stat_view *v)
+{
+    printf("%s: %" PRIu64 " events, %.6f s\n\n", v->path, v->nevents, (double)v->end_ns / 1e9);
+    text_objects(v);
+    text_sites(v);
+    text_threads(v);
+    text_processes(v);
+}
+
+/* The --names file, then the trace; NULL (having said why) if either cannot be read. */
+static struct ptt_reader *stat_open(const struct stat_opts *o)
+{
+    char err[600];
     struct ptt_reader *r = NULL;
-    if (names_file && ptt_names_load(names, names_file, err, sizeof err))
+    if (o->names_file && ptt_names_load(names, o->names_file, err, sizeof err))
         ptt_warn("stat", "%s", err);
-    else if (!(r = ptt_reader_open(path, err, sizeof err)))
+    else if (!(r = ptt_reader_open(o->path, err, sizeof err)))
         ptt_warn("stat", "%s", err);
+    return r;
+}
+
+int cmd_stat(int argc, char **argv)
+{
+    struct stat_opts o;
+    int rc = stat_options(&o, argc, argv);
+    if (rc >= 0)
+        return rc;
+    names = ptt_names_new();
+    struct ptt_reader *r = stat_open(&o);
     if (!r) {
         ptt_names_free(names);
         return PTT_EXIT_USAGE;
     }
     struct ptt_stats *stats = ptt_stats_new();
-    struct ptt_ev ev;
-    uint64_t nevents = 0;
-    int64_t end_ns = 0;
-    while (ptt_reader_next(r, &ev)) {
-        ptt_names_event(names, &ev);
-        ptt_stats_event(stats, &ev);
-        nevents++;
-        end_ns = ev.ns;
-    }
+    struct stat_view v = {.path = o.path};
+    stat_read(r, stats, &v);
 
     /* Objects, sorted, filtered by kind. */
-    size_t no, nt;
-    struct ptt_stat_object **ov =
-        ptt_stats_objects(stats, (enum ptt_stat_sort)sort_by, kinds, names, &no);
-    struct ptt_stat_thread **tv = ptt_stats_threads(stats, &nt);
-    size_t shown_o = top > 0 && (size_t)top < no ? (size_t)top : no;
-    size_t shown_t = top > 0 && (size_t)top < nt ? (size_t)top : nt;
+    v.ov = ptt_stats_objects(stats, (enum ptt_stat_sort)o.sort_by, o.kinds, names, &v.no);
+    v.tv = ptt_stats_threads(stats, &v.nt);
+    v.shown_o = o.top > 0 && (size_t)o.top < v.no ? (size_t)o.top : v.no;
+    v.shown_t = o.top > 0 && (size_t)o.top < v.nt ? (size_t)o.top : v.nt;
     unsigned ncls;
-    const struct ptt_classinfo *cls = ptt_classes(&ncls);
-    char b1[512], b2[64], w1[32], w2[32], w3[32], w4[32], w5[32];
+    v.cls = ptt_classes(&ncls);
     static char obuf[1 << 16];
     setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
-
-    if (fmt == 1) {
-        printf("{\"trace\":");
-        ptt_json_str(stdout, path);
-        printf(",\"events\":%" PRIu64 ",\"duration_ns\":%" PRId64 ",\"objects\":[", nevents,
-               end_ns);
-        for (size_t i = 0; i < shown_o; i++) {
-            struct ptt_stat_object *o = ov[i];
-            printf("%s{\"kind\":\"%s\",\"name\":", i ? "," : "", cls[o->cls].name);
-            ptt_json_str(stdout, obj_name(o, b1, sizeof b1));
-            printf(",\"address\":\"0x%" PRIx64 "\",\"pid\":%d,\"acquisitions\":%" PRIu64
-                   ",\"contended\":%" PRIu64 ",",
-                   o->addr, o->pid, o->acquisitions, o->contended);
-            ptt_stat_hist_json(stdout, "wait_ns", &o->wait);
-            putchar(',');
-            ptt_stat_hist_json(stdout, "hold_ns", &o->hold);
-            printf(",\"threads\":[");
-            for (unsigned k = 0; k < o->nusers; k++) {
-                if (k)
-                    putchar(',');
-                ptt_json_str(stdout, thread_name(o->pid, o->users[k], b2, sizeof b2));
-            }
-            printf("],\"sites\":[");
-            int idx[PTT_STAT_MAX_SITES], ns = sites_by_wait(o, idx);
-            for (int k = 0; k < ns; k++) {
-                printf("%s{\"site\":", k ? "," : "");
-                ptt_json_str(stdout, site_name(o, idx[k], b2, sizeof b2));
-                printf(",\"address\":\"0x%" PRIx64 "\",\"waits\":%" PRIu64 ",\"wait_ns\":%" PRIu64
-                       "}",
-                       o->sites[idx[k]].site, o->sites[idx[k]].waits, o->sites[idx[k]].ns);
-            }
-            printf("]}");
-        }
-        printf("],\"threads\":[");
-        for (size_t i = 0; i < shown_t; i++) {
-            struct ptt_stat_thread *t = tv[i];
-            printf("%s{\"tid\":%d,\"pid\":%d,\"name\":", i ? "," : "", t->tid, t->pid);
-            ptt_json_str(stdout, thread_name(t->pid, t->tid, b2, sizeof b2));
-            printf(",\"lifetime_ns\":%" PRId64 ",\"blocked_ns\":%" PRIu64 ",\"blocked_on\":[",
-                   t->last - t->first, t->blocked);
-            int k2 = 0;
-            for (int k = 0; k < PTT_STAT_MAX_ON; k++) {
-                if (!t->on[k].ns)
-                    continue;
-                const struct ptt_evinfo *in = ptt_evinfo(t->on[k].call);
-                printf("%s{\"call\":\"%s\",\"object\":", k2++ ? "," : "", in ? in->routine : "?");
-                ptt_json_str(stdout, ptt_stat_on_name(names, t, k, b1, sizeof b1));
-                printf(",\"ns\":%" PRIu64 "}", t->on[k].ns);
-            }
-            printf("]}");
-        }
-        printf("]}\n");
-    } else if (fmt == 2) {
-        printf("kind,name,address,pid,acquisitions,contended,wait_total_ns,wait_mean_ns,"
-               "wait_p50_ns,wait_p99_ns,wait_max_ns,hold_total_ns,hold_mean_ns,hold_p50_ns,"
-               "hold_p99_ns,hold_max_ns,top_site\n");
-        for (size_t i = 0; i < shown_o; i++) {
-            struct ptt_stat_object *o = ov[i];
-            printf("%s,", cls[o->cls].name);
-            csv_str(obj_name(o, b1, sizeof b1));
-            printf(",0x%" PRIx64 ",%d,%" PRIu64 ",%" PRIu64, o->addr, o->pid, o->acquisitions,
-                   o->contended);
-            const struct ptt_stat_hist *hs[2] = {&o->wait, &o->hold};
-            for (int k = 0; k < 2; k++)
-                printf(",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64, hs[k]->total,
-                       hs[k]->n ? hs[k]->total / hs[k]->n : 0, ptt_stat_pct(hs[k], 0.5),
-                       ptt_stat_pct(hs[k], 0.99), hs[k]->max);
-            int idx[PTT_STAT_MAX_SITES];
-            putchar(',');
-            if (sites_by_wait(o, idx))
-                csv_str(site_name(o, idx[0], b2, sizeof b2));
-            putchar('\n');
-        }
-    } else {
-        printf("%s: %" PRIu64 " events, %.6f s\n\n", path, nevents, (double)end_ns / 1e9);
-        printf("%-8s %-24s %8s %8s %9s %9s %9s %9s %9s %9s  %s\n", "kind", "object", "acquired",
-               "waited", "wait tot", "mean", "p99", "max", "hold tot", "hold p99", "threads");
-        for (size_t i = 0; i < shown_o; i++) {
-            struct ptt_stat_object *o = ov[i];
-            fmt_ns(w1, sizeof w1, o->wait.total);
-            fmt_ns(w2, sizeof w2, o->wait.n ? o->wait.total / o->wait.n : 0);
-            fmt_ns(w3, sizeof w3, ptt_stat_pct(&o->wait, 0.99));
-            fmt_ns(w4, sizeof w4, o->wait.max);
-            fmt_ns(w5, sizeof w5, o->hold.total);
-            char h99[32];
-            fmt_ns(h99, sizeof h99, ptt_stat_pct(&o->hold, 0.99));
-            printf("%-8s %-24s %8" PRIu64 " %8" PRIu64 " %9s %9s %9s %9s %9s %9s  ",
-                   cls[o->cls].name, obj_name(o, b1, sizeof b1), o->acquisitions, o->contended, w1,
-                   w2, w3, w4, o->hold.n ? w5 : "-", o->hold.n ? h99 : "-");
-            for (unsigned k = 0; k < o->nusers; k++)
-                printf("%s%s", k ? "," : "", thread_name(o->pid, o->users[k], b2, sizeof b2));
-            if (o->more_users)
-                printf(",+%u", o->more_users);
-            putchar('\n');
-        }
-        int titled = 0; /* where the waits come from, for the objects shown */
-        for (size_t i = 0; i < shown_o; i++) {
-            struct ptt_stat_object *o = ov[i];
-            int idx[PTT_STAT_MAX_SITES], ns = sites_by_wait(o, idx);
-            if (!ns)
-                continue;
-            if (!titled++)
-                printf("\ncall sites that waited most:\n");
-            printf("  %s:", obj_name(o, b1, sizeof b1));
-            for (int k = 0; k < ns; k++) {
-                fmt_ns(w1, sizeof w1, o->sites[idx[k]].ns);
-                printf("%s %s (%" PRIu64 " waits, %s)", k ? "," : "",
-                       site_name(o, idx[k], b2, sizeof b2), o->sites[idx[k]].waits, w1);
-            }
-            putchar('\n');
-        }
-        printf("\n%-8s %-20s %10s %10s  %s\n", "pid", "thread", "lifetime", "blocked",
-               "blocked most on");
-        for (size_t i = 0; i < shown_t; i++) {
-            struct ptt_stat_thread *t = tv[i];
-            fmt_ns(w1, sizeof w1, (uint64_t)(t->last - t->first));
-            fmt_ns(w2, sizeof w2, t->blocked);
-            printf("%-8d %-20s %10s %10s  ", t->pid, thread_name(t->pid, t->tid, b2, sizeof b2), w1,
-                   w2);
-            int best = -1;
-            for (int k = 0; k < PTT_STAT_MAX_ON; k++)
-                if (t->on[k].ns && (best < 0 || t->on[k].ns > t->on[best].ns))
-                    best = k;
-            if (best >= 0) {
-                const struct ptt_evinfo *in = ptt_evinfo(t->on[best].call);
-                fmt_ns(w3, sizeof w3, t->on[best].ns);
-                printf("%s %s (%s)", in ? in->routine : "?",
-                       ptt_stat_on_name(names, t, best, b1, sizeof b1), w3);
-            }
-            putchar('\n');
-        }
-        /* per process */
-        printf("\n%-8s %8s %10s\n", "pid", "threads", "blocked");
-        for (size_t i = 0; i < nt; i++) {
-            int32_t pid = tv[i]->pid;
-            int seen = 0;
-            for (size_t k = 0; k < i && !seen; k++)
-                seen = tv[k]->pid == pid;
-            if (seen)
-                continue;
-            uint64_t blocked = 0, n = 0;
-            for (size_t k = 0; k < nt; k++)
-                if (tv[k]->pid == pid)
-                    blocked += tv[k]->blocked, n++;
-            fmt_ns(w1, sizeof w1, blocked);
-            printf("%-8d %8" PRIu64 " %10s\n", pid, n, w1);
-        }
-    }
+    if (o.fmt == FMT_JSON)
+        write_json(&v);
+    else if (o.fmt == FMT_CSV)
+        write_csv(&v);
+    else
+        write_text(&v);
     fflush(stdout);
+
     const char *e = ptt_reader_error(r);
-    int rc = 0;
+    rc = 0;
     if (e) {
-        ptt_warn("stat", "%s: %s", path, e);
+        ptt_warn("stat", "%s: %s", o.path, e);
         rc = PTT_EXIT_USAGE;
     }
     ptt_reader_close(r);
     ptt_names_free(names);
-    free(ov);
-    free(tv);
+    free(v.ov);
+    free(v.tv);
     ptt_stats_free(stats);
     return rc;
 }

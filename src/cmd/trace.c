@@ -179,7 +179,146 @@ static int guardian(void)
     return fd;
 }
 
-int cmd_trace(int argc, char **argv)
+/* What the command line and the environment ask of ptt trace. */
+struct trace_opts {
+    const char *output, *events;
+    struct ptt_pool_config cfg;
+    int follow, quiet, kill_on_hang, force;
+    uint64_t hang_ns, flight_size;
+    char **prog;
+};
+
+/* What ptt trace changed in its own process, given back to the program before exec. */
+struct saved_sigs {
+    struct sigaction xfsz, pipe;
+    sigset_t mask;
+};
+
+/* An option with a size: --buffer, --subbuffer, --flight-recorder. */
+static int size_option(struct trace_opts *o, int c, const char *arg)
+{
+    int64_t v = ptt_parse_size(arg);
+    switch (c) {
+    case 'b':
+        if (v < (1 << 20) || v > (1ll << 40)) {
+            ptt_warn("trace", "--buffer=%s: give a size from 1M to 1T, e.g. 64M", arg);
+            return -1;
+        }
+        o->cfg.size = (uint64_t)v;
+        break;
+    case 's':
+        if (v < 4096 || v > (16 << 20) || v % 4096) {
+            ptt_warn("trace", "--subbuffer=%s: give a multiple of 4K from 4K to 16M", arg);
+            return -1;
+        }
+        o->cfg.buf_size = (uint32_t)v;
+        break;
+    default: /* 'F' */
+        if (v < 65536) {
+            ptt_warn("trace", "--flight-recorder=%s: give a size of at least 64K, e.g. 16M", arg);
+            return -1;
+        }
+        o->flight_size = (uint64_t)v;
+        break;
+    }
+    return 0;
+}
+
+/* An option that takes one of a few words: --overflow, --clock, --level. */
+static int word_option(struct trace_opts *o, int c, const char *arg)
+{
+    if (c == 'O') {
+        if (!strcmp(arg, "block"))
+            o->cfg.overflow = PTT_OVERFLOW_BLOCK;
+        else if (!strcmp(arg, "discard"))
+            o->cfg.overflow = PTT_OVERFLOW_DISCARD;
+        else {
+            ptt_warn("trace", "--overflow=%s: use block or discard", arg);
+            return -1;
+        }
+    } else if (c == 'c') {
+        if (!strcmp(arg, "tsc")) {
+            if (!tsc_invariant()) {
+                ptt_warn("trace", "--clock=tsc: this CPU has no invariant TSC");
+                return -1;
+            }
+            o->cfg.clock_tsc = 1;
+        } else if (!strcmp(arg, "monotonic"))
+            o->cfg.clock_tsc = 0;
+        else {
+            ptt_warn("trace", "--clock=%s: use tsc or monotonic", arg);
+            return -1;
+        }
+    } else { /* 'L' */
+        if (strcmp(arg, "light") && strcmp(arg, "full")) {
+            ptt_warn("trace", "--level=%s: use light or full", arg);
+            return -1;
+        }
+        o->cfg.light = arg[0] == 'l';
+    }
+    return 0;
+}
+
+/* An option that takes a number: --hang-timeout, --backtrace. */
+static int number_option(struct trace_opts *o, int c, const char *arg)
+{
+    char *end;
+    if (c == 'H') {
+        double sec = strtod(arg, &end);
+        if (*end || !(sec > 0) || sec > 1e6) {
+            ptt_warn("trace", "--hang-timeout=%s: give seconds, e.g. 5 or 0.5", arg);
+            return -1;
+        }
+        o->hang_ns = (uint64_t)(sec * 1e9);
+    } else { /* 'B' */
+        long n = strtol(arg, &end, 10);
+        if (*end || n < 0 || n > 32) {
+            ptt_warn("trace", "--backtrace=%s: give a number of frames from 0 to 32", arg);
+            return -1;
+        }
+        o->cfg.backtrace = (unsigned)n;
+    }
+    return 0;
+}
+
+static void list_classes(void)
+{
+    unsigned n;
+    const struct ptt_classinfo *cl = ptt_classes(&n);
+    for (unsigned i = 0; i < n; i++)
+        printf("%-8s %s\n", cl[i].name, cl[i].description);
+}
+
+/* The defaults, then $PTT_BUFFER and $PTT_CLOCK; options override them. */
+static int trace_defaults(struct trace_opts *o)
+{
+    *o = (struct trace_opts){.events = getenv("PTT_EVENTS"), .follow = 1};
+    /* Default: every class but key (getspecific and setspecific are hot in real programs). */
+    o->cfg = (struct ptt_pool_config){0,
+                                      32u << 10,
+                                      tsc_invariant(),
+                                      PTT_OVERFLOW_BLOCK,
+                                      ptt_all_classes() & ~(1ull << PTT_CLASS_key),
+                                      0,
+                                      0,
+                                      0};
+    const char *bufenv = getenv("PTT_BUFFER");
+    int64_t v;
+    if (bufenv && *bufenv) {
+        if ((v = ptt_parse_size(bufenv)) < (1 << 20)) {
+            ptt_warn("trace", "PTT_BUFFER='%s' is not a size of at least 1M", bufenv);
+            return -1;
+        }
+        o->cfg.size = (uint64_t)v;
+    }
+    const char *clk = getenv("PTT_CLOCK");
+    if (clk && !strcmp(clk, "monotonic"))
+        o->cfg.clock_tsc = 0;
+    return 0;
+}
+
+/* The options and what they imply together; returns -1 to go on, else the exit status. */
+static int trace_options(struct trace_opts *o, int argc, char **argv)
 {
     static const struct option opts[] = {{"output", required_argument, 0, 'o'},
                                          {"events", required_argument, 0, 'e'},
@@ -199,132 +338,34 @@ int cmd_trace(int argc, char **argv)
                                          {"force", no_argument, 0, 'f'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
-    /* A file-size limit or a reader that went away is a write error ptt trace reports, not a
-     * signal that kills it; the program gets the dispositions back (see the child below). */
-    struct sigaction ign = {.sa_handler = SIG_IGN}, old_xfsz, old_pipe;
-    sigaction(SIGXFSZ, &ign, &old_xfsz);
-    sigaction(SIGPIPE, &ign, &old_pipe);
-    const char *output = NULL, *events = getenv("PTT_EVENTS");
-    /* Default: every class but key (getspecific and setspecific are hot in real programs). */
-    struct ptt_pool_config cfg = {0,
-                                  32u << 10,
-                                  tsc_invariant(),
-                                  PTT_OVERFLOW_BLOCK,
-                                  ptt_all_classes() & ~(1ull << PTT_CLASS_key),
-                                  0,
-                                  0,
-                                  0};
-    int follow = 1, quiet = 0, kill_on_hang = 0, force = 0;
-    uint64_t hang_ns = 0, flight_size = 0;
-    const char *bufenv = getenv("PTT_BUFFER");
-    int64_t v;
-    if (bufenv && *bufenv) {
-        if ((v = ptt_parse_size(bufenv)) < (1 << 20)) {
-            ptt_warn("trace", "PTT_BUFFER='%s' is not a size of at least 1M", bufenv);
-            return TRACE_FAILED;
-        }
-        cfg.size = (uint64_t)v;
-    }
-    const char *clk = getenv("PTT_CLOCK");
-    if (clk && !strcmp(clk, "monotonic"))
-        cfg.clock_tsc = 0;
     optind = 1;
     opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, "+o:qh", opts, NULL)) != -1) {
+    int c, bad = 0;
+    while (!bad && (c = getopt_long(argc, argv, "+o:qh", opts, NULL)) != -1) {
         switch (c) {
-        case 'o': output = optarg; break;
-        case 'e': events = optarg; break;
+        case 'o': o->output = optarg; break;
+        case 'e': o->events = optarg; break;
         case 'b':
-            if ((v = ptt_parse_size(optarg)) < (1 << 20) || v > (1ll << 40)) {
-                ptt_warn("trace", "--buffer=%s: give a size from 1M to 1T, e.g. 64M", optarg);
-                return TRACE_FAILED;
-            }
-            cfg.size = (uint64_t)v;
-            break;
         case 's':
-            if ((v = ptt_parse_size(optarg)) < 4096 || v > (16 << 20) || v % 4096) {
-                ptt_warn("trace", "--subbuffer=%s: give a multiple of 4K from 4K to 16M", optarg);
-                return TRACE_FAILED;
-            }
-            cfg.buf_size = (uint32_t)v;
-            break;
+        case 'F': bad = size_option(o, c, optarg); break;
         case 'O':
-            if (!strcmp(optarg, "block"))
-                cfg.overflow = PTT_OVERFLOW_BLOCK;
-            else if (!strcmp(optarg, "discard"))
-                cfg.overflow = PTT_OVERFLOW_DISCARD;
-            else {
-                ptt_warn("trace", "--overflow=%s: use block or discard", optarg);
-                return TRACE_FAILED;
-            }
-            break;
         case 'c':
-            if (!strcmp(optarg, "tsc")) {
-                if (!tsc_invariant()) {
-                    ptt_warn("trace", "--clock=tsc: this CPU has no invariant TSC");
-                    return TRACE_FAILED;
-                }
-                cfg.clock_tsc = 1;
-            } else if (!strcmp(optarg, "monotonic"))
-                cfg.clock_tsc = 0;
-            else {
-                ptt_warn("trace", "--clock=%s: use tsc or monotonic", optarg);
-                return TRACE_FAILED;
-            }
-            break;
-        case 'n': follow = 0; break;
-        case 'l': {
-            unsigned n;
-            const struct ptt_classinfo *cl = ptt_classes(&n);
-            for (unsigned i = 0; i < n; i++)
-                printf("%-8s %s\n", cl[i].name, cl[i].description);
-            return 0;
-        }
-        case 'q': quiet = 1; break;
-        case 'H': {
-            char *end;
-            double sec = strtod(optarg, &end);
-            if (*end || !(sec > 0) || sec > 1e6) {
-                ptt_warn("trace", "--hang-timeout=%s: give seconds, e.g. 5 or 0.5", optarg);
-                return TRACE_FAILED;
-            }
-            hang_ns = (uint64_t)(sec * 1e9);
-            break;
-        }
-        case 'K': kill_on_hang = 1; break;
-        case 'f': force = 1; break;
-        case 'F':
-            if ((v = ptt_parse_size(optarg)) < 65536) {
-                ptt_warn("trace", "--flight-recorder=%s: give a size of at least 64K, e.g. 16M",
-                         optarg);
-                return TRACE_FAILED;
-            }
-            flight_size = (uint64_t)v;
-            break;
-        case 'S': cfg.stopped = 1; break;
-        case 'B': {
-            char *end;
-            long n = strtol(optarg, &end, 10);
-            if (*end || n < 0 || n > 32) {
-                ptt_warn("trace", "--backtrace=%s: give a number of frames from 0 to 32", optarg);
-                return TRACE_FAILED;
-            }
-            cfg.backtrace = (unsigned)n;
-            break;
-        }
-        case 'L':
-            if (strcmp(optarg, "light") && strcmp(optarg, "full")) {
-                ptt_warn("trace", "--level=%s: use light or full", optarg);
-                return TRACE_FAILED;
-            }
-            cfg.light = optarg[0] == 'l';
-            break;
+        case 'L': bad = word_option(o, c, optarg); break;
+        case 'H':
+        case 'B': bad = number_option(o, c, optarg); break;
+        case 'n': o->follow = 0; break;
+        case 'l': list_classes(); return 0;
+        case 'q': o->quiet = 1; break;
+        case 'K': o->kill_on_hang = 1; break;
+        case 'f': o->force = 1; break;
+        case 'S': o->cfg.stopped = 1; break;
         case 'h': fputs(ptt_usage("trace"), stdout); return 0;
         default: ptt_bad_option("trace", argv); return TRACE_FAILED;
         }
     }
-    if (kill_on_hang && !hang_ns) {
+    if (bad)
+        return TRACE_FAILED;
+    if (o->kill_on_hang && !o->hang_ns) {
         ptt_warn("trace", "--kill-on-hang needs --hang-timeout=SECONDS");
         return TRACE_FAILED;
     }
@@ -332,130 +373,159 @@ int cmd_trace(int argc, char **argv)
         ptt_warn("trace", "no program to run; usage: ptt trace [-o FILE] -- PROGRAM [ARGS...]");
         return TRACE_FAILED;
     }
-    if (events && parse_classes(events, &cfg.class_mask))
+    if (o->events && parse_classes(o->events, &o->cfg.class_mask))
         return TRACE_FAILED;
-    cfg.class_mask &= ptt_all_classes();
-    if (!cfg.size)
-        cfg.size = default_pool_size();
-    char **prog = argv + optind;
+    o->cfg.class_mask &= ptt_all_classes();
+    if (!o->cfg.size)
+        o->cfg.size = default_pool_size();
+    o->prog = argv + optind;
+    return -1;
+}
 
-    char lib[PATH_MAX];
-    if (find_lib(lib, sizeof lib)) {
-        ptt_warn("trace", "cannot find libptt.so (looked at %s; set PTT_LIB)", lib);
-        return TRACE_FAILED;
+/* The file to write: -o, else ptt-PID.ptt, in $PTT_DIR if set. */
+static int choose_output(struct trace_opts *o, char *buf, size_t len)
+{
+    if (o->output)
+        return 0;
+    const char *dir = getenv("PTT_DIR");
+    if (snprintf(buf, len, "%s%sptt-%d.ptt", dir && *dir ? dir : "", dir && *dir ? "/" : "",
+                 (int)getpid()) >= (int)len) {
+        ptt_warn("trace", "PTT_DIR is too long");
+        return -1;
     }
-    char outbuf[PATH_MAX];
-    if (!output) { /* ptt-PID.ptt, in $PTT_DIR if set */
-        const char *dir = getenv("PTT_DIR");
-        if (snprintf(outbuf, sizeof outbuf, "%s%sptt-%d.ptt", dir && *dir ? dir : "",
-                     dir && *dir ? "/" : "", (int)getpid()) >= (int)sizeof outbuf) {
-            ptt_warn("trace", "PTT_DIR is too long");
-            return TRACE_FAILED;
-        }
-        output = outbuf;
-    }
+    o->output = buf;
+    return 0;
+}
 
-    static struct ptt_session s;
-    s.output = output;
-    s.follow = follow;
-    s.quiet = quiet;
-    s.overflow = cfg.overflow;
-    s.class_mask = cfg.class_mask;
-    s.light = cfg.light;
-    s.stopped = cfg.stopped;
-    s.hang_ns = hang_ns;
-    s.kill_on_hang = kill_on_hang;
-    s.ctl_fd = -1;
+/* The pool, under a guardian that is told of the control paths before they exist (a kill may
+ * come in between). Returns the trace clock's ticks per second. */
+static int create_pool(struct ptt_session *s, const struct trace_opts *o, double *hz)
+{
+    s->output = o->output;
+    s->follow = o->follow;
+    s->quiet = o->quiet;
+    s->overflow = o->cfg.overflow;
+    s->class_mask = o->cfg.class_mask;
+    s->light = o->cfg.light;
+    s->stopped = o->cfg.stopped;
+    s->hang_ns = o->hang_ns;
+    s->kill_on_hang = o->kill_on_hang;
+    s->ctl_fd = -1;
     uint64_t t0 = 0, m0 = 0;
-    double hz = measure_hz(cfg.clock_tsc, &t0, &m0);
-    s.ns_per_tick = 1e9 / hz;
+    *hz = measure_hz(o->cfg.clock_tsc, &t0, &m0);
+    s->ns_per_tick = 1e9 / *hz;
     char err[512], ctl_dir[200];
     int have_dir = !ptt_ctl_dir(ctl_dir, sizeof ctl_dir, err, sizeof err);
     ptt_daemon_sweep(have_dir ? ctl_dir : NULL);
-    if (ptt_daemon_create_guarded(&s.d, &cfg, guardian(), err, sizeof err)) {
+    if (ptt_daemon_create_guarded(&s->d, &o->cfg, guardian(), err, sizeof err)) {
         ptt_warn("trace", "%s", err);
-        return TRACE_FAILED;
+        return -1;
     }
-    s.name = s.d.name;
-    for (int i = 0; i < 2 && have_dir; i++) { /* before they exist: a kill may come in between */
+    s->name = s->d.name;
+    for (int i = 0; i < 2 && have_dir; i++) {
         char path[300];
-        snprintf(path, sizeof path, "%s/%s.%s", ctl_dir, s.name, i ? "proc" : "sock");
-        ptt_guardian_watch(s.d.guardian, path);
+        snprintf(path, sizeof path, "%s/%s.%s", ctl_dir, s->name, i ? "proc" : "sock");
+        ptt_guardian_watch(s->d.guardian, path);
     }
-    if (flight_size) {
-        s.flight = ptt_flight_new(flight_size);
-        s.d.sink = ptt_flight_add;
-        s.d.sink_arg = s.flight;
+    return 0;
+}
+
+/* The trace file (or the flight recorder's memory) and its header. */
+static int open_output(struct ptt_session *s, const struct trace_opts *o, double hz)
+{
+    char err[512];
+    if (o->flight_size) {
+        s->flight = ptt_flight_new(o->flight_size);
+        s->d.sink = ptt_flight_add;
+        s->d.sink_arg = s->flight;
     }
-    if (ptt_output_open(output, force, !s.flight, &s.out, err, sizeof err) ||
-        (!s.flight && ptt_writer_start(&s.w, s.out.fd, output))) {
-        if (s.out.fd >= 0) { /* the header could not be written */
-            ptt_warn("trace", "cannot write %s: %s", output, strerror(errno));
-            close(s.out.fd);
-            ptt_output_undo(output, &s.out);
+    if (ptt_output_open(o->output, o->force, !s->flight, &s->out, err, sizeof err) ||
+        (!s->flight && ptt_writer_start(&s->w, s->out.fd, o->output))) {
+        if (s->out.fd >= 0) { /* the header could not be written */
+            ptt_warn("trace", "cannot write %s: %s", o->output, strerror(errno));
+            close(s->out.fd);
+            ptt_output_undo(o->output, &s->out);
         } else {
             ptt_warn("trace", "%s", err);
         }
-        return undo(&s);
+        return -1;
     }
-    s.d.out = &s.w;
-    s.info = make_info(prog, cfg.clock_tsc, hz, s.d.pool, events ? events : "all but key");
-    if (!s.flight)
-        ptt_writer_info(&s.w, s.info);
-    ptt_session_clock(&s);
-    if ((s.ctl_fd = ptt_ctl_listen(s.name, s.ctl_path, sizeof s.ctl_path, err, sizeof err)) < 0)
+    s->d.out = &s->w;
+    s->info =
+        make_info(o->prog, o->cfg.clock_tsc, hz, s->d.pool, o->events ? o->events : "all but key");
+    if (!s->flight)
+        ptt_writer_info(&s->w, s->info);
+    ptt_session_clock(s);
+    return 0;
+}
+
+/* The control socket, and next to it the one where each traced process hands over a pidfd of
+ * itself; without either, the session goes on with less. */
+static void open_control(struct ptt_session *s)
+{
+    char err[512];
+    if ((s->ctl_fd = ptt_ctl_listen(s->name, s->ctl_path, sizeof s->ctl_path, err, sizeof err)) < 0)
         ptt_warn("trace", "no live control: %s", err);
     else
-        ptt_guardian_watch(s.d.guardian, s.ctl_path);
-    /* Next to the control socket, where each traced process hands over a pidfd of itself. */
-    size_t cl = strlen(s.ctl_path);
-    if (s.ctl_fd >= 0 && cl > 5 && ptt_procs_supported()) {
-        char path[sizeof s.ctl_path];
-        snprintf(path, sizeof path, "%.*s.proc", (int)(cl - 5), s.ctl_path);
-        if ((s.procs = ptt_procs_open(path, err, sizeof err)))
-            ptt_guardian_watch(s.d.guardian, path);
-        if (s.procs && strlen(path) < sizeof s.d.pool->proc_socket)
-            memcpy(s.d.pool->proc_socket, path, strlen(path) + 1);
-        else if (!s.procs)
+        ptt_guardian_watch(s->d.guardian, s->ctl_path);
+    size_t cl = strlen(s->ctl_path);
+    if (s->ctl_fd >= 0 && cl > 5 && ptt_procs_supported()) {
+        char path[sizeof s->ctl_path];
+        snprintf(path, sizeof path, "%.*s.proc", (int)(cl - 5), s->ctl_path);
+        if ((s->procs = ptt_procs_open(path, err, sizeof err)))
+            ptt_guardian_watch(s->d.guardian, path);
+        if (s->procs && strlen(path) < sizeof s->d.pool->proc_socket)
+            memcpy(s->d.pool->proc_socket, path, strlen(path) + 1);
+        else if (!s->procs)
             ptt_warn("trace", "the ends of processes reaped by others are not recorded: %s", err);
     }
+}
 
-    /* The environment the program and its descendants inherit. */
+/* The environment the program and its descendants inherit. */
+static int child_env(const struct ptt_session *s, const char *lib)
+{
     const char *pre = getenv("LD_PRELOAD");
     char *preload = NULL;
     if (asprintf(&preload, "%s%s%s", lib, pre && *pre ? ":" : "", pre ? pre : "") < 0)
-        return undo(&s);
+        return -1;
     setenv("LD_PRELOAD", preload, 1);
-    setenv(PTT_ENV_SHM, s.d.env, 1);
+    setenv(PTT_ENV_SHM, s->d.env, 1);
     free(preload);
+    return 0;
+}
 
-    /* Orphaned descendants are re-parented to us, so we see every process of the session end. */
-    if (follow)
-        prctl(PR_SET_CHILD_SUBREAPER, 1);
-    sigset_t wanted, old;
+/* The signals the session loop waits for, blocked here and unblocked in the child. */
+static void block_signals(sigset_t *old)
+{
+    sigset_t wanted;
     sigemptyset(&wanted);
     int sigs[] = {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT};
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
         sigaddset(&wanted, sigs[i]);
-    sigprocmask(SIG_BLOCK, &wanted, &old);
+    sigprocmask(SIG_BLOCK, &wanted, old);
+}
 
+/* Fork and exec the program with what ptt trace changed given back; an exec failure comes back
+ * through a close-on-exec pipe into s->exec_errno. */
+static int start_program(struct ptt_session *s, char **prog, const struct saved_sigs *saved)
+{
     int pipefd[2];
     if (pipe2(pipefd, O_CLOEXEC)) {
         ptt_warn("trace", "pipe: %s", strerror(errno));
-        return undo(&s);
+        return -1;
     }
-    if (!quiet)
-        fprintf(stderr, "ptt: session %s records into %s\n", s.name, output);
+    if (!s->quiet)
+        fprintf(stderr, "ptt: session %s records into %s\n", s->name, s->output);
     fflush(NULL);
-    s.child = fork();
-    if (s.child < 0) {
+    s->child = fork();
+    if (s->child < 0) {
         ptt_warn("trace", "fork: %s", strerror(errno));
-        return undo(&s);
+        return -1;
     }
-    if (s.child == 0) {
-        sigprocmask(SIG_SETMASK, &old, NULL);
-        sigaction(SIGXFSZ, &old_xfsz, NULL);
-        sigaction(SIGPIPE, &old_pipe, NULL);
+    if (s->child == 0) {
+        sigprocmask(SIG_SETMASK, &saved->mask, NULL);
+        sigaction(SIGXFSZ, &saved->xfsz, NULL);
+        sigaction(SIGPIPE, &saved->pipe, NULL);
         close(pipefd[0]);
         execvp(prog[0], prog);
         int e = errno;
@@ -464,22 +534,73 @@ int cmd_trace(int argc, char **argv)
         _exit(e == ENOENT ? 127 : 126);
     }
     close(pipefd[1]);
-    if (read(pipefd[0], &s.exec_errno, sizeof s.exec_errno) != sizeof s.exec_errno)
-        s.exec_errno = 0;
+    if (read(pipefd[0], &s->exec_errno, sizeof s->exec_errno) != sizeof s->exec_errno)
+        s->exec_errno = 0;
     close(pipefd[0]);
+    return 0;
+}
+
+/* The program's pid, known only now, added to the header's information. */
+static void add_pid_info(struct ptt_session *s)
+{
     char pidinfo[64];
-    snprintf(pidinfo, sizeof pidinfo, "pid=%d\n", (int)s.child);
-    size_t il = strlen(s.info);
-    s.info = realloc(s.info, il + sizeof pidinfo);
-    memcpy(s.info + il, pidinfo, strlen(pidinfo) + 1);
-    if (!s.flight)
-        ptt_writer_info(&s.w, pidinfo);
+    snprintf(pidinfo, sizeof pidinfo, "pid=%d\n", (int)s->child);
+    size_t il = strlen(s->info);
+    s->info = realloc(s->info, il + sizeof pidinfo);
+    memcpy(s->info + il, pidinfo, strlen(pidinfo) + 1);
+    if (!s->flight)
+        ptt_writer_info(&s->w, pidinfo);
+}
+
+/* Starts the session (pool, output, control), the program under it, and runs the session. */
+static int trace_session(struct trace_opts *o, const char *lib, struct saved_sigs *saved)
+{
+    static struct ptt_session s;
+    double hz;
+    if (create_pool(&s, o, &hz))
+        return TRACE_FAILED;
+    if (open_output(&s, o, hz))
+        return undo(&s);
+    open_control(&s);
+    if (child_env(&s, lib))
+        return undo(&s);
+    /* Orphaned descendants are re-parented to us, so we see every process of the session end. */
+    if (o->follow)
+        prctl(PR_SET_CHILD_SUBREAPER, 1);
+    block_signals(&saved->mask);
+    if (start_program(&s, o->prog, saved))
+        return undo(&s);
+    add_pid_info(&s);
 
     int code = ptt_session_run(&s);
     if (s.exec_errno) { /* the file records nothing but the failure, which we say here */
-        ptt_output_undo(output, &s.out);
-        ptt_warn("trace", "cannot run '%s': %s", prog[0], strerror(s.exec_errno));
+        ptt_output_undo(o->output, &s.out);
+        ptt_warn("trace", "cannot run '%s': %s", o->prog[0], strerror(s.exec_errno));
     }
     free(s.info);
     return code;
+}
+
+int cmd_trace(int argc, char **argv)
+{
+    /* A file-size limit or a reader that went away is a write error ptt trace reports, not a
+     * signal that kills it; the program gets the dispositions back (start_program). */
+    struct sigaction ign = {.sa_handler = SIG_IGN};
+    struct saved_sigs saved;
+    sigaction(SIGXFSZ, &ign, &saved.xfsz);
+    sigaction(SIGPIPE, &ign, &saved.pipe);
+    struct trace_opts o;
+    if (trace_defaults(&o))
+        return TRACE_FAILED;
+    int code = trace_options(&o, argc, argv);
+    if (code >= 0)
+        return code;
+    char lib[PATH_MAX], outbuf[PATH_MAX];
+    if (find_lib(lib, sizeof lib)) {
+        ptt_warn("trace", "cannot find libptt.so (looked at %s; set PTT_LIB)", lib);
+        return TRACE_FAILED;
+    }
+    if (choose_output(&o, outbuf, sizeof outbuf))
+        return TRACE_FAILED;
+    return trace_session(&o, lib, &saved);
 }

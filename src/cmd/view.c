@@ -55,7 +55,33 @@ static void print_summary(struct ptt_reader *r, const char *path, const uint64_t
             printf("  %-26s %" PRIu64 "\n", all[i].name, counts[all[i].id]);
 }
 
-int cmd_view(int argc, char **argv)
+struct view_opts {
+    int fmt, summary, filtered;
+    const char *names_file, *path;
+    struct ptt_filter *filter;
+};
+
+/* A filter option (--pid, --tid, --object, --event, --kind, --from, --to) into o->filter. */
+static int filter_option(struct view_opts *o, int c, const char *arg)
+{
+    char err[600];
+    const char *what = c == 'p'   ? "pid"
+                       : c == 't' ? "tid"
+                       : c == 'o' ? "object"
+                       : c == 'e' ? "event"
+                       : c == 'k' ? "kind"
+                       : c == 'F' ? "from"
+                                  : "to";
+    if (ptt_filter_add(o->filter, what, arg, err, sizeof err)) {
+        ptt_warn("view", "%s", err);
+        return -1;
+    }
+    o->filtered = 1;
+    return 0;
+}
+
+/* The options and the one file; returns -1 to go on, else the exit status. */
+static int view_options(struct view_opts *o, int argc, char **argv)
 {
     static const struct option opts[] = {
         {"format", required_argument, 0, 'f'}, {"summary", no_argument, 0, 's'},
@@ -64,119 +90,124 @@ int cmd_view(int argc, char **argv)
         {"event", required_argument, 0, 'e'},  {"kind", required_argument, 0, 'k'},
         {"from", required_argument, 0, 'F'},   {"to", required_argument, 0, 'T'},
         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
-    int fmt = FMT_HUMAN, summary = 0, c, filtered = 0, rc = 0;
-    const char *names_file = NULL;
-    struct ptt_filter *filter = ptt_filter_new();
-    struct ptt_names *names = NULL;
-    struct ptt_reader *r = NULL;
-    uint64_t *counts = NULL;
-    char err[600];
     optind = 1;
     opterr = 0;
+    int c;
     while ((c = getopt_long(argc, argv, "f:sh", opts, NULL)) != -1) {
         switch (c) {
         case 'f':
             if (!strcmp(optarg, "human"))
-                fmt = FMT_HUMAN;
+                o->fmt = FMT_HUMAN;
             else if (!strcmp(optarg, "raw"))
-                fmt = FMT_RAW;
+                o->fmt = FMT_RAW;
             else if (!strcmp(optarg, "json"))
-                fmt = FMT_JSON;
+                o->fmt = FMT_JSON;
             else {
                 ptt_warn("view", "--format=%s: use human, raw or json", optarg);
-                rc = PTT_EXIT_USAGE;
-                goto out;
+                return PTT_EXIT_USAGE;
             }
             break;
-        case 's': summary = 1; break;
-        case 'N': names_file = optarg; break;
+        case 's': o->summary = 1; break;
+        case 'N': o->names_file = optarg; break;
         case 'p':
         case 't':
         case 'o':
         case 'e':
         case 'k':
         case 'F':
-        case 'T': {
-            const char *what = c == 'p'   ? "pid"
-                               : c == 't' ? "tid"
-                               : c == 'o' ? "object"
-                               : c == 'e' ? "event"
-                               : c == 'k' ? "kind"
-                               : c == 'F' ? "from"
-                                          : "to";
-            if (ptt_filter_add(filter, what, optarg, err, sizeof err)) {
-                ptt_warn("view", "%s", err);
-                rc = PTT_EXIT_USAGE;
-                goto out;
-            }
-            filtered = 1;
+        case 'T':
+            if (filter_option(o, c, optarg))
+                return PTT_EXIT_USAGE;
             break;
-        }
-        case 'h': fputs(ptt_usage("view"), stdout); goto out;
-        default:
-            ptt_bad_option("view", argv);
-            rc = PTT_EXIT_USAGE;
-            goto out;
+        case 'h': fputs(ptt_usage("view"), stdout); return 0;
+        default: ptt_bad_option("view", argv); return PTT_EXIT_USAGE;
         }
     }
     if (optind != argc - 1) {
         ptt_warn("view", optind >= argc ? "no trace file given; usage: ptt view [OPTIONS] FILE"
                                         : "one trace file at a time");
-        rc = PTT_EXIT_USAGE;
-        goto out;
+        return PTT_EXIT_USAGE;
     }
-    const char *path = argv[optind];
-    names = ptt_names_new();
-    if (names_file && ptt_names_load(names, names_file, err, sizeof err)) {
+    o->path = argv[optind];
+    return -1;
+}
+
+/* The --names file, then the trace; NULL (having said why) if either cannot be read. */
+static struct ptt_reader *view_open(const struct view_opts *o, struct ptt_names *names)
+{
+    char err[600];
+    if (o->names_file && ptt_names_load(names, o->names_file, err, sizeof err)) {
         ptt_warn("view", "%s", err);
-        rc = PTT_EXIT_USAGE;
-        goto out;
+        return NULL;
     }
-    r = ptt_reader_open(path, err, sizeof err);
-    if (!r) {
+    struct ptt_reader *r = ptt_reader_open(o->path, err, sizeof err);
+    if (!r)
         ptt_warn("view", "%s", err);
-        rc = PTT_EXIT_USAGE;
-        goto out;
-    }
-    ptt_filter_names(filter, names);
-    if (fmt != FMT_RAW)
-        ptt_textfmt_names(names);
-    static char obuf[1 << 20];
-    setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
-    counts = summary ? calloc(1u << 14, sizeof *counts) : NULL;
-    uint64_t total = 0;
-    int64_t last_ns = 0;
+    return r;
+}
+
+/* The events that pass the filters, printed, or counted by id into counts if given. */
+static void view_events(struct ptt_reader *r, struct ptt_names *names, const struct view_opts *o,
+                        uint64_t *counts, uint64_t *total, int64_t *last_ns)
+{
     struct ptt_ev ev;
     while (ptt_reader_next(r, &ev)) {
         ptt_names_event(names, &ev);
-        if (filtered && !ptt_filter_match(filter, &ev)) {
-            if (ptt_filter_done(filter, ev.ns))
+        if (o->filtered && !ptt_filter_match(o->filter, &ev)) {
+            if (ptt_filter_done(o->filter, ev.ns))
                 break;
             continue;
         }
-        total++;
-        last_ns = ev.ns;
+        (*total)++;
+        *last_ns = ev.ns;
         if (counts)
             counts[ev.id & PTT_EV_ID_MASK]++;
-        else if (fmt == FMT_RAW)
+        else if (o->fmt == FMT_RAW)
             ptt_print_raw(stdout, &ev);
-        else if (fmt == FMT_JSON)
+        else if (o->fmt == FMT_JSON)
             ptt_print_json(stdout, &ev);
         else
             ptt_print_human(stdout, &ev);
     }
+}
+
+/* The trace read and shown; the exit status. */
+static int view_trace(struct view_opts *o, struct ptt_names *names, struct ptt_reader *r)
+{
+    ptt_filter_names(o->filter, names);
+    if (o->fmt != FMT_RAW)
+        ptt_textfmt_names(names);
+    static char obuf[1 << 20];
+    setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
+    uint64_t *counts = o->summary ? calloc(1u << 14, sizeof *counts) : NULL;
+    uint64_t total = 0;
+    int64_t last_ns = 0;
+    view_events(r, names, o, counts, &total, &last_ns);
     if (counts)
-        print_summary(r, path, counts, total, last_ns);
+        print_summary(r, o->path, counts, total, last_ns);
     fflush(stdout);
+    free(counts);
     const char *e = ptt_reader_error(r);
     if (e) {
-        ptt_warn("view", "%s: %s", path, e);
-        rc = PTT_EXIT_USAGE;
+        ptt_warn("view", "%s: %s", o->path, e);
+        return PTT_EXIT_USAGE;
     }
-out:
-    free(counts);
+    return 0;
+}
+
+int cmd_view(int argc, char **argv)
+{
+    struct view_opts o = {.fmt = FMT_HUMAN, .filter = ptt_filter_new()};
+    struct ptt_names *names = NULL;
+    struct ptt_reader *r = NULL;
+    int rc = view_options(&o, argc, argv);
+    if (rc < 0) {
+        names = ptt_names_new();
+        r = view_open(&o, names);
+        rc = r ? view_trace(&o, names, r) : PTT_EXIT_USAGE;
+    }
     ptt_reader_close(r);
-    ptt_filter_free(filter);
+    ptt_filter_free(o.filter);
     ptt_names_free(names);
     return rc;
 }

@@ -150,17 +150,9 @@ static void uuid_str(char *s, const uint8_t *u)
         o += sprintf(s + o, "%s%02x", i == 4 || i == 6 || i == 8 || i == 10 ? "-" : "", u[i]);
 }
 
-static int write_metadata(struct ctf *c, const struct ptt_reader *r, int have_real,
-                          uint64_t real_ns)
+/* The metadata's parts, in the order of the file: the types and the trace's layout. */
+static void meta_trace(FILE *f, const char *uuid)
 {
-    char path[4096], uuid[40];
-    snprintf(path, sizeof path, "%s/metadata", c->dir);
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        snprintf(c->err, sizeof c->err, "%.400s: %m", path);
-        return -1;
-    }
-    uuid_str(uuid, c->uuid);
     fputs("/* CTF 1.8 */\n\n"
           "typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n"
           "typealias integer { size = 16; align = 8; signed = false; } := uint16_t;\n"
@@ -176,6 +168,10 @@ static int write_metadata(struct ctf *c, const struct ptt_reader *r, int have_re
             "\tpacket.header := struct {\n\t\tuint32_t magic;\n\t\tuint8_t uuid[16];\n"
             "\t\tuint32_t stream_id;\n\t\tuint64_t stream_instance_id;\n\t};\n};\n\n",
             uuid);
+}
+
+static void meta_env(FILE *f, const struct ptt_reader *r)
+{
     /* The environment: what the trace's INFO records say. */
     static const char *keys[][2] = {{"host", "hostname"},
                                     {"command", "command"},
@@ -194,6 +190,11 @@ static int write_metadata(struct ctf *c, const struct ptt_reader *r, int have_re
         fputs(";\n", f);
     }
     fputs("};\n\n", f);
+}
+
+/* The clock, and the stream's packet and event headers stamped with it. */
+static void meta_clock(FILE *f, const char *uuid, int have_real, uint64_t real_ns)
+{
     fprintf(f,
             "clock {\n\tname = \"ptt\";\n\tuuid = \"%s\";\n"
             "\tdescription = \"ptt trace time: nanoseconds since the trace started%s\";\n"
@@ -210,6 +211,10 @@ static int write_metadata(struct ctf *c, const struct ptt_reader *r, int have_re
           "\tevent.header := struct {\n\t\tuint16_t id;\n\t\tptt_clock_t timestamp;\n\t};\n"
           "\tevent.context := struct {\n\t\tint32_t _pid;\n\t\tint32_t _tid;\n\t};\n};\n\n",
           f);
+}
+
+static void meta_events(FILE *f)
+{
     /* The enumerations: event ids, and the field types ptt view names the values of. */
     unsigned nev;
     const struct ptt_evinfo *all = ptt_evinfo_all(&nev);
@@ -240,6 +245,23 @@ static int write_metadata(struct ctf *c, const struct ptt_reader *r, int have_re
             "\tfields := struct {\n\t\tuint16_t _id;\n\t\tuint32_t __args_count;\n"
             "\t\tptt_hex_t _args[__args_count];\n\t};\n};\n",
             ID_UNKNOWN);
+}
+
+static int write_metadata(struct ctf *c, const struct ptt_reader *r, int have_real,
+                          uint64_t real_ns)
+{
+    char path[4096], uuid[40];
+    snprintf(path, sizeof path, "%s/metadata", c->dir);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        snprintf(c->err, sizeof c->err, "%.400s: %m", path);
+        return -1;
+    }
+    uuid_str(uuid, c->uuid);
+    meta_trace(f, uuid);
+    meta_env(f, r);
+    meta_clock(f, uuid, have_real, real_ns);
+    meta_events(f);
     int bad = ferror(f);
     if (fclose(f) || bad) {
         snprintf(c->err, sizeof c->err, "%.400s: %s", path, strerror(errno ? errno : EIO));

@@ -457,10 +457,10 @@ struct header {
     int32_t exit_status;
 };
 
-static void write_data(struct rep *R, FILE *f, const char *path, const struct header *H,
-                       const char *error)
+/* The data's header: the trace's information and totals, the states' names. */
+static void data_info(struct rep *R, FILE *f, const char *path, const struct header *H,
+                      const char *error)
 {
-    /* Header */
     fputs("{\"v\":1,\"info\":{", f);
     int first = 1;
     write_info(f, "trace", path, &first);
@@ -477,27 +477,11 @@ static void write_data(struct rep *R, FILE *f, const char *path, const struct he
     fputs("},\"states\":[", f);
     for (int s = 0; s < PTT_TL_NSTATES; s++)
         fprintf(f, "%s\"%s\"", s ? "," : "", ptt_tl_state_name((enum ptt_tl_state)s));
+}
 
-    /* Timeline: rows and their pyramids */
-    unsigned nb = (unsigned)(R->last_ns / R->width) + 1;
-    if (nb > R->nbins)
-        nb = R->nbins;
-    unsigned nlevels = 1;
-    while ((nb + (1u << (nlevels - 1)) - 1) >> (nlevels - 1) > COARSEST)
-        nlevels++;
-    fprintf(f, "],\"bin_ns\":%" PRId64 ",\"nbins\":%u,\"levels\":%u,\"rows\":[", R->width, nb,
-            nlevels);
-    uint32_t *order = malloc((R->nrows + 1) * sizeof *order);
-    uint32_t *rank = malloc((R->nrows + 1) * sizeof *rank);
-    if (!order || !rank) {
-        R->oom = 1;
-        free(order);
-        free(rank);
-        fputs("],\"spans_total\":0,\"spans\":[],\"span_objects\":[],\"calls\":{},\"nobjects\":0,"
-              "\"objects\":[],\"nthreads\":0,\"thread_stats\":[]}",
-              f);
-        return;
-    }
+/* The rows' order on the page (order[i]: the row shown i-th) and its inverse (rank). */
+static void row_ranks(struct rep *R, uint32_t *order, uint32_t *rank)
+{
     size_t *pidrank = malloc((R->nrows + 1) * sizeof *pidrank);
     struct ptt_hmap firsts = {0}; /* pid -> its first row + 1 */
     for (uint32_t i = 0; i < R->nrows; i++) {
@@ -516,6 +500,11 @@ static void write_data(struct rep *R, FILE *f, const char *path, const struct he
     free(pidrank);
     for (uint32_t i = 0; i < R->nrows; i++)
         rank[order[i]] = i;
+}
+
+/* Timeline: the rows, in order, each with its blocked times and its pyramid of nlevels. */
+static void data_rows(struct rep *R, FILE *f, const uint32_t *order, unsigned nb, unsigned nlevels)
+{
     for (size_t i = 0; i < R->nrows; i++) {
         struct row *w = &R->rows[order[i]];
         char b[64];
@@ -536,8 +525,12 @@ static void write_data(struct rep *R, FILE *f, const char *path, const struct he
         }
         fputs("]}", f);
     }
+}
 
-    /* The longest blocked spans, by row and time */
+/* The longest blocked spans, by row and time; the objects they name; the routines they name
+ * (their IN event ids). */
+static void data_spans(struct rep *R, FILE *f, const uint32_t *rank)
+{
     struct dict objs = {0};
     qsort(R->spans, R->nspans, sizeof *R->spans, cmp_span);
     fprintf(f, "],\"spans_total\":%" PRIu64 ",\"spans\":[", R->allspans);
@@ -557,24 +550,24 @@ static void write_data(struct rep *R, FILE *f, const char *path, const struct he
     }
     free(objs.s);
     ptt_hmap_free(&objs.map, NULL);
-    /* the routines the spans name: their IN event ids */
     fputs("],\"calls\":{", f);
     unsigned nev;
     const struct ptt_evinfo *all = ptt_evinfo_all(&nev);
-    first = 1;
+    int first = 1;
     for (unsigned i = 0; i < nev; i++)
         if (all[i].kind == PTT_KIND_IN && state_of_call(all[i].id)) {
             fprintf(f, "%s\"%u\":", first ? "" : ",", all[i].id);
             json_str(f, all[i].routine);
             first = 0;
         }
-    free(order);
-    free(rank);
+}
 
-    /* Objects, as ptt stat sorts them (total wait) */
+/* Objects, as ptt stat sorts them (total wait) */
+static void data_objects(struct rep *R, FILE *f)
+{
     unsigned ncls;
     const struct ptt_classinfo *cls = ptt_classes(&ncls);
-    size_t no, nt;
+    size_t no;
     struct ptt_stat_object **ov = ptt_stats_objects(R->stats, PTT_STAT_SORT_WAIT, 0, R->names, &no);
     fprintf(f, "},\"nobjects\":%zu,\"objects\":[", no);
     for (size_t i = 0; i < no && i < TOP_OBJECTS; i++) {
@@ -602,8 +595,12 @@ static void write_data(struct rep *R, FILE *f, const char *path, const struct he
         fprintf(f, "],\"more_threads\":%u}", o->more_users);
     }
     free(ov);
+}
 
-    /* Threads, by blocked time */
+/* Threads, by blocked time */
+static void data_threads(struct rep *R, FILE *f)
+{
+    size_t nt;
     struct ptt_stat_thread **tv = ptt_stats_threads(R->stats, &nt);
     fprintf(f, "],\"nthreads\":%zu,\"thread_stats\":[", nt);
     for (size_t i = 0; i < nt && i < MAX_THREAD_ROWS; i++) {
@@ -630,6 +627,39 @@ static void write_data(struct rep *R, FILE *f, const char *path, const struct he
     }
     free(tv);
     fputs("]}", f);
+}
+
+/* The data the page's script draws from, as one JSON object. */
+static void write_data(struct rep *R, FILE *f, const char *path, const struct header *H,
+                       const char *error)
+{
+    data_info(R, f, path, H, error);
+    unsigned nb = (unsigned)(R->last_ns / R->width) + 1;
+    if (nb > R->nbins)
+        nb = R->nbins;
+    unsigned nlevels = 1;
+    while ((nb + (1u << (nlevels - 1)) - 1) >> (nlevels - 1) > COARSEST)
+        nlevels++;
+    fprintf(f, "],\"bin_ns\":%" PRId64 ",\"nbins\":%u,\"levels\":%u,\"rows\":[", R->width, nb,
+            nlevels);
+    uint32_t *order = malloc((R->nrows + 1) * sizeof *order);
+    uint32_t *rank = malloc((R->nrows + 1) * sizeof *rank);
+    if (!order || !rank) {
+        R->oom = 1;
+        free(order);
+        free(rank);
+        fputs("],\"spans_total\":0,\"spans\":[],\"span_objects\":[],\"calls\":{},\"nobjects\":0,"
+              "\"objects\":[],\"nthreads\":0,\"thread_stats\":[]}",
+              f);
+        return;
+    }
+    row_ranks(R, order, rank);
+    data_rows(R, f, order, nb, nlevels);
+    data_spans(R, f, rank);
+    free(order);
+    free(rank);
+    data_objects(R, f);
+    data_threads(R, f);
 }
 
 /* The static part of the header, readable without the script. */
@@ -684,32 +714,89 @@ static void write_state_css(FILE *f)
     }
 }
 
-int ptt_export_report(const struct ptt_export_opts *o, char *err, size_t errlen)
+/* The header, and the number of threads (which sets the bins per thread), from the index;
+ * -1 if the file cannot be opened. */
+static int64_t read_header(const char *in, struct header *H, char *err, size_t errlen)
 {
-    /* The header, and the number of threads (which sets the bins per thread), from the index. */
-    struct header H = {0};
-    struct ptt_reader *r = ptt_reader_open(o->in, err, errlen);
+    struct ptt_reader *r = ptt_reader_open(in, err, errlen);
     if (!r)
         return -1;
-    copy_info(r, "command", H.command, sizeof H.command);
-    copy_info(r, "host", H.host, sizeof H.host);
-    copy_info(r, "start_time", H.start, sizeof H.start);
-    copy_info(r, "ptt_version", H.version, sizeof H.version);
-    copy_info(r, "clock", H.clock, sizeof H.clock);
+    copy_info(r, "command", H->command, sizeof H->command);
+    copy_info(r, "host", H->host, sizeof H->host);
+    copy_info(r, "start_time", H->start, sizeof H->start);
+    copy_info(r, "ptt_version", H->version, sizeof H->version);
+    copy_info(r, "clock", H->clock, sizeof H->clock);
     const struct ptt_rec_end *e = ptt_reader_end(r);
     if (e) {
-        H.has_end = 1;
-        H.lost = e->lost;
-        H.exit_status = e->exit_status;
+        H->has_end = 1;
+        H->lost = e->lost;
+        H->exit_status = e->exit_status;
     }
     uint64_t nthreads = ptt_reader_nthreads(r);
     ptt_reader_close(r);
+    return (int64_t)nthreads;
+}
+
+/* The page: style, static header, the data for the script, the script. */
+static void write_page(FILE *f, struct rep *R, const struct header *H, const char *base,
+                       const char *error)
+{
+    fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+          "<title>ptt report: ",
+          f);
+    html_str(f, H->command[0] ? H->command : base);
+    fprintf(f, "</title>\n<style>\n%s", (const char *)ptt_report_css);
+    write_state_css(f);
+    fputs("</style>\n</head>\n<body>\n", f);
+    write_header_html(f, base, H, R, error);
+    fputs("<main id=\"main\"><noscript><p>The timeline and the tables are drawn by the page's "
+          "script: allow JavaScript for this file.</p></noscript></main>\n"
+          "<script type=\"application/json\" id=\"ptt-data\">",
+          f);
+    write_data(R, f, base, H, error);
+    fprintf(f, "</script>\n<script>\n%s</script>\n</body>\n</html>\n", (const char *)ptt_report_js);
+}
+
+/* The report written to o->out; how it went, in err when not well. */
+static int write_report(const struct ptt_export_opts *o, struct rep *R, const struct header *H,
+                        int damaged, const char *terr, char *err, size_t errlen)
+{
+    FILE *f = fopen(o->out, "w");
+    if (!f) {
+        snprintf(err, errlen, "%s: %s", o->out, strerror(errno));
+        return -1;
+    }
+    static char obuf[1 << 16];
+    setvbuf(f, obuf, _IOFBF, sizeof obuf);
+    const char *base = strrchr(o->in, '/') ? strrchr(o->in, '/') + 1 : o->in;
+    write_page(f, R, H, base, damaged ? terr : NULL);
+    int werr = ferror(f);
+    if (fclose(f) || werr) {
+        snprintf(err, errlen, "%s: write error", o->out);
+        return -1;
+    } else if (R->oom) {
+        snprintf(err, errlen, "out of memory: the report is incomplete");
+        return -1;
+    } else if (damaged) {
+        snprintf(err, errlen, "%s (the report shows what could be read)", terr);
+        return -1;
+    }
+    return 0;
+}
+
+int ptt_export_report(const struct ptt_export_opts *o, char *err, size_t errlen)
+{
+    struct header H = {0};
+    int64_t nthreads = read_header(o->in, &H, err, errlen);
+    if (nthreads < 0)
+        return -1;
 
     struct rep R = {0};
     R.names = o->names;
     R.stats = ptt_stats_new();
     R.nbins = MAX_BINS;
-    while (R.nbins > MIN_BINS && (uint64_t)R.nbins * nthreads > CELL_BUDGET)
+    while (R.nbins > MIN_BINS && (uint64_t)R.nbins * (uint64_t)nthreads > CELL_BUDGET)
         R.nbins /= 2;
     R.width = 16;
     R.spans = xcalloc(&R, MAX_SPANS, sizeof *R.spans);
@@ -717,51 +804,13 @@ int ptt_export_report(const struct ptt_export_opts *o, char *err, size_t errlen)
     struct ptt_tl_callbacks cb = {.event = on_event, .thread = on_thread, .state = on_state};
     char terr[600] = "";
     int damaged = ptt_timeline_run(o->in, o->names, &cb, &R, terr, sizeof terr);
-    int rc = 0;
+    int rc;
     if (damaged && !R.events) { /* nothing could be read */
         snprintf(err, errlen, "%s", terr);
         rc = -1;
-        goto done;
-    }
+    } else
+        rc = write_report(o, &R, &H, damaged, terr, err, errlen);
 
-    FILE *f = fopen(o->out, "w");
-    if (!f) {
-        snprintf(err, errlen, "%s: %s", o->out, strerror(errno));
-        rc = -1;
-        goto done;
-    }
-    static char obuf[1 << 16];
-    setvbuf(f, obuf, _IOFBF, sizeof obuf);
-    const char *error = damaged ? terr : NULL;
-    const char *base = strrchr(o->in, '/') ? strrchr(o->in, '/') + 1 : o->in;
-    fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-          "<title>ptt report: ",
-          f);
-    html_str(f, H.command[0] ? H.command : base);
-    fprintf(f, "</title>\n<style>\n%s", (const char *)ptt_report_css);
-    write_state_css(f);
-    fputs("</style>\n</head>\n<body>\n", f);
-    write_header_html(f, base, &H, &R, error);
-    fputs("<main id=\"main\"><noscript><p>The timeline and the tables are drawn by the page's "
-          "script: allow JavaScript for this file.</p></noscript></main>\n"
-          "<script type=\"application/json\" id=\"ptt-data\">",
-          f);
-    write_data(&R, f, base, &H, error);
-    fprintf(f, "</script>\n<script>\n%s</script>\n</body>\n</html>\n", (const char *)ptt_report_js);
-    int werr = ferror(f);
-    if (fclose(f) || werr) {
-        snprintf(err, errlen, "%s: write error", o->out);
-        rc = -1;
-    } else if (R.oom) {
-        snprintf(err, errlen, "out of memory: the report is incomplete");
-        rc = -1;
-    } else if (damaged) {
-        snprintf(err, errlen, "%s (the report shows what could be read)", terr);
-        rc = -1;
-    }
-
-done:
     for (size_t i = 0; i < R.nrows; i++)
         free(R.rows[i].bins);
     free(R.rows);

@@ -82,6 +82,69 @@ static const char *mask_list(char *buf, size_t len, uint64_t v, unsigned first)
     return buf;
 }
 
+/* The fields of the multi-line cases of ptt_fmt_field: each writes buf. */
+static void fmt_errno(char *buf, size_t len, uint64_t v, int human)
+{
+    const char *n = human && v ? errno_name((int)v) : NULL;
+    if (n)
+        snprintf(buf, len, "%s", n);
+    else
+        snprintf(buf, len, "%" PRId64, (int64_t)v);
+}
+
+static void fmt_signo(char *buf, size_t len, uint64_t v, int human)
+{
+    const char *sn = human ? sigabbrev_np((int)v) : NULL;
+    if (sn)
+        snprintf(buf, len, "SIG%s", sn);
+    else
+        snprintf(buf, len, "%" PRId64, (int64_t)v);
+}
+
+static void fmt_ret(char *buf, size_t len, uint64_t v, int human)
+{
+    int r = (int)(int64_t)v;
+    const char *n = human ? errno_name(r) : NULL;
+    if (n)
+        snprintf(buf, len, "%s (%d)", n, r);
+    else
+        snprintf(buf, len, "%d", r);
+}
+
+static void fmt_wstatus(char *buf, size_t len, uint64_t v, int human)
+{
+    int st = (int)v;
+    if (WIFEXITED(st))
+        snprintf(buf, len, human ? "exited with status %d" : "exit=%d", WEXITSTATUS(st));
+    else if (WIFSIGNALED(st)) {
+        const char *sn = sigabbrev_np(WTERMSIG(st));
+        if (human)
+            snprintf(buf, len, "killed by signal %d (SIG%s)%s", WTERMSIG(st), sn ? sn : "?",
+                     WCOREDUMP(st) ? ", core dumped" : "");
+        else
+            snprintf(buf, len, "signal=%d", WTERMSIG(st));
+    } else
+        snprintf(buf, len, "status=0x%x", st);
+}
+
+static void fmt_evid(char *buf, size_t len, uint64_t v, int human)
+{
+    const struct ptt_evinfo *e = ptt_evinfo((uint16_t)v);
+    if (e && human && e->routine[0])
+        snprintf(buf, len, "%s", e->routine);
+    else if (e)
+        snprintf(buf, len, "%s", e->name);
+    else
+        snprintf(buf, len, "0x%04" PRIx64, v);
+}
+
+static void fmt_endhow(char *buf, size_t len, uint64_t v, int human)
+{
+    static const char *raw[] = {"return", "exit", "cancel"};
+    static const char *hum[] = {"returned", "called pthread_exit", "cancelled"};
+    snprintf(buf, len, "%s", v < 3 ? (human ? hum : raw)[v] : "?");
+}
+
 const char *ptt_fmt_field(char *buf, size_t len, enum ptt_ftype type, uint64_t v, int human)
 {
     const char *name = human ? enum_name(type, v) : NULL;
@@ -102,28 +165,14 @@ const char *ptt_fmt_field(char *buf, size_t len, enum ptt_ftype type, uint64_t v
     case PTT_F_BOOL: snprintf(buf, len, human ? (v ? "yes" : "no") : "%" PRIu64, v); break;
     case PTT_F_HEX: snprintf(buf, len, "0x%" PRIx64, v); break;
     case PTT_F_OCT: snprintf(buf, len, "0%" PRIo64, v); break;
-    case PTT_F_ERRNO: {
-        const char *n = human && v ? errno_name((int)v) : NULL;
-        if (n)
-            snprintf(buf, len, "%s", n);
-        else
-            snprintf(buf, len, "%" PRId64, (int64_t)v);
-        break;
-    }
+    case PTT_F_ERRNO: fmt_errno(buf, len, v, human); break;
     case PTT_F_NS:
         if (human)
             snprintf(buf, len, "%" PRIu64 ".%09" PRIu64 " s", v / 1000000000u, v % 1000000000u);
         else
             snprintf(buf, len, "%" PRIu64, v);
         break;
-    case PTT_F_SIGNO: {
-        const char *sn = human ? sigabbrev_np((int)v) : NULL;
-        if (sn)
-            snprintf(buf, len, "SIG%s", sn);
-        else
-            snprintf(buf, len, "%" PRId64, (int64_t)v);
-        break;
-    }
+    case PTT_F_SIGNO: fmt_signo(buf, len, v, human); break;
     case PTT_F_SIGSET:
     case PTT_F_CPUSET:
         if (human)
@@ -141,50 +190,14 @@ const char *ptt_fmt_field(char *buf, size_t len, enum ptt_ftype type, uint64_t v
     case PTT_F_INT: snprintf(buf, len, "%" PRId64, (int64_t)v); break;
     case PTT_F_UINT:
     case PTT_F_COUNT: snprintf(buf, len, "%" PRIu64, v); break;
-    case PTT_F_RET: {
-        int r = (int)(int64_t)v;
-        const char *n = human ? errno_name(r) : NULL;
-        if (n)
-            snprintf(buf, len, "%s (%d)", n, r);
-        else
-            snprintf(buf, len, "%d", r);
-        break;
-    }
+    case PTT_F_RET: fmt_ret(buf, len, v, human); break;
     case PTT_F_TID: snprintf(buf, len, "%d", (int)(int64_t)v); break;
     case PTT_F_ABSTIME:
         snprintf(buf, len, "%" PRIu64 ".%09" PRIu64, v / 1000000000u, v % 1000000000u);
         break;
-    case PTT_F_WSTATUS: {
-        int st = (int)v;
-        if (WIFEXITED(st))
-            snprintf(buf, len, human ? "exited with status %d" : "exit=%d", WEXITSTATUS(st));
-        else if (WIFSIGNALED(st)) {
-            const char *sn = sigabbrev_np(WTERMSIG(st));
-            if (human)
-                snprintf(buf, len, "killed by signal %d (SIG%s)%s", WTERMSIG(st), sn ? sn : "?",
-                         WCOREDUMP(st) ? ", core dumped" : "");
-            else
-                snprintf(buf, len, "signal=%d", WTERMSIG(st));
-        } else
-            snprintf(buf, len, "status=0x%x", st);
-        break;
-    }
-    case PTT_F_EVID: {
-        const struct ptt_evinfo *e = ptt_evinfo((uint16_t)v);
-        if (e && human && e->routine[0])
-            snprintf(buf, len, "%s", e->routine);
-        else if (e)
-            snprintf(buf, len, "%s", e->name);
-        else
-            snprintf(buf, len, "0x%04" PRIx64, v);
-        break;
-    }
-    case PTT_F_ENDHOW: {
-        static const char *raw[] = {"return", "exit", "cancel"};
-        static const char *hum[] = {"returned", "called pthread_exit", "cancelled"};
-        snprintf(buf, len, "%s", v < 3 ? (human ? hum : raw)[v] : "?");
-        break;
-    }
+    case PTT_F_WSTATUS: fmt_wstatus(buf, len, v, human); break;
+    case PTT_F_EVID: fmt_evid(buf, len, v, human); break;
+    case PTT_F_ENDHOW: fmt_endhow(buf, len, v, human); break;
     }
     return buf;
 }

@@ -231,7 +231,23 @@ static void ended(void *arg, pid_t pid, int status)
     ptt_daemon_process_exit(&s->d, pid, status);
 }
 
-int ptt_session_run(struct ptt_session *s)
+/* What the loop keeps from one step to the next. */
+struct loop {
+    int sfd;
+    struct ptt_hang *hang;
+    struct ptt_ctl_server *ctl;
+    uint64_t last_clock, last_reap;
+    struct hang_watch hw;
+};
+
+/* What the session wrote, for the end record and the summary. */
+struct totals {
+    struct ptt_rec_end end;
+    uint64_t lost, wait_ns, waits, written, bytes, unwritten;
+    int incomplete, code;
+};
+
+static void loop_start(struct ptt_session *s, struct loop *l)
 {
     /* A pidfd per traced process: more than the usual 1024 descriptors (the program, forked
      * already, keeps its own limits). */
@@ -246,133 +262,185 @@ int ptt_session_run(struct ptt_session *s)
     sigaddset(&sigs, SIGCHLD);
     for (size_t i = 0; i < sizeof forward / sizeof forward[0]; i++)
         sigaddset(&sigs, forward[i]);
-    int sfd = signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC);
-    struct ptt_hang *hang = s->hang_ns ? ptt_hang_new(s->d.pool) : NULL;
-    uint64_t last_clock = ptt_mono_ns(), last_reap = last_clock;
-    struct hang_watch hw = {.last_event = last_clock, .last_check = last_clock};
-    struct ptt_ctl_server *ctl = s->ctl_fd >= 0 ? ptt_ctl_server_new(s->ctl_fd, control, s) : NULL;
-    for (;;) {
-        size_t n = ptt_daemon_drain(&s->d, PTT_DRAIN_READY);
-        atomic_fetch_add_explicit(&s->d.pool->heartbeat, 1, memory_order_relaxed);
-        int st, none_left = 0;
-        pid_t p;
-        if (s->procs) /* before our reaps, so that one announced late is known as ours */
-            ptt_procs_step(s->procs, ended, s);
-        while ((p = ptt_procs_reap(s->procs, &st)) != 0) {
-            if (p < 0) {
-                none_left = errno == ECHILD;
-                break;
-            }
-            ptt_daemon_drain(&s->d, p); /* what the ended process had not handed over */
-            ptt_daemon_process_exit(&s->d, p, st);
-            if (p == s->child) {
-                s->child_status = st;
-                s->child_done = 1;
-            }
-        }
-        if (none_left || (s->child_done && !s->follow))
+    l->sfd = signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC);
+    l->hang = s->hang_ns ? ptt_hang_new(s->d.pool) : NULL;
+    l->last_clock = l->last_reap = ptt_mono_ns();
+    l->hw = (struct hang_watch){.last_event = l->last_clock, .last_check = l->last_clock};
+    l->ctl = s->ctl_fd >= 0 ? ptt_ctl_server_new(s->ctl_fd, control, s) : NULL;
+}
+
+/* The processes that ended, with what they had not handed over; 1 once the session is over. */
+static int reap(struct ptt_session *s)
+{
+    int st, none_left = 0;
+    pid_t p;
+    if (s->procs) /* before our reaps, so that one announced late is known as ours */
+        ptt_procs_step(s->procs, ended, s);
+    while ((p = ptt_procs_reap(s->procs, &st)) != 0) {
+        if (p < 0) {
+            none_left = errno == ECHILD;
             break;
-        uint64_t now = ptt_mono_ns();
-        if (now - last_reap > 1000000000ull) {
-            ptt_daemon_drain(&s->d, PTT_DRAIN_DEAD);
-            last_reap = now;
         }
-        if (now - last_clock > 10000000000ull) {
-            ptt_session_clock(s);
-            last_clock = now;
+        ptt_daemon_drain(&s->d, p); /* what the ended process had not handed over */
+        ptt_daemon_process_exit(&s->d, p, st);
+        if (p == s->child) {
+            s->child_status = st;
+            s->child_done = 1;
         }
-        if (hang)
-            hang_step(s, hang, &hw, n, now);
-        struct pollfd fds[2 + PTT_CTL_POLLFDS] = {
-            {sfd, POLLIN, 0}, {s->procs ? ptt_procs_fd(s->procs) : -1, POLLIN, 0}};
-        unsigned nfds = 2 + (ctl ? ptt_ctl_pollfds(ctl, fds + 2) : 0);
-        struct timespec to = {0, n ? 500000 : 5000000}; /* busy: drain again soon */
-        if (ppoll(fds, nfds, &to, NULL) > 0) {
-            struct signalfd_siginfo si;
-            while (read(sfd, &si, sizeof si) == sizeof si) {
-                /* A terminal's signal reached the program already; pass on those sent to us. */
-                if (si.ssi_signo != SIGCHLD && !s->child_done &&
-                    (si.ssi_code <= 0 || si.ssi_pid != 0))
-                    kill(s->child, (int)si.ssi_signo);
-            }
-        }
-        if (ctl) /* each client only as far as its socket allows: the drain never waits */
-            ptt_ctl_step(ctl, fds + 2, nfds - 2);
     }
-    close(sfd);
+    return none_left || (s->child_done && !s->follow);
+}
+
+/* What is due by the clock: sub-buffers of dead threads, a clock record, the hang watch. */
+static void timed(struct ptt_session *s, struct loop *l, size_t n)
+{
+    uint64_t now = ptt_mono_ns();
+    if (now - l->last_reap > 1000000000ull) {
+        ptt_daemon_drain(&s->d, PTT_DRAIN_DEAD);
+        l->last_reap = now;
+    }
+    if (now - l->last_clock > 10000000000ull) {
+        ptt_session_clock(s);
+        l->last_clock = now;
+    }
+    if (l->hang)
+        hang_step(s, l->hang, &l->hw, n, now);
+}
+
+/* Sleep until a signal, a process's end or a control request, at most 5 ms (0.5 ms when n
+ * sub-buffers were drained: busy, drain again soon); forward signals; serve control. */
+static void wait_and_serve(struct ptt_session *s, struct loop *l, size_t n)
+{
+    struct pollfd fds[2 + PTT_CTL_POLLFDS] = {{l->sfd, POLLIN, 0},
+                                              {s->procs ? ptt_procs_fd(s->procs) : -1, POLLIN, 0}};
+    unsigned nfds = 2 + (l->ctl ? ptt_ctl_pollfds(l->ctl, fds + 2) : 0);
+    struct timespec to = {0, n ? 500000 : 5000000};
+    if (ppoll(fds, nfds, &to, NULL) > 0) {
+        struct signalfd_siginfo si;
+        while (read(l->sfd, &si, sizeof si) == sizeof si) {
+            /* A terminal's signal reached the program already; pass on those sent to us. */
+            if (si.ssi_signo != SIGCHLD && !s->child_done && (si.ssi_code <= 0 || si.ssi_pid != 0))
+                kill(s->child, (int)si.ssi_signo);
+        }
+    }
+    if (l->ctl) /* each client only as far as its socket allows: the drain never waits */
+        ptt_ctl_step(l->ctl, fds + 2, nfds - 2);
+}
+
+/* One turn of the loop; 1 once every process of the session has ended. */
+static int loop_step(struct ptt_session *s, struct loop *l)
+{
+    size_t n = ptt_daemon_drain(&s->d, PTT_DRAIN_READY);
+    atomic_fetch_add_explicit(&s->d.pool->heartbeat, 1, memory_order_relaxed);
+    if (reap(s))
+        return 1;
+    timed(s, l, n);
+    wait_and_serve(s, l, n);
+    return 0;
+}
+
+/* The last of the pool drained; the loop's descriptors and the control socket closed. */
+static void loop_end(struct ptt_session *s, struct loop *l)
+{
+    close(l->sfd);
     if (s->procs) { /* the ends that came with the last reaps */
         ptt_procs_step(s->procs, ended, s);
         ptt_procs_close(s->procs);
         s->procs = NULL;
     }
     ptt_daemon_drain(&s->d, PTT_DRAIN_ALL);
-    ptt_hang_free(hang);
-    ptt_ctl_server_free(ctl);
+    ptt_hang_free(l->hang);
+    ptt_ctl_server_free(l->ctl);
     if (s->ctl_fd >= 0) {
         close(s->ctl_fd);
         unlink(s->ctl_path);
     }
+}
 
-    uint64_t lost = atomic_load(&s->d.pool->lost), wait_ns = atomic_load(&s->d.pool->wait_ns),
-             waits = atomic_load(&s->d.pool->waits);
-    int code = s->exec_errno ? (s->exec_errno == ENOENT ? 127 : 126) : status_code(s->child_status);
-    struct ptt_rec_end end = {.events = s->d.events,
-                              .bytes = s->d.bytes,
-                              .lost = lost,
-                              .wait_ns = wait_ns,
-                              .waits = waits,
-                              .exit_status = code};
+/* The end record written (the trace file's, or the flight recorder's window), the pool gone. */
+static void save(struct ptt_session *s, struct totals *t)
+{
+    t->lost = atomic_load(&s->d.pool->lost);
+    t->wait_ns = atomic_load(&s->d.pool->wait_ns);
+    t->waits = atomic_load(&s->d.pool->waits);
+    t->code = s->exec_errno ? (s->exec_errno == ENOENT ? 127 : 126) : status_code(s->child_status);
+    t->end = (struct ptt_rec_end){.events = s->d.events,
+                                  .bytes = s->d.bytes,
+                                  .lost = t->lost,
+                                  .wait_ns = t->wait_ns,
+                                  .waits = t->waits,
+                                  .exit_status = t->code};
     for (int i = 0; i < PTT_LOST_NWHY; i++)
-        end.lost_why[i] = atomic_load(&s->d.pool->lost_why[i]);
-    end.lost_unmarked = lost > s->d.lost_marked ? lost - s->d.lost_marked : 0;
-    uint64_t written = s->d.events, bytes = 0, unwritten = 0;
-    int incomplete = 0;
+        t->end.lost_why[i] = atomic_load(&s->d.pool->lost_why[i]);
+    t->end.lost_unmarked = t->lost > s->d.lost_marked ? t->lost - s->d.lost_marked : 0;
+    t->written = s->d.events;
     if (s->flight) {
-        int64_t k = dump(s, 0, &end);
-        written = k > 0 ? (uint64_t)k : 0;
-        incomplete = k < 0;
-        if (incomplete) /* the window: every event drained but those it left out */
-            unwritten = s->d.events - ptt_flight_dropped(s->flight);
+        int64_t k = dump(s, 0, &t->end);
+        t->written = k > 0 ? (uint64_t)k : 0;
+        t->incomplete = k < 0;
+        if (t->incomplete) /* the window: every event drained but those it left out */
+            t->unwritten = s->d.events - ptt_flight_dropped(s->flight);
     } else {
-        incomplete = save_end(s, &end);
-        written = s->w.events;
-        bytes = s->w.offset;
-        unwritten = s->w.unwritten;
+        t->incomplete = save_end(s, &t->end);
+        t->written = s->w.events;
+        t->bytes = s->w.offset;
+        t->unwritten = s->w.unwritten;
     }
     ptt_daemon_destroy(&s->d);
-    if (s->exec_errno)
-        return code;
-    if (s->flight) {
-        FILE *f = fopen(s->output, "r");
-        if (f) {
-            fseek(f, 0, SEEK_END);
-            bytes = (uint64_t)ftell(f);
-            fclose(f);
-        }
-        fprintf(stderr,
-                "ptt: flight recorder kept the newest %llu events (%llu older ones left out)\n",
-                (unsigned long long)written, (unsigned long long)ptt_flight_dropped(s->flight));
-        ptt_flight_free(s->flight);
+}
+
+/* What the flight recorder kept, in the file it wrote. */
+static void flight_summary(struct ptt_session *s, struct totals *t)
+{
+    FILE *f = fopen(s->output, "r");
+    if (f) {
+        fseek(f, 0, SEEK_END);
+        t->bytes = (uint64_t)ftell(f);
+        fclose(f);
     }
+    fprintf(stderr, "ptt: flight recorder kept the newest %llu events (%llu older ones left out)\n",
+            (unsigned long long)t->written, (unsigned long long)ptt_flight_dropped(s->flight));
+    ptt_flight_free(s->flight);
+}
+
+/* The warnings and the last line on stderr; ptt trace's exit status. */
+static int summary(struct ptt_session *s, struct totals *t)
+{
+    if (s->flight)
+        flight_summary(s, t);
     if (s->d.corrupt)
         ptt_warn("trace", "%llu sub-buffers held a malformed event and were cut short",
                  (unsigned long long)s->d.corrupt);
-    if (waits)
+    if (t->waits)
         fprintf(stderr,
                 "ptt: warning: threads waited %.3f ms in all, %llu times, for a free "
                 "sub-buffer (a larger --buffer avoids it)\n",
-                (double)wait_ns / 1e6, (unsigned long long)waits);
-    if (lost) {
+                (double)t->wait_ns / 1e6, (unsigned long long)t->waits);
+    if (t->lost) {
         char why[512];
         fprintf(stderr, "ptt: warning: %s\n",
-                ptt_lost_text(why, sizeof why, lost, end.lost_why, end.lost_unmarked));
+                ptt_lost_text(why, sizeof why, t->lost, t->end.lost_why, t->end.lost_unmarked));
     }
     fprintf(stderr, "ptt: wrote %llu events (%llu bytes) to %s, %llu lost",
-            (unsigned long long)written, (unsigned long long)bytes, s->output,
-            (unsigned long long)lost);
-    if (incomplete) /* the status ptt trace exits with no longer says it */
+            (unsigned long long)t->written, (unsigned long long)t->bytes, s->output,
+            (unsigned long long)t->lost);
+    if (t->incomplete) /* the status ptt trace exits with no longer says it */
         fprintf(stderr, ", %llu not written; the program's exit status: %d",
-                (unsigned long long)unwritten, code);
+                (unsigned long long)t->unwritten, t->code);
     fputc('\n', stderr);
-    return incomplete ? PTT_TRACE_FAILED : code;
+    return t->incomplete ? PTT_TRACE_FAILED : t->code;
+}
+
+int ptt_session_run(struct ptt_session *s)
+{
+    struct loop l;
+    loop_start(s, &l);
+    while (!loop_step(s, &l))
+        ;
+    loop_end(s, &l);
+    struct totals t = {0};
+    save(s, &t);
+    if (s->exec_errno)
+        return t.code;
+    return summary(s, &t);
 }
