@@ -6,7 +6,7 @@ set(PTT_CHECK_PROGS
   check_order3 check_order_long check_order_rw check_order_spin
   check_barrier_short check_sem_never check_lost_wakeup check_join_forever
   check_unlock_not_held check_unlock_other check_double_unlock check_recursive_over
-  check_destroy_locked check_cond_two_mutexes check_wait_unlocked check_join_detached
+  check_destroy_locked check_destroy_cond_busy check_destroy_barrier_busy check_cond_two_mutexes check_wait_unlocked check_join_detached
   check_join_twice check_exit_holding check_uninit
   check_errors check_owner_dead
   ok_prodcons ok_readers_writers ok_rw_read_cycle ok_phased_barrier ok_gate_lock
