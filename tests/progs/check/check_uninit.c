@@ -1,7 +1,8 @@
 /* Expected findings:
  *   misuse (use of an object never initialised): object heap (a mutex in malloc'd memory that
  *          no pthread_mutex_init reached); thread "main"; line check:lock_uninit.
- *   misuse (use of a destroyed object): object d; thread "main"; line check:lock_destroyed.
+ *   misuse (use of a destroyed object): object d; thread "main"; line check:lock_destroyed
+ *          (glibc 2.36 returns EINVAL: reported as this misuse, not as an error).
  * Does not hang. */
 #include "../progs.h"
 
@@ -22,7 +23,6 @@ int main(void)
     CHECK(pthread_mutex_init(&d, NULL));
     CHECK(pthread_mutex_destroy(&d));
     pthread_mutex_lock(&d); /* check:lock_destroyed */
-    pthread_mutex_unlock(&d);
     free(heap);
     return 0;
 }
