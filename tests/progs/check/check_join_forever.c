@@ -1,16 +1,23 @@
 /* Expected findings:
  *   hang: object the thread "forever" (joined, never ends); thread "main" joins it;
  *         line check:join.
- * Hangs: "forever" sleeps in pause() (no synchronisation object). */
+ * Hangs: "forever" waits in sigwait for a signal no one sends (no synchronisation object; a
+ * traced call, so that --kill-on-hang sees every thread blocked and ends the program). */
 #include "../progs.h"
+#include <signal.h>
 
 static void *forever(void *arg)
 {
     (void)arg;
     put_tid("forever");
     fflush(stdout);
+    sigset_t set;
+    int sig;
+    sigemptyset(&set);
+    sigaddset(&set, SIGUSR2);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
     for (;;)
-        pause();
+        sigwait(&set, &sig);
     return NULL;
 }
 
