@@ -31,7 +31,7 @@ PTT_EXPORT int pthread_barrier_destroy(pthread_barrier_t *b)
 {
     if (!ptt_on())
         return REAL(pthread_barrier_destroy)(b);
-    PTT_REC(BARRIER_DESTROY_IN, PTT_U(b));
+    PTT_REC(BARRIER_DESTROY_IN, PTT_U(b), PTT_SITE);
     int r = REAL(pthread_barrier_destroy)(b);
     PTT_REC(BARRIER_DESTROY_OUT, PTT_I(r));
     return r;

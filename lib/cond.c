@@ -78,7 +78,7 @@ PTT_EXPORT int pthread_cond_destroy(pthread_cond_t *c)
 {
     if (!ptt_on())
         return REAL(pthread_cond_destroy)(c);
-    PTT_REC(COND_DESTROY_IN, PTT_U(c));
+    PTT_REC(COND_DESTROY_IN, PTT_U(c), PTT_SITE);
     int r = REAL(pthread_cond_destroy)(c);
     PTT_REC(COND_DESTROY_OUT, PTT_I(r));
     return r;

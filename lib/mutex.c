@@ -105,7 +105,7 @@ PTT_EXPORT int pthread_mutex_consistent(pthread_mutex_t *m)
 {
     if (!ptt_on())
         return REAL(pthread_mutex_consistent)(m);
-    PTT_REC(MUTEX_CONSISTENT_IN, PTT_U(m));
+    PTT_REC(MUTEX_CONSISTENT_IN, PTT_U(m), PTT_SITE);
     int r = REAL(pthread_mutex_consistent)(m);
     PTT_REC(MUTEX_CONSISTENT_OUT, PTT_I(r));
     return r;
@@ -115,7 +115,7 @@ PTT_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
 {
     if (!ptt_on())
         return REAL(pthread_mutex_unlock)(m);
-    PTT_REC(MUTEX_UNLOCK_IN, PTT_U(m));
+    PTT_REC(MUTEX_UNLOCK_IN, PTT_U(m), PTT_SITE);
     int r = REAL(pthread_mutex_unlock)(m);
     PTT_REC(MUTEX_UNLOCK_OUT, PTT_I(r));
     return r;
@@ -125,7 +125,7 @@ PTT_EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
 {
     if (!ptt_on())
         return REAL(pthread_mutex_destroy)(m);
-    PTT_REC(MUTEX_DESTROY_IN, PTT_U(m));
+    PTT_REC(MUTEX_DESTROY_IN, PTT_U(m), PTT_SITE);
     int r = REAL(pthread_mutex_destroy)(m);
     PTT_REC(MUTEX_DESTROY_OUT, PTT_I(r));
     return r;

@@ -151,7 +151,7 @@ PTT_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *l)
 {
     if (!ptt_on())
         return REAL(pthread_rwlock_unlock)(l);
-    PTT_REC(RWLOCK_UNLOCK_IN, PTT_U(l));
+    PTT_REC(RWLOCK_UNLOCK_IN, PTT_U(l), PTT_SITE);
     int r = REAL(pthread_rwlock_unlock)(l);
     PTT_REC(RWLOCK_UNLOCK_OUT, PTT_I(r));
     return r;
@@ -161,7 +161,7 @@ PTT_EXPORT int pthread_rwlock_destroy(pthread_rwlock_t *l)
 {
     if (!ptt_on())
         return REAL(pthread_rwlock_destroy)(l);
-    PTT_REC(RWLOCK_DESTROY_IN, PTT_U(l));
+    PTT_REC(RWLOCK_DESTROY_IN, PTT_U(l), PTT_SITE);
     int r = REAL(pthread_rwlock_destroy)(l);
     PTT_REC(RWLOCK_DESTROY_OUT, PTT_I(r));
     return r;

@@ -54,7 +54,7 @@ PTT_EXPORT int sem_destroy(sem_t *s)
 {
     if (!ptt_on())
         return REAL(sem_destroy)(s);
-    PTT_REC(SEM_DESTROY_IN, PTT_U(s));
+    PTT_REC(SEM_DESTROY_IN, PTT_U(s), PTT_SITE);
     int r = REAL(sem_destroy)(s);
     PTT_REC(SEM_DESTROY_OUT, PTT_I(r), PTT_ERRNO(r));
     return r;
@@ -83,7 +83,7 @@ PTT_EXPORT int sem_close(sem_t *s)
 {
     if (!ptt_on())
         return REAL(sem_close)(s);
-    PTT_REC(SEM_CLOSE_IN, PTT_U(s));
+    PTT_REC(SEM_CLOSE_IN, PTT_U(s), PTT_SITE);
     int r = REAL(sem_close)(s);
     PTT_REC(SEM_CLOSE_OUT, PTT_I(r), PTT_ERRNO(r));
     return r;

@@ -46,7 +46,7 @@ PTT_EXPORT int pthread_spin_unlock(pthread_spinlock_t *l)
 {
     if (!ptt_on())
         return REAL(pthread_spin_unlock)(l);
-    PTT_REC(SPIN_UNLOCK_IN, PTT_U(l));
+    PTT_REC(SPIN_UNLOCK_IN, PTT_U(l), PTT_SITE);
     int r = REAL(pthread_spin_unlock)(l);
     PTT_REC(SPIN_UNLOCK_OUT, PTT_I(r));
     return r;
@@ -56,7 +56,7 @@ PTT_EXPORT int pthread_spin_destroy(pthread_spinlock_t *l)
 {
     if (!ptt_on())
         return REAL(pthread_spin_destroy)(l);
-    PTT_REC(SPIN_DESTROY_IN, PTT_U(l));
+    PTT_REC(SPIN_DESTROY_IN, PTT_U(l), PTT_SITE);
     int r = REAL(pthread_spin_destroy)(l);
     PTT_REC(SPIN_DESTROY_OUT, PTT_I(r));
     return r;

@@ -168,7 +168,7 @@ PTT_EXPORT int pthread_detach(pthread_t th)
 {
     if (!ptt_on())
         return REAL(pthread_detach)(th);
-    PTT_REC(THREAD_DETACH_IN, PTT_U(th));
+    PTT_REC(THREAD_DETACH_IN, PTT_U(th), PTT_SITE);
     int r = REAL(pthread_detach)(th);
     PTT_REC(THREAD_DETACH_OUT, PTT_I(r));
     return r;

@@ -1,6 +1,6 @@
-"""Call sites: the site field (the return address) of lock, wait, post, signal, init, create and
-join _IN events, named file:line by ptt view (human: "... at names_prog.c:LINE", JSON: under
-"names"), LINE that of the call in the source (tests/progs/names_prog.c marks each with a
+"""Call sites: the site field (the return address) of lock, unlock, wait, post, signal, init,
+destroy, create and join _IN events, named file:line by ptt view (human: "... at
+names_prog.c:LINE", JSON: under "names"), LINE that of the call in the source (tests/progs/names_prog.c marks each with a
 comment "site:KEY"); in the forked child too. name_api.c: sites of calls in main."""
 
 import re
@@ -39,11 +39,24 @@ CALLS = {
     ("MUTEX_LOCK_IN", "addr_named", "idle"): "idle_lock_addr",
     ("MUTEX_LOCK_IN", "symbol_named", "idle"): "idle_lock_symbol",
     ("MUTEX_LOCK_IN", "queue_lock", "child"): "child_lock",
+    ("MUTEX_UNLOCK_IN", "queue_lock", "producer"): "producer_unlock",
+    ("MUTEX_UNLOCK_IN", "locks2", "producer"): "producer_unlock_locks2",
+    ("MUTEX_UNLOCK_IN", "shard1", "producer"): "producer_unlock_shard",
+    ("MUTEX_UNLOCK_IN", "cache_lock", "producer"): "producer_unlock_cache",
+    ("MUTEX_UNLOCK_IN", "cache_lock", "consumer"): "consumer_unlock_cache",
+    ("MUTEX_UNLOCK_IN", "addr_named", "idle"): "idle_unlock_addr",
+    ("MUTEX_UNLOCK_IN", "symbol_named", "idle"): "idle_unlock_symbol",
+    ("MUTEX_UNLOCK_IN", "heap", "main"): "main_unlock_heap",
+    ("MUTEX_UNLOCK_IN", "fresh", "main"): "main_unlock_fresh",
+    ("MUTEX_UNLOCK_IN", "job", "main"): "main_unlock_job",
+    ("MUTEX_UNLOCK_IN", "renamed", "main"): "main_unlock_renamed",
+    ("MUTEX_UNLOCK_IN", "queue_lock", "child"): "child_unlock",
 }
 # How many times each marked call runs (the cond wait: once, or more on a spurious wake-up).
 RUNS = {"shard_init": 3, "consumer_wait": 2, "create_producer": 2, "join_producer": 2,
         "producer_lock": 2, "producer_post": 2, "producer_lock_locks2": 2,
-        "producer_lock_shard": 2}
+        "producer_lock_shard": 2, "producer_unlock": 2, "producer_unlock_locks2": 2,
+        "producer_unlock_shard": 2}
 
 
 @pytest.fixture(scope="module")
@@ -125,7 +138,10 @@ def test_sites_name_api(tmp_path):
                "SEM_INIT_IN": "sem_init", "RWLOCK_INIT_IN": "pthread_rwlock_init",
                "MUTEX_LOCK_IN": "pthread_mutex_lock", "COND_SIGNAL_IN": "pthread_cond_signal",
                "SEM_WAIT_IN": "sem_wait", "SEM_POST_IN": "sem_post",
-               "RWLOCK_WRLOCK_IN": "pthread_rwlock_wrlock"}
+               "RWLOCK_WRLOCK_IN": "pthread_rwlock_wrlock",
+               "MUTEX_UNLOCK_IN": "pthread_mutex_unlock",
+               "RWLOCK_UNLOCK_IN": "pthread_rwlock_unlock",
+               "MUTEX_DESTROY_IN": "pthread_mutex_destroy"}
     seen = set()
     for e in view_json(t.path):
         if "site" in e["fields"]:
