@@ -90,6 +90,13 @@ struct ptt_held *ptt_tthread_holds(struct ptt_tthread *th, uint64_t object)
     return NULL;
 }
 
+void ptt_tthread_drop(struct ptt_tthread *th, uint64_t object)
+{
+    struct ptt_held *h = ptt_tthread_holds(th, object);
+    if (h)
+        *h = th->held[--th->nheld];
+}
+
 /* The site field of an event (its return address), 0 if it has none. */
 static uint64_t site_of(const struct ptt_ev *ev)
 {
@@ -104,6 +111,13 @@ static int status_ok(const struct ptt_ev *out, int64_t ok2)
 {
     uint64_t r;
     return ptt_ev_role_get(out, PTT_RF_STATUS, &r) && (r == 0 || (int64_t)r == ok2);
+}
+
+/* Whether a call's OUT event says it failed with err. */
+static int status_is(const struct ptt_ev *out, int64_t err)
+{
+    uint64_t r;
+    return ptt_ev_role_get(out, PTT_RF_STATUS, &r) && (int64_t)r == err;
 }
 
 static struct ptt_open *push(struct ptt_tthread *th, const struct ptt_ev *ev, int frame)
@@ -136,7 +150,7 @@ static struct ptt_open *push(struct ptt_tthread *th, const struct ptt_ev *ev, in
 }
 
 static void hold(struct ptt_tthread *th, const struct ptt_ev *ev, uint64_t obj, int cls, int shared,
-                 struct ptt_track *res)
+                 uint64_t site, struct ptt_track *res)
 {
     struct ptt_held *h = ptt_tthread_holds(th, obj);
     if (h) {
@@ -145,7 +159,7 @@ static void hold(struct ptt_tthread *th, const struct ptt_ev *ev, uint64_t obj, 
         if (th->nheld == th->held_cap)
             th->held = grow(th->held, &th->held_cap, sizeof *th->held);
         h = &th->held[th->nheld++];
-        *h = (struct ptt_held){obj, cls, shared, 1, ev->ns, ev->ticks};
+        *h = (struct ptt_held){obj, cls, shared, 1, ev->ns, ev->ticks, site};
     }
     res->what |= PTT_TRK_ACQUIRED;
     res->acquired = h;
@@ -198,10 +212,10 @@ static void on_out(struct ptt_tthread *th, const struct ptt_ev *ev, struct ptt_t
     uint64_t lock;
     if (in->role == PTT_ROLE_ACQUIRE && !(in->rflags & PTT_ROLEF_COUNTED) &&
         status_ok(ev, EOWNERDEAD))
-        hold(th, ev, c->object, in->okind, (in->rflags & PTT_ROLEF_SHARED) != 0, res);
+        hold(th, ev, c->object, in->okind, (in->rflags & PTT_ROLEF_SHARED) != 0, c->site, res);
     else if (in->role == PTT_ROLE_WAIT && ptt_ev_role_get(&c->in, PTT_RF_LOCK, &lock) &&
-             status_ok(ev, ETIMEDOUT))
-        hold(th, ev, lock, PTT_CLASS_mutex, 0, res); /* a condvar's mutex, held again */
+             !status_is(ev, EPERM)) /* returned: the mutex is held again, or was never let go */
+        hold(th, ev, lock, PTT_CLASS_mutex, 0, c->site, res); /* a condvar's mutex, again */
 }
 
 /* Calls left without returning: the innermost one, or all (frames too). */

@@ -36,6 +36,7 @@ struct ptt_held {
     unsigned count;
     int64_t ns; /* held since */
     uint64_t ticks;
+    uint64_t site; /* where it was taken (the acquire's or the condvar wait's site), 0 if unknown */
 };
 
 struct ptt_tthread {
@@ -97,5 +98,8 @@ struct ptt_tthread *ptt_tracker_next(struct ptt_tracker *t, size_t *i);
 struct ptt_open *ptt_tthread_call(struct ptt_tthread *th);
 /* The object th holds, or NULL. */
 struct ptt_held *ptt_tthread_holds(struct ptt_tthread *th, uint64_t object);
+/* Forget that th holds object (another thread unlocked it for th: glibc lets a default mutex be
+ * unlocked by any thread). */
+void ptt_tthread_drop(struct ptt_tthread *th, uint64_t object);
 
 #endif

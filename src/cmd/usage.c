@@ -17,6 +17,7 @@ static const struct {
         "  trace    run a program and record its POSIX threads events into a trace file\n"
         "  view     print a trace file as text, in time order\n"
         "  stat     contention, wait and hold times per object, blocked time per thread\n"
+        "  check    find deadlocks, lock-order cycles, hangs, misuse of the API and ignored errors\n"
         "  paje     write a Pajé trace for ViTE and PajeNG\n"
         "  export   write the trace for Perfetto/Chrome, babeltrace2/Trace Compass (CTF), SCO tools\n"
         "  report   write a self-contained HTML report\n"
@@ -92,6 +93,15 @@ static const struct {
         "      --sort=KEY          wait (default: total wait), hold, acquisitions, contended, name\n"
         "      --top=N             the first N objects and threads only\n"
         "      --kind=KIND,...     objects of these kinds (mutex, rwlock, spin, sem, cond, barrier)\n"
+        "      --names=FILE        names for objects: lines 'ADDRESS NAME' or 'SYMBOL NAME'\n"
+        "  -h, --help              print this usage text and exit\n"},
+    {"check",
+        "usage: ptt check [--format=text|json] [--names=FILE] FILE\n"
+        "Deadlocks, lock-order cycles (even in a run that did not deadlock), hangs, misuse of the POSIX\n"
+        "threads API and calls that returned an error, found in a trace: one finding per problem, with\n"
+        "its threads, objects and the call site of every step. Exit status 0: nothing found; 1: found.\n"
+        "\n"
+        "  -f, --format=FORMAT     text (default) or json (docs/check.md)\n"
         "      --names=FILE        names for objects: lines 'ADDRESS NAME' or 'SYMBOL NAME'\n"
         "  -h, --help              print this usage text and exit\n"},
     {"paje",

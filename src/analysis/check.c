@@ -1,0 +1,313 @@
+/* ptt check's pass over the trace (check.h): the threads, their handles and the objects, fed to
+ * the call tracker and to the rules of check_misuse.c and check_order.c; check_block.c looks at
+ * what is left blocked at the end. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "analysis/check_int.h"
+#include "ptt_fields.h"
+
+static void *must(void *p)
+{
+    if (!p) {
+        fprintf(stderr, "ptt: out of memory\n");
+        exit(2);
+    }
+    return p;
+}
+
+const char *ptt_fkind_name(enum ptt_fkind k)
+{
+    static const char *const names[] = {"deadlock", "lock-order", "hang", "misuse", "error"};
+    return (unsigned)k < sizeof names / sizeof *names ? names[k] : "?";
+}
+
+struct ptt_check *ptt_check_new(const struct ptt_names *names)
+{
+    struct ptt_check *c = must(calloc(1, sizeof *c));
+    c->names = names;
+    c->tracker = ptt_tracker_new(PTT_TRACK_TID);
+    c->order = check_order_new();
+    return c;
+}
+
+static void thread_free(void *p)
+{
+    free(((struct cthread *)p)->fheld);
+}
+
+void ptt_check_free(struct ptt_check *c)
+{
+    if (!c)
+        return;
+    ptt_tracker_free(c->tracker);
+    check_order_free(c->order);
+    ptt_hmap_free(&c->threads, thread_free);
+    ptt_hmap_free(&c->handles, NULL);
+    ptt_hmap_free(&c->objects, NULL);
+    ptt_hmap_free(&c->dedup, NULL);
+    ptt_hmap_free(&c->hung, NULL);
+    ptt_hmap_free(&c->exited, NULL);
+    for (size_t i = 0; i < c->nf; i++)
+        free(c->f[i]);
+    free(c->f);
+    free(c->mods);
+    free(c);
+}
+
+struct cthread *check_thread(struct ptt_check *c, int32_t pid, int32_t tid)
+{
+    if (c->last && c->last->tid == tid && c->last->pid == pid)
+        return c->last;
+    struct cthread *th =
+        ptt_hmap_get(&c->threads, ptt_key2((uint32_t)pid, (uint32_t)tid), sizeof *th);
+    if (!th->tt) {
+        th->pid = pid;
+        th->tid = tid;
+        struct ptt_ev key = {.pid = pid, .tid = tid};
+        th->tt = ptt_tracker_get(c->tracker, &key);
+    }
+    return c->last = th;
+}
+
+struct cthread *check_thread_of(struct ptt_check *c, int32_t pid, uint64_t handle)
+{
+    struct chandle *h = ptt_hmap_get(&c->handles, ptt_key2((uint32_t)pid, handle), 0);
+    return h ? h->th : NULL;
+}
+
+struct cobj *check_obj_find(struct ptt_check *c, int32_t pid, uint64_t addr)
+{
+    return ptt_hmap_get(&c->objects, ptt_key2((uint32_t)pid, addr), 0);
+}
+
+struct cobj *check_obj(struct ptt_check *c, int32_t pid, uint64_t addr, int cls)
+{
+    struct cobj *o = ptt_hmap_get(&c->objects, ptt_key2((uint32_t)pid, addr), sizeof *o);
+    if (!o->seen) {
+        o->seen = 1;
+        o->pid = pid;
+        o->addr = addr;
+        o->cls = cls;
+    }
+    return o;
+}
+
+struct ptt_finding *check_add(struct ptt_check *c, enum ptt_fkind kind, const char *what,
+                              uint64_t key, const char *summary)
+{
+    struct ptt_finding **slot = NULL;
+    if (key) {
+        slot = ptt_hmap_get(&c->dedup, key, sizeof *slot);
+        if (*slot) {
+            (*slot)->count++;
+            return *slot;
+        }
+    }
+    struct ptt_finding *f = must(calloc(1, sizeof *f));
+    f->kind = kind;
+    f->what = what;
+    f->key = key;
+    f->count = 1;
+    snprintf(f->summary, sizeof f->summary, "%s", summary);
+    if (c->nf == c->fcap) {
+        c->fcap = c->fcap ? 2 * c->fcap : 16;
+        c->f = must(realloc(c->f, c->fcap * sizeof *c->f));
+    }
+    c->f[c->nf++] = f;
+    if (slot)
+        *slot = f;
+    return f;
+}
+
+int check_fthread(struct ptt_finding *f, int32_t pid, int32_t tid)
+{
+    for (unsigned i = 0; i < f->nthreads; i++)
+        if (f->threads[i].pid == pid && f->threads[i].tid == tid)
+            return (int)i;
+    if (f->nthreads == PTT_FIND_MAX)
+        return -1;
+    f->threads[f->nthreads] = (struct ptt_fthread){pid, tid};
+    return (int)f->nthreads++;
+}
+
+int check_fobject(struct ptt_finding *f, int32_t pid, int cls, uint64_t addr)
+{
+    for (unsigned i = 0; i < f->nobjects; i++)
+        if (f->objects[i].pid == pid && f->objects[i].addr == addr && f->objects[i].cls == cls)
+            return (int)i;
+    if (f->nobjects == PTT_FIND_MAX)
+        return -1;
+    f->objects[f->nobjects] = (struct ptt_fobject){pid, cls, addr, 0};
+    return (int)f->nobjects++;
+}
+
+/* A thread as an object (what a join waits for). */
+int check_fthread_obj(struct ptt_check *c, struct ptt_finding *f, struct cthread *th)
+{
+    (void)c;
+    int i = check_fobject(f, th->pid, PTT_CLASS_thread, th->handle);
+    if (i >= 0)
+        f->objects[i].tid = th->tid;
+    return i;
+}
+
+void check_fstep(struct ptt_finding *f, int32_t pid, int32_t tid, uint16_t call,
+                 const char *action, int object, uint64_t site, int64_t ns)
+{
+    if (f->nsteps == PTT_FIND_MAX)
+        return;
+    f->steps[f->nsteps++] = (struct ptt_fstep){pid, tid, call, action, object, site, ns};
+}
+
+uint64_t check_site_of(const struct ptt_ev *ev)
+{
+    for (unsigned i = 0; ev->info && i < ev->info->nargs && i < ev->nargs; i++)
+        if (ev->info->fields[i].type == PTT_F_SITE)
+            return ev->args[i];
+    return 0;
+}
+
+/* A thread starts: map its handle to it, with what its creation asked (detached). */
+static void thread_start(struct ptt_check *c, struct cthread *th, const struct ptt_ev *ev)
+{
+    if (th->ended) { /* a new thread with an old id */
+        struct ptt_tthread *tt = th->tt;
+        free(th->fheld);
+        *th = (struct cthread){.pid = th->pid, .tid = th->tid, .tt = tt};
+    }
+    th->complete = 1;
+    th->handle = ptt_ev_arg(ev, PTT_F(THREAD_START, self), 0);
+    struct chandle *h =
+        ptt_hmap_get(&c->handles, ptt_key2((uint32_t)ev->pid, th->handle), sizeof *h);
+    if (!h->th && h->created_ns) /* its creation returned first */
+        th->detached = h->detached;
+    h->th = th;
+    h->created_ns = 0;
+}
+
+/* pthread_create returned a handle: the thread already started, or is yet to. */
+static void thread_created(struct ptt_check *c, const struct ptt_ev *ev, const struct ptt_open *in)
+{
+    uint64_t handle = ptt_ev_arg(ev, PTT_F(THREAD_CREATE_OUT, thread), 0);
+    int det = (int)ptt_ev_arg(&in->in, PTT_F(THREAD_CREATE_IN, detached), 0);
+    struct chandle *h = ptt_hmap_get(&c->handles, ptt_key2((uint32_t)ev->pid, handle), sizeof *h);
+    if (h->th && !h->th->ended && h->th->handle == handle &&
+        check_thread(c, ev->pid, ev->tid) != h->th) {
+        /* Started during the call (THREAD_START came first). */
+        h->th->detached |= det;
+        h->th->stacksize = ptt_ev_arg(&in->in, PTT_F(THREAD_CREATE_IN, stacksize), 0);
+        return;
+    }
+    h->th = NULL;
+    h->detached = det;
+    h->created_ns = ev->ns ? ev->ns : 1;
+}
+
+static void module_load(struct ptt_check *c, const struct ptt_ev *ev)
+{
+    if (c->nmods == c->modcap) {
+        c->modcap = c->modcap ? 2 * c->modcap : 32;
+        c->mods = must(realloc(c->mods, c->modcap * sizeof *c->mods));
+    }
+    uint64_t base = ptt_ev_arg(ev, PTT_F(MODULE_LOAD, base), 0);
+    c->mods[c->nmods++] =
+        (struct cmodule){ev->pid, base, base + ptt_ev_arg(ev, PTT_F(MODULE_LOAD, size), 0)};
+}
+
+static void mark_pid(struct ptt_hmap *m, int32_t pid)
+{
+    *(int *)ptt_hmap_get(m, (uint32_t)pid + 1ull, sizeof(int)) = 1;
+}
+
+/* Events about the trace and the processes rather than a thread's calls. */
+static int meta_event(struct ptt_check *c, struct cthread *th, const struct ptt_ev *ev)
+{
+    switch (ev->id) {
+    case PTT_EV_MODULE_LOAD: module_load(c, ev); return 1;
+    case PTT_EV_HANG_BLOCKED: mark_pid(&c->hung, ev->pid); return 1;
+    case PTT_EV_TRACE_LOST:
+    case PTT_EV_TRACE_CONTROL: c->partial = 1; return 1;
+    case PTT_EV_PROCESS_START: th->complete = 1; return 1;
+    case PTT_EV_PROCESS_EXIT: {
+        int st = (int)ptt_ev_arg(ev, PTT_F(PROCESS_EXIT, status), 0);
+        if (WIFEXITED(st)) {
+            mark_pid(&c->exited, ev->pid);
+            check_process_end(c, ev->pid, ev->ns);
+        } else {
+            mark_pid(&c->hung, ev->pid);
+        }
+        return 1;
+    }
+    default: return 0;
+    }
+}
+
+/* Keep what a thread was doing when it was left inside a call: the end of the trace, or of its
+ * process. */
+static void snapshot(struct cthread *th)
+{
+    struct ptt_open *o = ptt_tthread_call(th->tt);
+    if (th->final || !o)
+        return;
+    th->final = 1;
+    th->fcall = *o;
+    th->nfheld = th->tt->nheld;
+    if (th->nfheld) {
+        th->fheld = must(malloc(th->nfheld * sizeof *th->fheld));
+        memcpy(th->fheld, th->tt->held, th->nfheld * sizeof *th->fheld);
+    }
+}
+
+void ptt_check_event(struct ptt_check *c, const struct ptt_ev *ev)
+{
+    if (!ev->info)
+        return;
+    c->end_ns = ev->ns;
+    struct cthread *th = check_thread(c, ev->pid, ev->tid);
+    if (ev->info->kind == PTT_KIND_META) {
+        if (ev->id == PTT_EV_TRACE_UNFINISHED)
+            snapshot(th);
+        if (meta_event(c, th, ev))
+            return;
+    }
+    if (ev->info->role == PTT_ROLE_THREAD_START)
+        thread_start(c, th, ev);
+    else if (ev->info->role == PTT_ROLE_THREAD_END)
+        check_thread_end(c, th, ev);
+    check_misuse_before(c, th, ev);
+    struct ptt_track res;
+    ptt_tracker_feed(th->tt, ev, &res);
+    if ((res.what & PTT_TRK_CLOSED) && !res.unfinished && ev->id == PTT_EV_THREAD_CREATE_OUT &&
+        ptt_ev_arg(ev, PTT_F(THREAD_CREATE_OUT, ret), 1) == 0)
+        thread_created(c, ev, res.closed);
+    check_misuse_after(c, th, ev, &res);
+}
+
+static int finding_cmp(const void *a, const void *b)
+{
+    const struct ptt_finding *x = *(struct ptt_finding *const *)a,
+                             *y = *(struct ptt_finding *const *)b;
+    if (x->kind != y->kind)
+        return x->kind < y->kind ? -1 : 1;
+    int64_t tx = x->nsteps ? x->steps[0].ns : 0, ty = y->nsteps ? y->steps[0].ns : 0;
+    return tx < ty ? -1 : tx > ty;
+}
+
+struct ptt_finding **ptt_check_end(struct ptt_check *c, size_t *n)
+{
+    for (size_t i = 0; i < c->threads.cap; i++) {
+        struct cthread *th = ptt_hmap_slot(&c->threads, i);
+        if (th && !th->ended)
+            snapshot(th);
+    }
+    check_block_end(c);
+    check_order_end(c, c->order);
+    qsort(c->f, c->nf, sizeof *c->f, finding_cmp);
+    *n = c->nf;
+    return c->f;
+}

@@ -1,0 +1,364 @@
+/* What the threads were left waiting for, at the end of the trace or of their process: a cycle
+ * of threads each waiting for the next (a deadlock: a lock held by the next, or its end for a
+ * join), and waits no other thread will end (a hang: a condvar nobody signals any more, a barrier
+ * that cannot fill, a semaphore nobody posts, a thread that never ends, a lock whose holder has
+ * ended). Hangs are told only in a process that hung: ptt trace's hang detector reported it, or
+ * every thread it had left was blocked in a call. A wait that only follows from another finding
+ * (a join of a deadlocked thread) is not a finding of its own. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/check_int.h"
+
+#define MAXOUT 8
+
+struct bnode {
+    struct cthread *th;
+    const struct ptt_open *call;
+    struct cthread *out[MAXOUT]; /* the threads it waits for */
+    unsigned nout;
+    int state;    /* the search: 0 new, 1 on the path, 2 done */
+    int reported; /* in a deadlock or a hang already */
+};
+
+struct blocked {
+    struct bnode *v;
+    size_t n;
+};
+
+static const struct ptt_held *held_list(const struct cthread *th, unsigned *n)
+{
+    *n = th->final ? th->nfheld : th->tt->nheld;
+    return th->final ? th->fheld : th->tt->held;
+}
+
+static const struct ptt_held *holds(const struct cthread *th, uint64_t obj)
+{
+    unsigned n;
+    const struct ptt_held *h = held_list(th, &n);
+    for (unsigned i = 0; i < n; i++)
+        if (h[i].object == obj)
+            return &h[i];
+    return NULL;
+}
+
+static const struct ptt_open *blocked_call(const struct cthread *th)
+{
+    if (th->ended || !th->final)
+        return NULL;
+    return th->fcall.block != PTT_OPEN_RUNNING ? &th->fcall : NULL;
+}
+
+static int is_lock_wait(const struct ptt_open *o)
+{
+    const struct ptt_evinfo *e = o->in.info;
+    return e->role == PTT_ROLE_ACQUIRE && !(e->rflags & PTT_ROLEF_COUNTED);
+}
+
+static int is_join(const struct ptt_open *o)
+{
+    return o->in.info->role == PTT_ROLE_WAIT && o->in.info->okind == PTT_CLASS_thread;
+}
+
+/* The threads that b waits for: the holders of its lock, the thread it joins. */
+static void wait_for(struct ptt_check *c, struct bnode *b)
+{
+    const struct ptt_open *o = b->call;
+    if (is_join(o)) {
+        struct cthread *t = check_thread_of(c, b->th->pid, o->object);
+        if (t && !t->ended)
+            b->out[b->nout++] = t;
+        return;
+    }
+    if (!is_lock_wait(o))
+        return;
+    int shared = (o->in.info->rflags & PTT_ROLEF_SHARED) != 0;
+    for (size_t i = 0; i < c->threads.cap && b->nout < MAXOUT; i++) {
+        struct cthread *t = ptt_hmap_slot(&c->threads, i);
+        if (!t || t->pid != b->th->pid)
+            continue;
+        const struct ptt_held *h = holds(t, o->object);
+        if (h && !(shared && h->shared))
+            b->out[b->nout++] = t;
+    }
+}
+
+static struct bnode *node_of(struct blocked *bl, const struct cthread *th)
+{
+    for (size_t i = 0; i < bl->n; i++)
+        if (bl->v[i].th == th)
+            return &bl->v[i];
+    return NULL;
+}
+
+static void collect(struct ptt_check *c, struct blocked *bl)
+{
+    bl->v = calloc(c->threads.n + 1, sizeof *bl->v);
+    if (!bl->v) {
+        fprintf(stderr, "ptt: out of memory\n");
+        exit(2);
+    }
+    for (size_t i = 0; i < c->threads.cap; i++) {
+        struct cthread *th = ptt_hmap_slot(&c->threads, i);
+        const struct ptt_open *o = th ? blocked_call(th) : NULL;
+        if (o)
+            bl->v[bl->n++] = (struct bnode){.th = th, .call = o};
+    }
+    for (size_t i = 0; i < bl->n; i++)
+        wait_for(c, &bl->v[i]);
+}
+
+/* ---- deadlocks ---- */
+
+static int cls_of(const struct ptt_open *o)
+{
+    return o->in.info->okind;
+}
+
+static void deadlock(struct ptt_check *c, struct bnode **cyc, size_t n)
+{
+    struct ptt_finding *f = check_add(c, PTT_FK_DEADLOCK, "deadlock", 0, "");
+    for (size_t i = 0; i < n; i++)
+        check_fthread(f, cyc[i]->th->pid, cyc[i]->th->tid);
+    int obj[PTT_FIND_MAX];
+    for (size_t i = 0; i < n; i++) {
+        const struct ptt_open *o = cyc[i]->call;
+        obj[i] = is_join(o) ? check_fthread_obj(c, f, cyc[(i + 1) % n]->th)
+                            : check_fobject(f, cyc[i]->th->pid, cls_of(o), o->object);
+    }
+    int w = 0;
+    for (size_t i = 0; i < n && w < (int)sizeof f->summary; i++) {
+        const struct ptt_open *o = cyc[i]->call;
+        size_t next = (i + 1) % n;
+        if (is_join(o))
+            w += snprintf(f->summary + w, sizeof f->summary - (size_t)w, "%s{t%zu} joins {t%zu}",
+                          i ? "; " : "", i, next);
+        else if (n == 1)
+            w += snprintf(f->summary + w, sizeof f->summary - (size_t)w,
+                          "{t0} waits for {o%d}, which it holds itself%s", obj[i],
+                          holds(cyc[i]->th, o->object)->shared ? " for reading" : "");
+        else
+            w += snprintf(f->summary + w, sizeof f->summary - (size_t)w,
+                          "%s{t%zu} waits for {o%d}, held by {t%zu}", i ? "; " : "", i, obj[i],
+                          next);
+    }
+    for (size_t i = 0; i < n; i++) {
+        const struct ptt_open *o = cyc[i]->call;
+        struct cthread *th = cyc[i]->th;
+        /* What it holds that the previous thread waits for, then its wait. */
+        const struct ptt_open *prev = cyc[(i + n - 1) % n]->call;
+        const struct ptt_held *h = is_join(prev) ? NULL : holds(th, prev->object);
+        if (h)
+            check_fstep(f, th->pid, th->tid, 0, h->shared ? "took for reading" : "took",
+                        obj[(i + n - 1) % n], h->site, h->ns);
+        check_fstep(f, th->pid, th->tid, o->in.id, "waits for", obj[i], o->site,
+                    o->block_ns >= 0 ? o->block_ns : o->in.ns);
+        cyc[i]->reported = 1;
+    }
+}
+
+/* Depth-first search for cycles of waits; each found once (its threads are then reported). */
+static void find_cycles(struct ptt_check *c, struct blocked *bl)
+{
+    struct bnode **path = malloc((bl->n + 1) * sizeof *path);
+    unsigned *next = malloc((bl->n + 1) * sizeof *next);
+    if (!path || !next) {
+        fprintf(stderr, "ptt: out of memory\n");
+        exit(2);
+    }
+    for (size_t r = 0; r < bl->n; r++) {
+        if (bl->v[r].state)
+            continue;
+        size_t d = 0;
+        path[d] = &bl->v[r];
+        next[d++] = 0;
+        bl->v[r].state = 1;
+        while (d) {
+            struct bnode *b = path[d - 1];
+            if (next[d - 1] == b->nout) {
+                b->state = 2;
+                d--;
+                continue;
+            }
+            struct bnode *w = node_of(bl, b->out[next[d - 1]++]);
+            if (!w)
+                continue;
+            if (w->state == 1) { /* a cycle: from w to b on the path */
+                size_t k = d;
+                while (path[k - 1] != w)
+                    k--;
+                int fresh = 1;
+                for (size_t i = k - 1; i < d; i++)
+                    fresh &= !path[i]->reported;
+                if (fresh && d - (k - 1) <= PTT_FIND_MAX)
+                    deadlock(c, &path[k - 1], d - (k - 1));
+            } else if (!w->state) {
+                w->state = 1;
+                path[d] = w;
+                next[d++] = 0;
+            }
+        }
+    }
+    free(path);
+    free(next);
+}
+
+/* ---- hangs ---- */
+
+static int pid_marked(struct ptt_hmap *m, int32_t pid)
+{
+    return ptt_hmap_get(m, (uint32_t)pid + 1ull, 0) != NULL;
+}
+
+/* Whether a process hung: the detector said so, or every thread it had left was blocked. */
+static int hung(struct ptt_check *c, struct blocked *bl, int32_t pid)
+{
+    if (pid_marked(&c->hung, pid))
+        return 1;
+    if (pid_marked(&c->exited, pid))
+        return 0;
+    for (size_t i = 0; i < c->threads.cap; i++) {
+        struct cthread *th = ptt_hmap_slot(&c->threads, i);
+        if (th && th->pid == pid && !th->ended && !node_of(bl, th))
+            return 0;
+    }
+    return 1;
+}
+
+static const char *hang_kind(const struct ptt_open *o)
+{
+    const struct ptt_evinfo *e = o->in.info;
+    if (e->role == PTT_ROLE_WAIT && e->okind == PTT_CLASS_cond)
+        return "condvar never signalled";
+    if (e->role == PTT_ROLE_WAIT && e->okind == PTT_CLASS_barrier)
+        return "barrier that never fills";
+    if (e->role == PTT_ROLE_ACQUIRE && (e->rflags & PTT_ROLEF_COUNTED))
+        return "semaphore never posted";
+    return NULL;
+}
+
+/* Every thread blocked on the same object as b joins b's finding. */
+static void object_hang(struct ptt_check *c, struct blocked *bl, struct bnode *b, const char *what)
+{
+    const struct ptt_open *o = b->call;
+    struct cobj *obj = check_obj(c, b->th->pid, o->object, cls_of(o));
+    struct ptt_finding *f = check_add(c, PTT_FK_HANG, what, 0, "");
+    int k = check_fobject(f, obj->pid, obj->cls, obj->addr);
+    unsigned waiters = 0;
+    int64_t first = INT64_MAX;
+    for (size_t i = 0; i < bl->n; i++) {
+        struct bnode *x = &bl->v[i];
+        if (x->reported || x->th->pid != b->th->pid || x->call->object != o->object ||
+            hang_kind(x->call) != what)
+            continue;
+        x->reported = 1;
+        waiters++;
+        check_fthread(f, x->th->pid, x->th->tid);
+        if (x->call->in.ns < first)
+            first = x->call->in.ns;
+        check_fstep(f, x->th->pid, x->th->tid, x->call->in.id, "waits on", k, x->call->site,
+                    x->call->in.ns);
+    }
+    const char *many = waiters > 1 ? "{t0} and the others shown wait" : "{t0} waits";
+    if (obj->cls == PTT_CLASS_barrier) {
+        snprintf(f->summary, sizeof f->summary,
+                 "%s at {o0} of count %llu: %u arrived, and no other thread will", many,
+                 (unsigned long long)obj->bcount, waiters);
+    } else if (obj->cls == PTT_CLASS_sem) {
+        snprintf(f->summary, sizeof f->summary,
+                 "%s on {o0}, which no thread posts any more (%llu posts in all)", many,
+                 (unsigned long long)obj->signals);
+    } else if (obj->signals && obj->signal_ns <= first) {
+        int t = check_fthread(f, b->th->pid, obj->signal_tid);
+        check_fstep(f, b->th->pid, obj->signal_tid, obj->signal_call, "signalled", k,
+                    obj->signal_site, obj->signal_ns);
+        snprintf(f->summary, sizeof f->summary,
+                 "%s on {o0}, which {t%d} signalled before the wait began and no thread "
+                 "signals since: a lost wake-up (a wait must follow a check of the condition, "
+                 "under the mutex)",
+                 many, t);
+        f->what = "lost wake-up";
+    } else {
+        snprintf(f->summary, sizeof f->summary,
+                 "%s on {o0}, which no thread signals after the wait began%s", many,
+                 obj->signals ? "" : " (it is never signalled)");
+    }
+}
+
+/* What a thread was doing at the end, as a step. */
+static void doing(struct ptt_finding *f, struct cthread *t, int object)
+{
+    const struct ptt_open *o = t->final ? &t->fcall : ptt_tthread_call(t->tt);
+    if (o)
+        check_fstep(f, t->pid, t->tid, o->in.id, "is inside", -1, o->site, o->in.ns);
+    else
+        check_fstep(f, t->pid, t->tid, 0, "runs outside any traced call", object, 0, 0);
+}
+
+static void join_hang(struct ptt_check *c, struct blocked *bl, struct bnode *b)
+{
+    struct cthread *t = b->nout ? b->out[0] : NULL;
+    struct bnode *tb = t ? node_of(bl, t) : NULL;
+    if (!t || (tb && tb->reported))
+        return; /* it ends the day the thread it waits for does: that is the finding */
+    struct ptt_finding *f = check_add(c, PTT_FK_HANG, "join of a thread that never ends", 0,
+                                      "{t0} joins {o0}, a thread that never ends");
+    check_fthread(f, b->th->pid, b->th->tid);
+    int k = check_fthread_obj(c, f, t);
+    check_fstep(f, b->th->pid, b->th->tid, b->call->in.id, "joins", k, b->call->site,
+                b->call->in.ns);
+    doing(f, t, k);
+    b->reported = 1;
+}
+
+/* A lock whose every holder has ended. */
+static void orphan_hang(struct ptt_check *c, struct bnode *b)
+{
+    for (unsigned i = 0; i < b->nout; i++)
+        if (!b->out[i]->ended)
+            return;
+    if (!b->nout)
+        return;
+    const struct ptt_open *o = b->call;
+    struct ptt_finding *f =
+        check_add(c, PTT_FK_HANG, "lock held by a thread that ended", 0,
+                  "{t0} waits for {o0}, held by {t1}, which ended without unlocking it");
+    check_fthread(f, b->th->pid, b->th->tid);
+    check_fthread(f, b->out[0]->pid, b->out[0]->tid);
+    int k = check_fobject(f, b->th->pid, cls_of(o), o->object);
+    const struct ptt_held *h = holds(b->out[0], o->object);
+    if (h)
+        check_fstep(f, b->out[0]->pid, b->out[0]->tid, 0, "took", k, h->site, h->ns);
+    check_fstep(f, b->th->pid, b->th->tid, o->in.id, "waits for", k, o->site, o->in.ns);
+    b->reported = 1;
+}
+
+static void find_hangs(struct ptt_check *c, struct blocked *bl)
+{
+    for (size_t i = 0; i < bl->n; i++) {
+        struct bnode *b = &bl->v[i];
+        const char *what = hang_kind(b->call);
+        if (!b->reported && what && hung(c, bl, b->th->pid))
+            object_hang(c, bl, b, what);
+    }
+    for (size_t i = 0; i < bl->n; i++) { /* after the others: a join of a hung thread is not */
+        struct bnode *b = &bl->v[i];
+        if (b->reported || !hung(c, bl, b->th->pid))
+            continue;
+        if (is_join(b->call))
+            join_hang(c, bl, b);
+        else if (is_lock_wait(b->call))
+            orphan_hang(c, b);
+    }
+}
+
+void check_block_end(struct ptt_check *c)
+{
+    struct blocked bl = {0};
+    collect(c, &bl);
+    find_cycles(c, &bl);
+    find_hangs(c, &bl);
+    free(bl.v);
+}

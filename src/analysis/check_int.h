@@ -1,0 +1,124 @@
+/* The checker's state, shared by its parts: check.c (threads, objects, the pass), check_misuse.c
+ * (misuse and errors, as they happen), check_order.c (the lock-order graph), check_block.c (what
+ * the threads wait for at the end: deadlocks, hangs). */
+#ifndef PTT_CHECK_INT_H
+#define PTT_CHECK_INT_H
+
+#include "analysis/check.h"
+#include "analysis/names.h"
+#include "analysis/tracker.h"
+#include "util/hmap.h"
+
+struct cthread {
+    int32_t pid, tid;
+    uint64_t handle;     /* its pthread_t (THREAD_START), 0 for a main thread */
+    int detached;        /* created detached, or pthread_detach'ed */
+    int joined;          /* a join of it returned */
+    int ended;           /* THREAD_END seen */
+    int complete;        /* every event of it since its start is in the trace */
+    uint64_t stacksize;  /* asked for at its creation, 0 for the default */
+    struct ptt_tthread *tt;
+    /* Its state when the trace or its process ended while it was inside a call. */
+    int final;
+    struct ptt_open fcall;
+    struct ptt_held *fheld;
+    unsigned nfheld;
+    /* An EOWNERDEAD lock not yet made consistent: an error if it is unlocked so. */
+    uint64_t dead_obj, dead_site;
+    int64_t dead_ns;
+    uint16_t dead_call;
+    uint64_t foreign; /* the lock it is unlocking for another thread */
+    int explained; /* the error of its innermost call is a misuse's, already reported */
+};
+
+/* A pthread_t, mapped to the thread that last had it (glibc hands handles out again). */
+struct chandle {
+    struct cthread *th; /* NULL while created but not started */
+    int detached;       /* asked at the creation, for a thread not started yet */
+    int64_t created_ns;
+};
+
+struct cobj {
+    int32_t pid;
+    int cls;
+    uint64_t addr;
+    unsigned inited : 1, destroyed : 1, robust : 1, seen : 1, reported : 1;
+    int mtype;          /* mutex type: 0 normal, 1 recursive, 2 error-checking, 3 adaptive */
+    int32_t owner;      /* the thread holding it exclusively, 0 if none */
+    int64_t destroy_ns; /* its last successful destroy */
+    uint64_t destroy_site;
+    int32_t destroy_tid;
+    unsigned waiters;    /* threads inside a wait on it (condvar, barrier, semaphore) */
+    uint64_t wait_mutex; /* a condvar's mutex while it has waiters */
+    uint64_t bcount;     /* a barrier's count */
+    uint64_t signals;    /* signals and broadcasts of a condvar, posts of a semaphore */
+    int64_t signal_ns;   /* the last one */
+    uint64_t signal_site;
+    int32_t signal_tid;
+    uint16_t signal_call;
+    unsigned readers; /* read locks held */
+    int32_t wait_tid; /* a thread waiting on it (wait_mutex's waiter) */
+    uint64_t wait_site;
+    int64_t wait_ns;
+    int32_t last_unlock_tid; /* its last unlock */
+    uint64_t last_unlock_site;
+    int64_t last_unlock_ns;
+};
+
+struct cmodule {
+    int32_t pid;
+    uint64_t lo, hi;
+};
+
+struct ptt_check {
+    struct ptt_tracker *tracker;
+    struct ptt_hmap threads; /* (pid, tid) -> cthread */
+    struct ptt_hmap handles; /* (pid, pthread_t) -> chandle */
+    struct ptt_hmap objects; /* (pid, address) -> cobj */
+    struct ptt_hmap dedup;   /* finding key -> finding */
+    struct cthread *last;    /* the last event's thread: most events follow their thread's */
+    struct ptt_finding **f;
+    size_t nf, fcap;
+    struct cmodule *mods;
+    size_t nmods, modcap;
+    struct ptt_hmap hung;    /* pids whose hang was detected or that were killed */
+    struct ptt_hmap exited;  /* pids that exited normally */
+    struct check_order *order;
+    int64_t end_ns;
+    int partial; /* events were lost, or recording switched: "not held" cannot be told */
+    const struct ptt_names *names;
+};
+
+struct cthread *check_thread(struct ptt_check *c, int32_t pid, int32_t tid);
+struct cthread *check_thread_of(struct ptt_check *c, int32_t pid, uint64_t handle);
+struct cobj *check_obj(struct ptt_check *c, int32_t pid, uint64_t addr, int cls);
+struct cobj *check_obj_find(struct ptt_check *c, int32_t pid, uint64_t addr);
+
+/* A new finding (count 1), or the one of the same key, counted once more. */
+struct ptt_finding *check_add(struct ptt_check *c, enum ptt_fkind kind, const char *what,
+                              uint64_t key, const char *summary);
+int check_fthread(struct ptt_finding *f, int32_t pid, int32_t tid);
+int check_fobject(struct ptt_finding *f, int32_t pid, int cls, uint64_t addr);
+int check_fthread_obj(struct ptt_check *c, struct ptt_finding *f, struct cthread *th);
+void check_fstep(struct ptt_finding *f, int32_t pid, int32_t tid, uint16_t call,
+                 const char *action, int object, uint64_t site, int64_t ns);
+uint64_t check_site_of(const struct ptt_ev *ev);
+
+/* check_misuse.c: before and after the tracker has seen an event. */
+void check_misuse_before(struct ptt_check *c, struct cthread *th, const struct ptt_ev *ev);
+void check_misuse_after(struct ptt_check *c, struct cthread *th, const struct ptt_ev *ev,
+                        const struct ptt_track *res);
+void check_thread_end(struct ptt_check *c, struct cthread *th, const struct ptt_ev *ev);
+void check_process_end(struct ptt_check *c, int32_t pid, int64_t ns);
+
+/* check_order.c */
+struct check_order *check_order_new(void);
+void check_order_acquire(struct check_order *o, struct cthread *th, const struct ptt_ev *ev,
+                         uint64_t lock, int shared);
+void check_order_end(struct ptt_check *c, struct check_order *o);
+void check_order_free(struct check_order *o);
+
+/* check_block.c */
+void check_block_end(struct ptt_check *c);
+
+#endif

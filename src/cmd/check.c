@@ -1,0 +1,304 @@
+/* ptt check: read a trace once and print what the checker found (analysis/check.h), in sentences
+ * or as JSON. Also run by ptt trace --check on the trace it has just written. */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/check.h"
+#include "analysis/names.h"
+#include "cmd/check.h"
+#include "cmd/cmds.h"
+#include "cmd/usage.h"
+#include "trace/reader.h"
+#include "util/json.h"
+#include "util/util.h"
+
+struct out {
+    FILE *f;
+    const struct ptt_names *names;
+};
+
+static const char *kind_word(int cls)
+{
+    switch (cls) {
+    case PTT_CLASS_mutex: return "mutex";
+    case PTT_CLASS_cond: return "condvar";
+    case PTT_CLASS_barrier: return "barrier";
+    case PTT_CLASS_rwlock: return "rwlock";
+    case PTT_CLASS_spin: return "spinlock";
+    case PTT_CLASS_sem: return "semaphore";
+    case PTT_CLASS_thread: return "thread";
+    default: return "object";
+    }
+}
+
+static const char *thread_name(const struct out *o, int32_t pid, int32_t tid, char *buf,
+                               size_t len)
+{
+    const char *n = ptt_names_thread(o->names, pid, tid);
+    if (n)
+        return n;
+    snprintf(buf, len, "%d", tid);
+    return buf;
+}
+
+static const char *object_name(const struct out *o, const struct ptt_fobject *ob, char *buf,
+                               size_t len)
+{
+    int32_t tid = ob->tid;
+    if (ob->cls == PTT_CLASS_thread && !tid) /* joined before it started */
+        tid = ptt_names_pthread(o->names, ob->pid, ob->addr);
+    const char *n = ob->cls == PTT_CLASS_thread ? ptt_names_thread(o->names, ob->pid, tid)
+                                                : ptt_names_object(o->names, ob->pid, ob->addr);
+    if (n)
+        return n;
+    snprintf(buf, len, "0x%" PRIx64, ob->addr);
+    return buf;
+}
+
+/* "file:line" of a site and the function it is in; NULL when unknown. */
+static const char *site_name(const struct out *o, int32_t pid, uint64_t site, char *fn,
+                             size_t fnlen)
+{
+    *fn = 0;
+    if (!site)
+        return NULL;
+    const char *code = ptt_names_code(o->names, pid, site - 1);
+    if (code) {
+        size_t n = strcspn(code, " ");
+        snprintf(fn, fnlen, "%.*s", (int)n, code);
+    }
+    return ptt_names_site(o->names, pid, site);
+}
+
+/* The summary with {oN} and {tN} named. */
+static void fill(const struct out *o, const struct ptt_finding *f, char *buf, size_t len)
+{
+    size_t w = 0;
+    char nb[300], tb[32];
+    for (const char *s = f->summary; *s && w + 1 < len; s++) {
+        unsigned k;
+        int used;
+        if (s[0] == '{' && (s[1] == 'o' || s[1] == 't') && sscanf(s + 2, "%u}%n", &k, &used) == 1 &&
+            s[2 + used - 1] == '}') {
+            const char *name = "?";
+            char tmp[340];
+            if (s[1] == 'o' && k < f->nobjects) {
+                snprintf(tmp, sizeof tmp, "%s %s", kind_word(f->objects[k].cls),
+                         object_name(o, &f->objects[k], nb, sizeof nb));
+                name = tmp;
+            } else if (s[1] == 't' && k < f->nthreads) {
+                const struct ptt_fthread *t = &f->threads[k];
+                snprintf(tmp, sizeof tmp, "%s (%d)", thread_name(o, t->pid, t->tid, tb, sizeof tb),
+                         t->tid);
+                name = tmp;
+            }
+            w += (size_t)snprintf(buf + w, len - w, "%s", name);
+            if (w >= len)
+                w = len - 1;
+            s += 2 + used - 1;
+            continue;
+        }
+        buf[w++] = *s;
+    }
+    buf[w < len ? w : len - 1] = 0;
+}
+
+static void text_step(const struct out *o, const struct ptt_finding *f, const struct ptt_fstep *s)
+{
+    char tb[32], nb[300], fn[200];
+    const struct ptt_evinfo *in = s->call ? ptt_evinfo(s->call) : NULL;
+    fprintf(o->f, "    %12.6f  %s (%d) %s", (double)s->ns / 1e9,
+            thread_name(o, s->pid, s->tid, tb, sizeof tb), s->tid, s->action);
+    if (s->object >= 0 && (unsigned)s->object < f->nobjects)
+        fprintf(o->f, " %s %s", kind_word(f->objects[s->object].cls),
+                object_name(o, &f->objects[s->object], nb, sizeof nb));
+    if (in && in->routine[0])
+        fprintf(o->f, " (%s)", in->routine);
+    const char *site = site_name(o, s->pid, s->site, fn, sizeof fn);
+    if (site)
+        fprintf(o->f, " at %s%s%s", site, fn[0] ? " in " : "", fn);
+    else if (s->site)
+        fprintf(o->f, " at 0x%" PRIx64, s->site);
+    fputc('\n', o->f);
+}
+
+static void write_text(const struct out *o, struct ptt_finding **f, size_t n)
+{
+    char sum[2048];
+    for (size_t i = 0; i < n; i++) {
+        fill(o, f[i], sum, sizeof sum);
+        fprintf(o->f, "%s%s: %s", i ? "\n" : "", ptt_fkind_name(f[i]->kind), sum);
+        if (f[i]->count > 1)
+            fprintf(o->f, " (%" PRIu64 " times)", f[i]->count);
+        fprintf(o->f, "\n");
+        for (unsigned k = 0; k < f[i]->nsteps; k++)
+            text_step(o, f[i], &f[i]->steps[k]);
+    }
+}
+
+static void json_site(const struct out *o, int32_t pid, uint64_t site)
+{
+    char fn[200];
+    const char *s = site_name(o, pid, site, fn, sizeof fn);
+    fputs(",\"site\":", o->f);
+    if (s)
+        ptt_json_str(o->f, s);
+    else if (site)
+        fprintf(o->f, "\"0x%" PRIx64 "\"", site);
+    else
+        fputs("null", o->f);
+    fputs(",\"function\":", o->f);
+    if (fn[0])
+        ptt_json_str(o->f, fn);
+    else
+        fputs("null", o->f);
+}
+
+static void json_finding(const struct out *o, const struct ptt_finding *f)
+{
+    char sum[2048], nb[300], tb[32];
+    fill(o, f, sum, sizeof sum);
+    fprintf(o->f, "{\"kind\":\"%s\",\"what\":", ptt_fkind_name(f->kind));
+    ptt_json_str(o->f, f->what);
+    fputs(",\"summary\":", o->f);
+    ptt_json_str(o->f, sum);
+    fprintf(o->f, ",\"count\":%" PRIu64, f->count);
+    if (f->err)
+        fprintf(o->f, ",\"errno\":\"%s\"", strerrorname_np(f->err) ? strerrorname_np(f->err) : "?");
+    fputs(",\"threads\":[", o->f);
+    for (unsigned k = 0; k < f->nthreads; k++) {
+        const struct ptt_fthread *t = &f->threads[k];
+        fprintf(o->f, "%s{\"tid\":%d,\"pid\":%d,\"name\":", k ? "," : "", t->tid, t->pid);
+        ptt_json_str(o->f, thread_name(o, t->pid, t->tid, tb, sizeof tb));
+        fputc('}', o->f);
+    }
+    fputs("],\"objects\":[", o->f);
+    for (unsigned k = 0; k < f->nobjects; k++) {
+        const struct ptt_fobject *ob = &f->objects[k];
+        fprintf(o->f, "%s{\"name\":", k ? "," : "");
+        ptt_json_str(o->f, object_name(o, ob, nb, sizeof nb));
+        unsigned n;
+        fprintf(o->f, ",\"address\":\"0x%" PRIx64 "\",\"type\":\"%s\",\"pid\":%d}", ob->addr,
+                ptt_classes(&n)[ob->cls].name, ob->pid);
+    }
+    fputs("],\"steps\":[", o->f);
+    for (unsigned k = 0; k < f->nsteps; k++) {
+        const struct ptt_fstep *s = &f->steps[k];
+        const struct ptt_evinfo *in = s->call ? ptt_evinfo(s->call) : NULL;
+        fprintf(o->f, "%s{\"tid\":%d,\"pid\":%d,\"thread\":", k ? "," : "", s->tid, s->pid);
+        ptt_json_str(o->f, thread_name(o, s->pid, s->tid, tb, sizeof tb));
+        fputs(",\"event\":", o->f);
+        if (in && in->routine[0])
+            ptt_json_str(o->f, in->routine);
+        else
+            fputs("null", o->f);
+        fputs(",\"action\":", o->f);
+        ptt_json_str(o->f, s->action);
+        fputs(",\"object\":", o->f);
+        if (s->object >= 0 && (unsigned)s->object < f->nobjects)
+            ptt_json_str(o->f, object_name(o, &f->objects[s->object], nb, sizeof nb));
+        else
+            fputs("null", o->f);
+        json_site(o, s->pid, s->site);
+        fprintf(o->f, ",\"time\":%.9f}", (double)s->ns / 1e9);
+    }
+    fputs("]}", o->f);
+}
+
+static void write_json(const struct out *o, const char *path, uint64_t nevents,
+                       struct ptt_finding **f, size_t n)
+{
+    fputs("{\"trace\":", o->f);
+    ptt_json_str(o->f, path);
+    fprintf(o->f, ",\"events\":%" PRIu64 ",\"findings\":[", nevents);
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            fputc(',', o->f);
+        json_finding(o, f[i]);
+    }
+    fputs("]}\n", o->f);
+}
+
+int ptt_check_file(const char *path, int json, const char *names_file, FILE *f)
+{
+    char err[600];
+    struct ptt_names *names = ptt_names_new();
+    struct ptt_reader *r = NULL;
+    if (names_file && ptt_names_load(names, names_file, err, sizeof err))
+        ptt_warn("check", "%s", err);
+    else if (!(r = ptt_reader_open(path, err, sizeof err)))
+        ptt_warn("check", "%s", err);
+    if (!r) {
+        ptt_names_free(names);
+        return PTT_EXIT_USAGE;
+    }
+    struct ptt_check *c = ptt_check_new(names);
+    struct ptt_ev ev;
+    uint64_t nevents = 0;
+    while (ptt_reader_next(r, &ev)) {
+        ptt_names_event(names, &ev);
+        ptt_check_event(c, &ev);
+        nevents++;
+    }
+    size_t n;
+    struct ptt_finding **found = ptt_check_end(c, &n);
+    struct out o = {f, names};
+    if (json)
+        write_json(&o, path, nevents, found, n);
+    else if (n)
+        write_text(&o, found, n);
+    else
+        fprintf(f, "%s: %" PRIu64 " events, nothing found\n", path, nevents);
+    fflush(f);
+    int rc = n ? 1 : 0;
+    const char *e = ptt_reader_error(r);
+    if (e) {
+        ptt_warn("check", "%s: %s", path, e);
+        rc = PTT_EXIT_USAGE;
+    } else if (!nevents) {
+        ptt_warn("check", "%s: no events", path);
+        rc = PTT_EXIT_USAGE;
+    }
+    ptt_check_free(c);
+    ptt_reader_close(r);
+    ptt_names_free(names);
+    return rc;
+}
+
+int cmd_check(int argc, char **argv)
+{
+    static const struct option opts[] = {{"format", required_argument, 0, 'f'},
+                                         {"names", required_argument, 0, 'N'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    int json = 0, c;
+    const char *names_file = NULL;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "f:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'f':
+            if (strcmp(optarg, "text") && strcmp(optarg, "json")) {
+                ptt_warn("check", "--format=%s: use text or json", optarg);
+                return PTT_EXIT_USAGE;
+            }
+            json = !strcmp(optarg, "json");
+            break;
+        case 'N': names_file = optarg; break;
+        case 'h': fputs(ptt_usage("check"), stdout); return 0;
+        default: ptt_bad_option("check", argv); return PTT_EXIT_USAGE;
+        }
+    }
+    if (optind != argc - 1) {
+        ptt_warn("check", optind >= argc ? "no trace file given; usage: ptt check [OPTIONS] FILE"
+                                         : "one trace file at a time");
+        return PTT_EXIT_USAGE;
+    }
+    static char obuf[1 << 16];
+    setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
+    return ptt_check_file(argv[optind], json, names_file, stdout);
+}
