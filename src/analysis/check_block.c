@@ -159,6 +159,19 @@ static void deadlock(struct ptt_check *c, struct bnode **cyc, size_t n)
     }
 }
 
+/* A copy of the cycle (on the search's path, which stays as it is) turned to start at its oldest
+ * thread (the lowest id: a stable order to print). */
+static struct bnode **first_thread(struct bnode *const *cyc, size_t n, struct bnode **out)
+{
+    size_t f = 0;
+    for (size_t i = 1; i < n; i++)
+        if (cyc[i]->th->tid < cyc[f]->th->tid)
+            f = i;
+    for (size_t i = 0; i < n; i++)
+        out[i] = cyc[(f + i) % n];
+    return out;
+}
+
 /* Depth-first search for cycles of waits; each found once (its threads are then reported). */
 static void find_cycles(struct ptt_check *c, struct blocked *bl)
 {
@@ -192,8 +205,9 @@ static void find_cycles(struct ptt_check *c, struct blocked *bl)
                 int fresh = 1;
                 for (size_t i = k - 1; i < d; i++)
                     fresh &= !path[i]->reported;
+                struct bnode *cyc[PTT_FIND_MAX];
                 if (fresh && d - (k - 1) <= PTT_FIND_MAX)
-                    deadlock(c, &path[k - 1], d - (k - 1));
+                    deadlock(c, first_thread(&path[k - 1], d - (k - 1), cyc), d - (k - 1));
             } else if (!w->state) {
                 w->state = 1;
                 path[d] = w;

@@ -10,12 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "../../common/clock.h"
+#include "cmd/check.h"
 #include "cmd/cmds.h"
 #include "session/control.h"
 #include "session/daemon.h"
@@ -183,7 +185,7 @@ static int guardian(void)
 struct trace_opts {
     const char *output, *events;
     struct ptt_pool_config cfg;
-    int follow, quiet, kill_on_hang, force;
+    int follow, quiet, kill_on_hang, force, check;
     uint64_t hang_ns, flight_size;
     char **prog;
 };
@@ -336,6 +338,7 @@ static int trace_options(struct trace_opts *o, int argc, char **argv)
                                          {"level", required_argument, 0, 'L'},
                                          {"backtrace", required_argument, 0, 'B'},
                                          {"force", no_argument, 0, 'f'},
+                                         {"check", no_argument, 0, 'C'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     optind = 1;
@@ -358,6 +361,7 @@ static int trace_options(struct trace_opts *o, int argc, char **argv)
         case 'q': o->quiet = 1; break;
         case 'K': o->kill_on_hang = 1; break;
         case 'f': o->force = 1; break;
+        case 'C': o->check = 1; break;
         case 'S': o->cfg.stopped = 1; break;
         case 'h': fputs(ptt_usage("trace"), stdout); return 0;
         default: ptt_bad_option("trace", argv); return TRACE_FAILED;
@@ -552,6 +556,21 @@ static void add_pid_info(struct ptt_session *s)
         ptt_writer_info(&s->w, pidinfo);
 }
 
+/* --check: the trace just written, checked; its findings on stderr after the summary. The
+ * program's exit status stays, but a success becomes 1 when something was found. */
+static int check_after(const struct trace_opts *o, int code)
+{
+    struct stat st;
+    if (!o->check)
+        return code;
+    if (!strcmp(o->output, "-") || stat(o->output, &st) || !S_ISREG(st.st_mode)) {
+        ptt_warn("trace", "--check: %s is not a file that can be read again", o->output);
+        return code;
+    }
+    int rc = ptt_check_file(o->output, 0, NULL, stderr);
+    return code == 0 && rc == 1 ? 1 : code;
+}
+
 /* Starts the session (pool, output, control), the program under it, and runs the session. */
 static int trace_session(struct trace_opts *o, const char *lib, struct saved_sigs *saved)
 {
@@ -578,7 +597,7 @@ static int trace_session(struct trace_opts *o, const char *lib, struct saved_sig
         ptt_warn("trace", "cannot run '%s': %s", o->prog[0], strerror(s.exec_errno));
     }
     free(s.info);
-    return code;
+    return s.exec_errno ? code : check_after(o, code);
 }
 
 int cmd_trace(int argc, char **argv)

@@ -11,7 +11,8 @@ static void *t1(void *arg)
 {
     (void)arg;
     put_tid("t1");
-    pthread_mutex_lock(&a);
+    fflush(stdout);
+    pthread_mutex_lock(&a); /* check:t1_lock_a */
     pthread_barrier_wait(&both);
     pthread_mutex_lock(&b); /* check:t1_lock_b */
     return NULL;
@@ -21,7 +22,8 @@ static void *t2(void *arg)
 {
     (void)arg;
     put_tid("t2");
-    pthread_mutex_lock(&b);
+    fflush(stdout);
+    pthread_mutex_lock(&b); /* check:t2_lock_b */
     pthread_barrier_wait(&both);
     pthread_mutex_lock(&a); /* check:t2_lock_a */
     return NULL;

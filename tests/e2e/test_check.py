@@ -1,0 +1,159 @@
+"""ptt check on its corpus (tests/progs/check, README.md there): every program traced (those
+that hang with --hang-timeout and --kill-on-hang, and checked from the trace the hang left),
+then checked; the JSON findings must be exactly the expected ones (expected.json): their
+number, and for each its kind, its objects by variable name, its threads by role, the marked
+lines among its steps' sites, the errno of an error. The correct programs give no finding and
+exit status 0. Also: the text output, ptt trace --check, and bad input."""
+
+import json
+import re
+
+import pytest
+
+from conftest import PROGS, PTT, SOURCE, parse_output, ptt_trace, run
+
+CORPUS = SOURCE / "tests" / "progs" / "check"
+EXPECTED = json.loads((CORPUS / "expected.json").read_text())
+HANG_OPTS = ("--hang-timeout=0.5", "--kill-on-hang")
+
+
+def markers(prog):
+    """{NAME: line} of the /* check:NAME */ comments of PROG.c."""
+    lines = {}
+    for no, text in enumerate((CORPUS / f"{prog}.c").read_text().splitlines(), 1):
+        for key in re.findall(r"/\* check:(\w+) \*/", text):
+            lines[key] = no
+    return lines
+
+
+def trace(tmp_path, prog, opts=()):
+    hangs = EXPECTED[prog]["hangs"]
+    t = ptt_trace(tmp_path, [PROGS / "check" / prog], opts=(*(HANG_OPTS if hangs else ()), *opts),
+                  rc=137 if hangs else 0)
+    t.out = parse_output(t.stdout)[1]
+    return t
+
+
+def check_json(path):
+    p = run([PTT, "check", "--format=json", path])
+    assert p.returncode in (0, 1), p.stderr
+    assert p.stderr == ""
+    doc = json.loads(p.stdout)
+    assert (p.returncode == 1) == bool(doc["findings"])
+    return doc
+
+
+def named(f, out):
+    """A finding's objects by variable name and threads by role (the program printed their
+    addresses and ids); an unknown address stays as it is, and fails the comparison."""
+    by_addr = {v: k for k, v in out.items() if v.startswith("0x")}
+    by_tid = {v: k[4:] for k, v in out.items() if k.startswith("tid_")}
+    objects = sorted(by_addr.get(o["address"], o["address"]) for o in f["objects"])
+    # A thread of a program killed on its hang may not have flushed its id: its name (that of
+    # its start routine, the role's) then stands for it.
+    threads = sorted(by_tid.get(str(t["tid"]), t["name"]) for t in f["threads"])
+    return objects, threads
+
+
+def lines_of(f, prog):
+    return {int(s["site"].rsplit(":", 1)[1]) for s in f["steps"]
+            if s["site"] and s["site"].startswith(f"{prog}.c:")}
+
+
+@pytest.mark.parametrize("prog", sorted(EXPECTED))
+def test_corpus(tmp_path, prog):
+    t = trace(tmp_path, prog)
+    doc = check_json(t.path)
+    want = EXPECTED[prog]["findings"]
+    got = doc["findings"]
+    shown = [(f["kind"], named(f, t.out), f["summary"]) for f in got]
+    assert len(got) == len(want), shown
+    marks = markers(prog)
+    left = list(got)
+    for w in want:
+        match = [f for f in left if f["kind"] == w["kind"] and
+                 named(f, t.out)[0] == sorted(w["objects"])]
+        assert match, (w, shown)
+        f = match[0]
+        left.remove(f)
+        threads = named(f, t.out)[1]
+        if isinstance(w["threads"], int):
+            assert len(threads) == w["threads"], threads
+        else:
+            assert threads == sorted(w["threads"]), (w, f)
+        assert {marks[k] for k in w["lines"]} <= lines_of(f, prog), (w, f)
+        if "errno" in w:
+            assert f["errno"] == w["errno"]
+        assert f["summary"] and f["count"] >= 1
+        for s in f["steps"]:
+            assert s["tid"] in {th["tid"] for th in f["threads"]} or s["action"] == "is inside"
+
+
+def test_text(tmp_path):
+    """The text form: one paragraph per finding, kind first, then its steps with their lines."""
+    t = trace(tmp_path, "check_abba")
+    p = run([PTT, "check", t.path])
+    assert p.returncode == 1 and p.stderr == ""
+    first, *steps = p.stdout.splitlines()
+    out = t.out
+    assert first == (f"deadlock: t1 ({out['tid_t1']}) waits for mutex b, held by t2 "
+                     f"({out['tid_t2']}); t2 ({out['tid_t2']}) waits for mutex a, held by t1 "
+                     f"({out['tid_t1']})")
+    m = markers("check_abba")
+    assert [re.sub(r"^\s*[\d.]+\s+", "", s) for s in steps] == [
+        f"t1 ({out['tid_t1']}) took mutex a at check_abba.c:{m['t1_lock_a']} in t1",
+        f"t1 ({out['tid_t1']}) waits for mutex b (pthread_mutex_lock) at "
+        f"check_abba.c:{m['t1_lock_b']} in t1",
+        f"t2 ({out['tid_t2']}) took mutex b at check_abba.c:{m['t2_lock_b']} in t2",
+        f"t2 ({out['tid_t2']}) waits for mutex a (pthread_mutex_lock) at "
+        f"check_abba.c:{m['t2_lock_a']} in t2",
+    ]
+
+
+def test_clean(tmp_path):
+    t = trace(tmp_path, "ok_prodcons")
+    p = run([PTT, "check", t.path])
+    assert p.returncode == 0 and p.stderr == ""
+    assert re.fullmatch(r".*: \d+ events, nothing found\n", p.stdout)
+
+
+def test_trace_check(tmp_path):
+    """ptt trace --check: the findings on stderr after the run; the exit status is the program's,
+    or 1 when the program exited 0 and something was found."""
+    def traced(prog, *opts):
+        return run([PTT, "trace", "-q", "-o", tmp_path / f"{prog}.ptt", *opts, "--check", "--",
+                    PROGS / "check" / prog])
+
+    p = traced("check_abba", *HANG_OPTS)
+    assert p.returncode == 137
+    lines = p.stderr.splitlines()
+    k = next(i for i, line in enumerate(lines) if line.startswith("ptt: wrote "))
+    assert lines[k + 1].startswith("deadlock: t1 (") and len(lines) == k + 6
+    p = traced("check_double_unlock")
+    assert p.returncode == 1
+    assert p.stderr.splitlines()[1].startswith("misuse: main (")
+    p = traced("ok_recursive")
+    assert p.returncode == 0 and p.stderr.splitlines()[-1].endswith("nothing found")
+
+
+@pytest.mark.parametrize("args,msg", [
+    ([], "no trace file given"),
+    (["a", "b"], "one trace file at a time"),
+    (["--format=xml", "x"], "--format=xml: use text or json"),
+    (["/nonexistent.ptt"], "/nonexistent.ptt"),
+])
+def test_bad_usage(args, msg):
+    p = run([PTT, "check", *args])
+    assert p.returncode == 2
+    assert len(p.stderr.splitlines()) == 1 and msg in p.stderr
+
+
+def test_damaged(tmp_path):
+    """A trace cut short: the findings of what was read, then one line, status 2."""
+    t = trace(tmp_path, "check_double_unlock")
+    data = t.path.read_bytes()
+    cut = tmp_path / "cut.ptt"
+    cut.write_bytes(data[: len(data) - 40])
+    p = run([PTT, "check", cut])
+    assert p.returncode == 2
+    assert len(p.stderr.splitlines()) == 1 and "cut.ptt" in p.stderr
