@@ -184,7 +184,7 @@ static void cond_wait(struct ptt_check *c, struct cthread *th, const struct ptt_
                    "{t0} waits on {o0} with {o1}, which it does not hold");
         if (f) {
             check_fobject(f, mo->pid, mo->cls, mo->addr);
-            step_call(f, ev, "waits", 0);
+            step_call(f, ev, "waits on", 0);
         }
     }
     if (cv->waiters && cv->wait_mutex && cv->wait_mutex != m) {
@@ -196,8 +196,8 @@ static void cond_wait(struct ptt_check *c, struct cthread *th, const struct ptt_
             check_fthread(f, ev->pid, cv->wait_tid);
             check_fobject(f, old->pid, old->cls, old->addr);
             check_fobject(f, mo->pid, mo->cls, mo->addr);
-            check_fstep(f, ev->pid, cv->wait_tid, 0, "waits", 1, cv->wait_site, cv->wait_ns);
-            step_call(f, ev, "waits", 2);
+            check_fstep(f, ev->pid, cv->wait_tid, 0, "waits with", 1, cv->wait_site, cv->wait_ns);
+            step_call(f, ev, "waits with", 2);
         }
     }
 }
@@ -224,7 +224,7 @@ static void destroy(struct ptt_check *c, struct cthread *th, const struct ptt_ev
         f = misuse(c, th, ev, o, 'B', "destroying an object in use", s);
         if (f) {
             check_fthread(f, ev->pid, o->wait_tid);
-            check_fstep(f, ev->pid, o->wait_tid, 0, "waits", 0, o->wait_site, o->wait_ns);
+            check_fstep(f, ev->pid, o->wait_tid, 0, "waits on", 0, o->wait_site, o->wait_ns);
             step_call(f, ev, "destroys", 0);
         }
     }
@@ -309,7 +309,7 @@ static void error(struct ptt_check *c, const struct ptt_ev *in, int err, uint16_
         check_fobject(f, in->pid, PTT_CLASS_mutex, v);
     snprintf(f->summary, sizeof f->summary, "%s%s returned %s", in->info->routine,
              k >= 0 ? " on {o0}" : "", strerrorname_np(err) ? strerrorname_np(err) : "an error");
-    check_fstep(f, in->pid, in->tid, in->id, "fails", k, site, in->ns);
+    check_fstep(f, in->pid, in->tid, in->id, "fails on", k, site, in->ns);
 }
 
 /* A call returned: its error, unless a misuse explained it or it is the call's ordinary answer. */
