@@ -52,6 +52,7 @@ void ptt_check_free(struct ptt_check *c)
     ptt_hmap_free(&c->dedup, NULL);
     ptt_hmap_free(&c->hung, NULL);
     ptt_hmap_free(&c->exited, NULL);
+    ptt_hmap_free(&c->pids, NULL);
     for (size_t i = 0; i < c->nf; i++)
         free(c->f[i]);
     free(c->f);
@@ -80,14 +81,21 @@ struct cthread *check_thread_of(struct ptt_check *c, int32_t pid, uint64_t handl
     return h ? h->th : NULL;
 }
 
+/* A process's objects, per program it ran: an exec starts with none. */
+static uint64_t obj_key(struct ptt_check *c, int32_t pid, uint64_t addr)
+{
+    unsigned *gen = ptt_hmap_get(&c->pids, (uint32_t)pid + 1ull, 0);
+    return ptt_key2((uint32_t)pid | (uint64_t)(gen ? *gen : 0) << 32, addr);
+}
+
 struct cobj *check_obj_find(struct ptt_check *c, int32_t pid, uint64_t addr)
 {
-    return ptt_hmap_get(&c->objects, ptt_key2((uint32_t)pid, addr), 0);
+    return ptt_hmap_get(&c->objects, obj_key(c, pid, addr), 0);
 }
 
 struct cobj *check_obj(struct ptt_check *c, int32_t pid, uint64_t addr, int cls)
 {
-    struct cobj *o = ptt_hmap_get(&c->objects, ptt_key2((uint32_t)pid, addr), sizeof *o);
+    struct cobj *o = ptt_hmap_get(&c->objects, obj_key(c, pid, addr), sizeof *o);
     if (!o->seen) {
         o->seen = 1;
         o->pid = pid;
@@ -224,6 +232,30 @@ static void mark_pid(struct ptt_hmap *m, int32_t pid)
     *(int *)ptt_hmap_get(m, (uint32_t)pid + 1ull, sizeof(int)) = 1;
 }
 
+/* A process starts: forked from a traced one, its thread holds what the forking thread held,
+ * which this trace does not say (its unlocks cannot be judged); an exec (a pid seen before)
+ * leaves one thread and no object of the old program. */
+static void process_start(struct ptt_check *c, struct cthread *th, const struct ptt_ev *ev)
+{
+    int32_t ppid = (int32_t)ptt_ev_arg(ev, PTT_F(PROCESS_START, ppid), 0);
+    unsigned *gen = ptt_hmap_get(&c->pids, (uint32_t)ev->pid + 1ull, 0);
+    if (gen) {
+        ++*gen;
+        for (size_t i = 0; i < c->threads.cap; i++) {
+            struct cthread *t = ptt_hmap_slot(&c->threads, i);
+            if (t && t->pid == ev->pid && t != th) {
+                t->ended = 1;
+                t->final = 0;
+                t->tt->nopen = t->tt->nheld = 0;
+            }
+        }
+        th->tt->nopen = th->tt->nheld = 0;
+    } else {
+        *(unsigned *)ptt_hmap_get(&c->pids, (uint32_t)ev->pid + 1ull, sizeof(unsigned)) = 1;
+        th->complete = !ptt_hmap_get(&c->pids, (uint32_t)ppid + 1ull, 0);
+    }
+}
+
 /* Events about the trace and the processes rather than a thread's calls. */
 static int meta_event(struct ptt_check *c, struct cthread *th, const struct ptt_ev *ev)
 {
@@ -232,7 +264,7 @@ static int meta_event(struct ptt_check *c, struct cthread *th, const struct ptt_
     case PTT_EV_HANG_BLOCKED: mark_pid(&c->hung, ev->pid); return 1;
     case PTT_EV_TRACE_LOST:
     case PTT_EV_TRACE_CONTROL: c->partial = 1; return 1;
-    case PTT_EV_PROCESS_START: th->complete = 1; return 1;
+    case PTT_EV_PROCESS_START: process_start(c, th, ev); return 1;
     case PTT_EV_PROCESS_EXIT: {
         int st = (int)ptt_ev_arg(ev, PTT_F(PROCESS_EXIT, status), 0);
         if (WIFEXITED(st)) {

@@ -83,6 +83,7 @@ struct ptt_check {
     size_t nmods, modcap;
     struct ptt_hmap hung;    /* pids whose hang was detected or that were killed */
     struct ptt_hmap exited;  /* pids that exited normally */
+    struct ptt_hmap pids;    /* pid -> 1 + the execs it made (the objects' generation) */
     struct check_order *order;
     int64_t end_ns;
     int partial; /* events were lost, or recording switched: "not held" cannot be told */
