@@ -211,7 +211,8 @@ static void tarjan(struct graph *g)
     free(index), free(low), free(stack), free(call), free(it), free(on);
 }
 
-/* The shortest cycle through node s inside its part: the edges, into path; their number. */
+/* The shortest cycle through node s inside its part: its first max edges, into path; its
+ * length. */
 static size_t shortest_cycle(struct graph *g, size_t s, size_t *path, size_t max)
 {
     size_t n = g->nnodes, *prev = must(malloc(n * sizeof *prev)), *via = must(malloc(n * sizeof *via));
@@ -239,12 +240,16 @@ static size_t shortest_cycle(struct graph *g, size_t s, size_t *path, size_t max
     }
     size_t len = 0;
     if (found != SIZE_MAX) {
-        size_t rev[PTT_FIND_MAX], k = 0;
-        rev[k++] = g->tedge[found];
-        for (size_t v = prev[s]; v != s && k < PTT_FIND_MAX; v = prev[v])
-            rev[k++] = g->tedge[via[v]];
-        for (len = 0; len < k && len < max; len++)
-            path[len] = rev[k - 1 - len];
+        len = 1;
+        for (size_t v = prev[s]; v != s; v = prev[v])
+            len++;
+        /* Walked back from the end: edge i of the cycle is at len - 1 - i. */
+        size_t i = len - 1, v = prev[s];
+        if (i < max)
+            path[i] = g->tedge[found];
+        for (; v != s; v = prev[v])
+            if (--i < max)
+                path[i] = g->tedge[via[v]];
     }
     free(prev), free(via), free(queue);
     return len;
@@ -298,11 +303,17 @@ static int lock_cls(struct ptt_check *c, int32_t pid, uint64_t addr)
     return o ? o->cls : PTT_CLASS_mutex;
 }
 
-static void report(struct ptt_check *c, struct graph *g, const size_t *path, size_t n)
+/* A cycle of len locks, of which path holds the first n edges (all when len <= n). */
+static void report(struct ptt_check *c, struct graph *g, const size_t *path, size_t n, size_t len)
 {
     char s[400];
-    int w = snprintf(s, sizeof s, "%zu locks are taken in an order that can deadlock: ", n);
-    for (size_t i = 0; i <= n && w < (int)sizeof s; i++) {
+    int w = snprintf(s, sizeof s, "%zu locks are taken in an order that can deadlock: ", len);
+    if (len > n) { /* too long to show whole: its first locks */
+        for (size_t i = 0; i < 4; i++)
+            w += snprintf(s + w, sizeof s - (size_t)w, "{o%zu} -> ", i);
+        snprintf(s + w, sizeof s - (size_t)w, "... (the steps show the first %zu)", n);
+    }
+    for (size_t i = 0; len <= n && i <= n && w < (int)sizeof s; i++) {
         if (n > 8 && i == 4) {
             w += snprintf(s + w, sizeof s - (size_t)w, "... -> ");
             i = n - 2;
@@ -351,10 +362,13 @@ void check_order_end(struct ptt_check *c, struct check_order *o)
             if (done[g.scc[v]])
                 continue;
             done[g.scc[v]] = 1;
-            size_t n = shortest_cycle(&g, v, path, PTT_FIND_MAX / 2);
+            size_t len = shortest_cycle(&g, v, path, PTT_FIND_MAX / 2);
+            size_t n = len < PTT_FIND_MAX / 2 ? len : PTT_FIND_MAX / 2;
+            /* A cycle too long to keep whole is judged by its first edges. */
             if (n >= 2 && !gated(&g, path, n) && !deadlocked(c, &g, path, n)) {
-                rotate(&g, path, n);
-                report(c, &g, path, n);
+                if (len == n)
+                    rotate(&g, path, n);
+                report(c, &g, path, n, len);
             }
         }
         free(done);

@@ -59,6 +59,18 @@ static const char *object_name(const struct out *o, const struct ptt_fobject *ob
     return buf;
 }
 
+/* "name (tid)", or "thread TID" for a thread without a name. */
+static const char *thread_label(const struct out *o, int32_t pid, int32_t tid, char *buf,
+                                size_t len)
+{
+    const char *n = ptt_names_thread(o->names, pid, tid);
+    if (n)
+        snprintf(buf, len, "%s (%d)", n, tid);
+    else
+        snprintf(buf, len, "thread %d", tid);
+    return buf;
+}
+
 /* "file:line" of a site and the function it is in; NULL when unknown. */
 static const char *site_name(const struct out *o, int32_t pid, uint64_t site, char *fn,
                              size_t fnlen)
@@ -78,7 +90,7 @@ static const char *site_name(const struct out *o, int32_t pid, uint64_t site, ch
 static void fill(const struct out *o, const struct ptt_finding *f, char *buf, size_t len)
 {
     size_t w = 0;
-    char nb[300], tb[32];
+    char nb[300];
     for (const char *s = f->summary; *s && w + 1 < len; s++) {
         unsigned k;
         int used;
@@ -91,9 +103,7 @@ static void fill(const struct out *o, const struct ptt_finding *f, char *buf, si
                          object_name(o, &f->objects[k], nb, sizeof nb));
                 name = tmp;
             } else if (s[1] == 't' && k < f->nthreads) {
-                const struct ptt_fthread *t = &f->threads[k];
-                snprintf(tmp, sizeof tmp, "%s (%d)", thread_name(o, t->pid, t->tid, tb, sizeof tb),
-                         t->tid);
+                thread_label(o, f->threads[k].pid, f->threads[k].tid, tmp, sizeof tmp);
                 name = tmp;
             }
             w += (size_t)snprintf(buf + w, len - w, "%s", name);
@@ -109,10 +119,10 @@ static void fill(const struct out *o, const struct ptt_finding *f, char *buf, si
 
 static void text_step(const struct out *o, const struct ptt_finding *f, const struct ptt_fstep *s)
 {
-    char tb[32], nb[300], fn[200];
+    char tb[340], nb[300], fn[200];
     const struct ptt_evinfo *in = s->call ? ptt_evinfo(s->call) : NULL;
-    fprintf(o->f, "    %12.6f  %s (%d) %s", (double)s->ns / 1e9,
-            thread_name(o, s->pid, s->tid, tb, sizeof tb), s->tid, s->action);
+    fprintf(o->f, "    %12.6f  %s %s", (double)s->ns / 1e9,
+            thread_label(o, s->pid, s->tid, tb, sizeof tb), s->action);
     if (s->object >= 0 && (unsigned)s->object < f->nobjects)
         fprintf(o->f, " %s %s", kind_word(f->objects[s->object].cls),
                 object_name(o, &f->objects[s->object], nb, sizeof nb));

@@ -1,5 +1,5 @@
 /* libFuzzer target: arbitrary bytes as a trace file, through the reader (index, merge, events
- * synthesized) and both text formats. Built with clang only (tests/fuzz/CMakeLists.txt). */
+ * synthesized), both text formats and the checker. Built with clang only (tests/fuzz/CMakeLists.txt). */
 #define _GNU_SOURCE
 #include <stddef.h>
 #include <stdint.h>
@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "src/trace/reader.h"
+#include "src/analysis/check.h"
 #include "src/export/textfmt.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -38,11 +39,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         ptt_reader_nthreads(r);
         struct ptt_ev ev;
         char name[32];
+        struct ptt_check *c = ptt_check_new(NULL);
         while (ptt_reader_next(r, &ev)) {
             ptt_print_raw(sink, &ev);
             ptt_print_human(sink, &ev);
             ptt_ev_name(&ev, name, sizeof name);
+            ptt_check_event(c, &ev);
         }
+        size_t n;
+        ptt_check_end(c, &n);
+        ptt_check_free(c);
         ptt_reader_error(r);
         ptt_reader_end(r);
         ptt_reader_close(r);

@@ -32,6 +32,8 @@ COMMANDS = {
     "stat.txt": (["stat"], None),
     "stat.json": (["stat", "--format=json"], None),
     "stat.csv": (["stat", "--format=csv"], None),
+    "check.txt": (["check"], None),
+    "check.json": (["check", "--format=json"], None),
     "paje.paje": (["paje"], "out.paje"),
     "chrome.json": (["export", "--format=chrome"], "out.json"),
     "ctf": (["export", "--format=ctf"], "ctf"),
