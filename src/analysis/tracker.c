@@ -90,6 +90,26 @@ struct ptt_held *ptt_tthread_holds(struct ptt_tthread *th, uint64_t object)
     return NULL;
 }
 
+unsigned ptt_tracker_readers(struct ptt_tracker *t, int32_t pid, uint64_t object, int32_t *tids,
+                             unsigned max)
+{
+    unsigned n = 0;
+    size_t i = 0;
+    for (struct ptt_tthread *th; (th = ptt_tracker_next(t, &i));) {
+        struct ptt_held *h = th->pid == pid ? ptt_tthread_holds(th, object) : NULL;
+        if (!h || !h->shared)
+            continue;
+        if (n < max) { /* in order of tid: the same text whatever the table's order */
+            unsigned k = n;
+            for (; k > 0 && tids[k - 1] > th->tid; k--)
+                tids[k] = tids[k - 1];
+            tids[k] = th->tid;
+        }
+        n++;
+    }
+    return n;
+}
+
 /* The site field of an event (its return address), 0 if it has none. */
 static uint64_t site_of(const struct ptt_ev *ev)
 {
@@ -122,7 +142,7 @@ static struct ptt_open *push(struct ptt_tthread *th, const struct ptt_ev *ev, in
     o->block_ns = -1;
     o->block_cls = 0;
     o->contended = o->has_owner = 0;
-    o->owner = 0;
+    o->owner = o->holders = 0;
     const struct ptt_evinfo *e = ev->info;
     /* A blocking WAIT waits from its start; pthread_once only when another thread runs the
      * routine. */
@@ -135,8 +155,8 @@ static struct ptt_open *push(struct ptt_tthread *th, const struct ptt_ev *ev, in
     return o;
 }
 
-static void hold(struct ptt_tthread *th, const struct ptt_ev *ev, uint64_t obj, int cls, int shared,
-                 struct ptt_track *res)
+static void hold(struct ptt_tthread *th, const struct ptt_ev *ev, const struct ptt_open *call,
+                 uint64_t obj, int cls, int shared, struct ptt_track *res)
 {
     struct ptt_held *h = ptt_tthread_holds(th, obj);
     if (h) {
@@ -145,7 +165,7 @@ static void hold(struct ptt_tthread *th, const struct ptt_ev *ev, uint64_t obj, 
         if (th->nheld == th->held_cap)
             th->held = grow(th->held, &th->held_cap, sizeof *th->held);
         h = &th->held[th->nheld++];
-        *h = (struct ptt_held){obj, cls, shared, 1, ev->ns, ev->ticks};
+        *h = (struct ptt_held){obj, cls, shared, 1, ev->ns, ev->ticks, call->site};
     }
     res->what |= PTT_TRK_ACQUIRED;
     res->acquired = h;
@@ -198,10 +218,10 @@ static void on_out(struct ptt_tthread *th, const struct ptt_ev *ev, struct ptt_t
     uint64_t lock;
     if (in->role == PTT_ROLE_ACQUIRE && !(in->rflags & PTT_ROLEF_COUNTED) &&
         status_ok(ev, EOWNERDEAD))
-        hold(th, ev, c->object, in->okind, (in->rflags & PTT_ROLEF_SHARED) != 0, res);
+        hold(th, ev, c, c->object, in->okind, (in->rflags & PTT_ROLEF_SHARED) != 0, res);
     else if (in->role == PTT_ROLE_WAIT && ptt_ev_role_get(&c->in, PTT_RF_LOCK, &lock) &&
              status_ok(ev, ETIMEDOUT))
-        hold(th, ev, lock, PTT_CLASS_mutex, 0, res); /* a condvar's mutex, held again */
+        hold(th, ev, c, lock, PTT_CLASS_mutex, 0, res); /* a condvar's mutex, held again */
 }
 
 /* Calls left without returning: the innermost one, or all (frames too). */
@@ -233,6 +253,7 @@ static void contended(struct ptt_tthread *th, const struct ptt_ev *ev, struct pt
     uint64_t owner;
     if (ptt_ev_role_get(ev, PTT_RF_OWNER, &owner))
         c->has_owner = 1, c->owner = owner;
+    c->holders = ptt_ev_role(ev, PTT_RF_COUNT, 0);
     if (c->block != PTT_OPEN_RUNNING)
         return;
     c->block = PTT_OPEN_CONTENDED;

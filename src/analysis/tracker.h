@@ -22,6 +22,7 @@ struct ptt_open {
     int contended;    /* a CONTENDED event came inside it */
     int has_owner;    /* the last CONTENDED event named the holder */
     uint64_t owner;   /* its tid */
+    uint64_t holders; /* the count the last CONTENDED event gave (a rwlock's readers), 0 if none */
     /* Its IN event (a frame: its FRAME_BEGIN event). Last, as in.args: the arguments past
      * in.nargs are not copied. */
     struct ptt_ev in;
@@ -36,6 +37,7 @@ struct ptt_held {
     unsigned count;
     int64_t ns; /* held since */
     uint64_t ticks;
+    uint64_t site; /* where the program took it (the call's return address), 0 if unknown */
 };
 
 struct ptt_tthread {
@@ -97,5 +99,9 @@ struct ptt_tthread *ptt_tracker_next(struct ptt_tracker *t, size_t *i);
 struct ptt_open *ptt_tthread_call(struct ptt_tthread *th);
 /* The object th holds, or NULL. */
 struct ptt_held *ptt_tthread_holds(struct ptt_tthread *th, uint64_t object);
+/* The threads of process pid that hold object for reading (a rwlock's read locks): their tids,
+ * at most max of them into tids, in increasing order; returns how many there are. */
+unsigned ptt_tracker_readers(struct ptt_tracker *t, int32_t pid, uint64_t object, int32_t *tids,
+                             unsigned max);
 
 #endif

@@ -272,6 +272,8 @@ size_t ptt_daemon_drain(struct ptt_daemon *d, int which)
         x->used = x->len = len;
         x->c = (struct ptt_rec_chunk){{0, 0}, b->pid, b->tid, b->serial, b->seq, b->base_ts, 0, 0};
         x->c.nevents = walk(ptt_pool_data(p, i), &x->len, ready, &d->corrupt, &d->lost_marked);
+        if (d->drained)
+            d->drained(d->drained_arg, i, x->len);
         done++;
         if (n == DRAIN_BATCH) {
             flush(d, batch, n);
