@@ -22,6 +22,9 @@
 static void push_free(struct ptt_pool *p, uint32_t i)
 {
     struct ptt_desc *d = ptt_pool_desc(p, i);
+    /* Not a number of its next owner's: hang detection reads the sub-buffers being written, some
+     * before their owner numbers them. */
+    d->seq = PTT_SEQ_UNSET;
     uint64_t h = atomic_load_explicit(&p->free_head, memory_order_relaxed);
     do {
         __atomic_store_n(&d->next, (uint32_t)h, __ATOMIC_RELAXED);

@@ -185,8 +185,7 @@ static void catch_up(struct ptt_hang *h, struct stream *s, uint32_t seq)
             enter(s, d);
         int ready = atomic_load_explicit(&d->state, memory_order_acquire) == PTT_BUF_READY;
         feed(h, s, (uint32_t)j,
-             ready ? atomic_load_explicit(&d->committed, memory_order_acquire)
-                   : h->pool->buf_size);
+             ready ? atomic_load_explicit(&d->committed, memory_order_acquire) : h->pool->buf_size);
         s->done = 1;
     }
 }
@@ -195,6 +194,8 @@ static void catch_up(struct ptt_hang *h, struct stream *s, uint32_t seq)
 static unsigned read_slot(struct ptt_hang *h, uint32_t i, uint32_t len, int complete)
 {
     struct ptt_desc *d = ptt_pool_desc(h->pool, i);
+    if (d->seq == PTT_SEQ_UNSET)
+        return 0; /* taken, not numbered yet: read at the next look */
     struct stream *s = stream_of(h, d);
     if (s->started && (d->seq < s->seq || (d->seq == s->seq && s->done)))
         return 0; /* read already */
@@ -231,7 +232,7 @@ int ptt_hang_progress(struct ptt_hang *h, const struct ptt_pool *pool)
         struct ptt_desc *d = ptt_pool_desc((struct ptt_pool *)pool, i);
         struct peek *k = &h->p[i];
         uint32_t st = atomic_load_explicit(&d->state, memory_order_acquire);
-        if (st != PTT_BUF_OWNED) {
+        if (st != PTT_BUF_OWNED || d->seq == PTT_SEQ_UNSET) {
             if (k->live)
                 progress = 1; /* handed over: its thread went on */
             k->live = 0;
@@ -262,8 +263,7 @@ static const char *object_text(struct ptt_hang *h, int32_t pid, const struct ptt
 }
 
 /* " at FILE:LINE" of a call's site, "" when it has none. */
-static const char *site_text(struct ptt_hang *h, int32_t pid, uint64_t site, char *buf,
-                             size_t len)
+static const char *site_text(struct ptt_hang *h, int32_t pid, uint64_t site, char *buf, size_t len)
 {
     const char *at = site ? ptt_names_site(h->names, pid, site) : NULL;
     if (at)
@@ -309,12 +309,12 @@ static void print_held(FILE *f, struct ptt_hang *h, struct ptt_tthread *th)
         if (name)
             snprintf(ob, sizeof ob, "%s %s", class_name(x->cls), name);
         else
-            snprintf(ob, sizeof ob, "%s 0x%llx", class_name(x->cls),
-                     (unsigned long long)x->object);
+            snprintf(ob, sizeof ob, "%s 0x%llx", class_name(x->cls), (unsigned long long)x->object);
         fprintf(f, "ptt:     holds %s%s", ob, x->shared ? " for reading" : "");
         if (x->count > 1)
             fprintf(f, " (%u times)", x->count);
-        fprintf(f, "%s%s\n", x->site ? ", taken" : "", site_text(h, th->pid, x->site, sb, sizeof sb));
+        fprintf(f, "%s%s\n", x->site ? ", taken" : "",
+                site_text(h, th->pid, x->site, sb, sizeof sb));
     }
 }
 
