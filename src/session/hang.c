@@ -46,6 +46,10 @@ struct ptt_hang {
     struct ptt_names *names;
     struct ptt_hmap streams; /* (pid, serial) -> struct stream */
     int fed;                 /* events read from drained sub-buffers since the last look */
+    /* THREAD_START events read before their process's modules (threads are read one after the
+     * other, not in time order): their threads are named by start routine at the report. */
+    struct ptt_ev *unnamed;
+    unsigned nunnamed, unnamed_cap;
     struct task *tasks;
     unsigned ntasks, cap;
     uint32_t n;
@@ -90,6 +94,38 @@ static struct stream *stream_of(struct ptt_hang *h, const struct ptt_desc *d)
     return s;
 }
 
+/* Threads kept to be named later, at most: a program without symbols has only unnamed threads. */
+#define MAX_UNNAMED 4096
+
+static void name_later(struct ptt_hang *h, const struct ptt_ev *ev)
+{
+    if (h->nunnamed == MAX_UNNAMED)
+        return;
+    if (h->nunnamed == h->unnamed_cap) {
+        unsigned cap = h->unnamed_cap ? 2 * h->unnamed_cap : 16;
+        struct ptt_ev *u = realloc(h->unnamed, cap * sizeof *u);
+        if (!u)
+            return;
+        h->unnamed = u;
+        h->unnamed_cap = cap;
+    }
+    h->unnamed[h->nunnamed++] = *ev;
+}
+
+/* The threads started before their modules were read: named now, when they can be. */
+static void name_started(struct ptt_hang *h)
+{
+    unsigned k = 0;
+    for (unsigned i = 0; i < h->nunnamed; i++) {
+        struct ptt_ev *ev = &h->unnamed[i];
+        if (!ptt_names_thread(h->names, ev->pid, ev->tid))
+            ptt_names_event(h->names, ev);
+        if (!ptt_names_thread(h->names, ev->pid, ev->tid))
+            h->unnamed[k++] = *ev; /* its modules still unknown */
+    }
+    h->nunnamed = k;
+}
+
 static void track(struct ptt_hang *h, struct stream *s, const struct ptt_event *e,
                   const uint64_t *args, unsigned n, uint64_t ticks)
 {
@@ -107,6 +143,8 @@ static void track(struct ptt_hang *h, struct stream *s, const struct ptt_event *
     ev.nargs = n < PTT_EVENT_MAX_ARGS ? n : PTT_EVENT_MAX_ARGS;
     memcpy(ev.args, args, ev.nargs * sizeof *args);
     ptt_names_event(h->names, &ev);
+    if (ev.id == PTT_EV_THREAD_START && !ptt_names_thread(h->names, ev.pid, ev.tid))
+        name_later(h, &ev);
     if (!ev.nested) /* a signal handler's calls return before its thread goes on */
         ptt_tracker_feed(s->calls, &ev, NULL);
 }
@@ -350,6 +388,7 @@ unsigned ptt_hang_report(struct ptt_hang *h, struct ptt_daemon *d, FILE *f, uint
         blocked += call_of(&h->p[i]) != NULL;
     if (!blocked)
         return 0;
+    name_started(h);
     fprintf(f, "ptt: hang: no traced thread recorded an event for %.1f s; %u blocked in a call:\n",
             (double)idle_ns / 1e9, blocked);
     uint16_t id = PTT_EV_HANG_DETECTED;
@@ -450,6 +489,8 @@ int ptt_hang_settled(struct ptt_hang *h, const int *pids, unsigned npids, int re
 {
     if (restart)
         h->ntasks = 0;
+    else
+        name_started(h); /* for the thread named in why */
     int settled = 1;
     for (unsigned i = 0; i < npids && settled; i++) {
         char dir[64];
@@ -470,6 +511,7 @@ void ptt_hang_free(struct ptt_hang *h)
 {
     if (h) {
         free(h->tasks);
+        free(h->unnamed);
         ptt_tracker_free(h->calls);
         ptt_names_free(h->names);
         ptt_hmap_free(&h->streams, NULL);

@@ -116,18 +116,17 @@ def test_idle_is_not_a_hang(tmp_path):
     assert t.counts()["MUTEX_UNLOCK_OUT"] == 2
 
 
-def test_rwlock_readers_named(tmp_path):
-    """A writer blocked on a rwlock that two readers hold (each then waiting on a semaphore):
-    the report names both readers, and each reader's line says it holds the rwlock for reading
-    and where it took it; ptt view names them in the writer's wait and in its hang report."""
-    t = ptt_trace(tmp_path, [prog("rwlock_hang")], opts=["--hang-timeout=0.5", "--kill-on-hang"],
-                  rc=137)
+def rwlock_hang(tmp_path, rounds=0, opts=()):
+    """rwlock_hang ROUNDS, killed on its hang: the Traced run, its output's values, the words
+    naming the readers, and the report expected (report())."""
+    t = ptt_trace(tmp_path, [prog("rwlock_hang"), rounds],
+                  opts=["--hang-timeout=0.5", "--kill-on-hang", *opts], rc=137)
     out = parse_output(t.stdout)[1]
     pid, r1, r2, w, L = out["pid"], out["tid_r1"], out["tid_r2"], out["tid_w"], \
         site_lines("rwlock_hang")
     head = f"ptt:   pid {pid} thread"
     readers = f"held for reading by threads r1 ({r1}), r2 ({r2})"
-    assert report(t.stderr, 0.5, blocked=4) == {
+    return t, out, readers, {
         f"{head} main ({pid}): in pthread_join (thread {out['tw']}) at rwlock_hang.c:{L['join']} "
         f"for D s, waiting for thread w ({w})": (),
         f"{head} r1 ({r1}): in sem_wait (sem never) at rwlock_hang.c:{L['r1_wait']} for D s":
@@ -137,6 +136,15 @@ def test_rwlock_readers_named(tmp_path):
         f"{head} w ({w}): in pthread_rwlock_wrlock (rwlock rw) at rwlock_hang.c:{L['w_wrlock']} "
         f"for D s, {readers}": (),
     }
+
+
+def test_rwlock_readers_named(tmp_path):
+    """A writer blocked on a rwlock that two readers hold (each then waiting on a semaphore):
+    the report names both readers, and each reader's line says it holds the rwlock for reading
+    and where it took it; ptt view names them in the writer's wait and in its hang report."""
+    t, out, readers, expected = rwlock_hang(tmp_path)
+    assert report(t.stderr, 0.5, blocked=4) == expected
+    pid, r1, r2, w = out["pid"], out["tid_r1"], out["tid_r2"], out["tid_w"]
     blocked = {e.fields[0]: e.fields[1:4] for e in t.events if e.name == "HANG_BLOCKED"}
     assert blocked == {pid: ("THREAD_JOIN_IN", out["tw"], w),
                        r1: ("SEM_WAIT_IN", out["never"], "0"),
@@ -150,3 +158,10 @@ def test_rwlock_readers_named(tmp_path):
     assert len(hang) == 1 and hang[0].startswith(
         f"Pid {pid}, Thread main ({pid}) reports thread w blocked in pthread_rwlock_wrlock on rw "
         f"for ") and hang[0].endswith(f" s (the thread holding it, or joined: 0); {readers}.")
+
+
+def test_report_after_many_subbuffers(tmp_path):
+    """r1 fills some hundred 4 KiB sub-buffers (handed over, drained) before the hang: the report
+    still holds exactly what each thread holds, and every name."""
+    t, _, _, expected = rwlock_hang(tmp_path, 20000, opts=["--subbuffer=4K"])
+    assert report(t.stderr, 0.5, blocked=4) == expected

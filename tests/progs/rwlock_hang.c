@@ -1,6 +1,7 @@
 /* A writer waits forever for a rwlock two readers hold: r1 and r2 read-lock rw and wait on a
  * semaphore nobody posts, w write-locks rw, main joins w. Prints the threads' ids, the objects'
- * addresses and w's pthread_t, flushed once all four are blocked. */
+ * addresses and w's pthread_t, flushed once all four are blocked. rwlock_hang N: r1 first
+ * read-locks and unlocks rw N times (sub-buffers full of events before the hang). */
 #include <semaphore.h>
 
 #include "progs.h"
@@ -8,10 +9,15 @@
 static pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
 static sem_t never;
 static int tid_r1, tid_r2, tid_w, read1, read2;
+static long rounds;
 
 static void *r1(void *arg)
 {
     __atomic_store_n(&tid_r1, (int)gettid(), __ATOMIC_RELEASE);
+    for (long i = 0; i < rounds; i++) {
+        pthread_rwlock_rdlock(&rw);
+        pthread_rwlock_unlock(&rw);
+    }
     pthread_rwlock_rdlock(&rw); /* site:r1_rdlock */
     set_flag(&read1);
     sem_wait(&never); /* site:r1_wait */
@@ -34,9 +40,10 @@ static void *w(void *arg)
     return arg;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     pthread_t t1, t2, tw;
+    rounds = argc > 1 ? atol(argv[1]) : 0;
     put_line("@pid=%d", (int)getpid());
     put_addr("rw", &rw);
     put_addr("never", &never);
