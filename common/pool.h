@@ -41,12 +41,14 @@ struct ptt_desc {
     int32_t pid;
     int32_t tid;
     uint32_t serial; /* thread number within its process, from 1 */
-    uint32_t seq;    /* sub-buffer number within its thread, from 0 */
+    uint32_t seq;    /* sub-buffer number within its thread, from 0; PTT_SEQ_UNSET while free
+                        (its next owner numbers it only after taking it) */
     uint32_t pad0;
     uint64_t base_ts; /* time stamp the first event's dts counts from */
     uint8_t pad[24];
 };
 _Static_assert(sizeof(struct ptt_desc) == 64, "one cache line per descriptor");
+#define PTT_SEQ_UNSET UINT32_MAX
 
 struct ptt_pool {
     uint64_t magic;

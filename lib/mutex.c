@@ -39,6 +39,24 @@ PTT_EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t 
     return r;
 }
 
+/* Whether a lock of m by the thread that owns it (owner, as read) fails at once with EDEADLK:
+ * an error-checking mutex. glibc keeps the type in the low bits of __kind under every variant
+ * (robust 16, priority inheritance 32, protection 64, shared 128, elision 256 and 512 above
+ * them) and answers EDEADLK for each before waiting; a normal one relocked really deadlocks,
+ * a recursive one succeeds at the first try. */
+static inline int relock_fails(pthread_mutex_t *m, uint64_t owner)
+{
+#ifdef __GLIBC__
+    enum { KIND_MASK = 3 }; /* glibc's PTHREAD_MUTEX_KIND_MASK_NP, not exported */
+    return owner && owner == PTT_I(ptt_self.tid) &&
+           (__atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED) & KIND_MASK) ==
+               PTHREAD_MUTEX_ERRORCHECK_NP;
+#else
+    (void)m, (void)owner;
+    return 0;
+#endif
+}
+
 enum lock_kind { LOCK_PLAIN, LOCK_TIMED, LOCK_CLOCK };
 
 /* Lock, trying without blocking first when that cannot change glibc's answer (a timeout it would
@@ -50,8 +68,11 @@ lock(pthread_mutex_t *m, enum lock_kind k, clockid_t clock, const struct timespe
     int r = tried ? REAL(pthread_mutex_trylock)(m) : EBUSY;
     if (r != EBUSY)
         return r;
+    uint64_t owner = tried ? owner_of(m) : 0;
+    if (tried && relock_fails(m, owner))
+        tried = 0; /* EDEADLK at once: no wait to record */
     if (tried)
-        PTT_REC(MUTEX_WAIT, PTT_U(m), owner_of(m));
+        PTT_REC(MUTEX_WAIT, PTT_U(m), owner);
     r = k == LOCK_PLAIN   ? REAL(pthread_mutex_lock)(m)
         : k == LOCK_TIMED ? REAL(pthread_mutex_timedlock)(m, abstime)
                           : REAL(pthread_mutex_clocklock)(m, clock, abstime);

@@ -97,6 +97,26 @@ void ptt_tthread_drop(struct ptt_tthread *th, uint64_t object)
         *h = th->held[--th->nheld];
 }
 
+unsigned ptt_tracker_readers(struct ptt_tracker *t, int32_t pid, uint64_t object, int32_t *tids,
+                             unsigned max)
+{
+    unsigned n = 0;
+    size_t i = 0;
+    for (struct ptt_tthread *th; (th = ptt_tracker_next(t, &i));) {
+        struct ptt_held *h = th->pid == pid ? ptt_tthread_holds(th, object) : NULL;
+        if (!h || !h->shared)
+            continue;
+        if (n < max) { /* in order of tid: the same text whatever the table's order */
+            unsigned k = n;
+            for (; k > 0 && tids[k - 1] > th->tid; k--)
+                tids[k] = tids[k - 1];
+            tids[k] = th->tid;
+        }
+        n++;
+    }
+    return n;
+}
+
 /* The site field of an event (its return address), 0 if it has none. */
 static uint64_t site_of(const struct ptt_ev *ev)
 {
@@ -136,7 +156,7 @@ static struct ptt_open *push(struct ptt_tthread *th, const struct ptt_ev *ev, in
     o->block_ns = -1;
     o->block_cls = 0;
     o->contended = o->has_owner = 0;
-    o->owner = 0;
+    o->owner = o->holders = 0;
     const struct ptt_evinfo *e = ev->info;
     /* A blocking WAIT waits from its start; pthread_once only when another thread runs the
      * routine. */
@@ -247,6 +267,7 @@ static void contended(struct ptt_tthread *th, const struct ptt_ev *ev, struct pt
     uint64_t owner;
     if (ptt_ev_role_get(ev, PTT_RF_OWNER, &owner))
         c->has_owner = 1, c->owner = owner;
+    c->holders = ptt_ev_role(ev, PTT_RF_COUNT, 0);
     if (c->block != PTT_OPEN_RUNNING)
         return;
     c->block = PTT_OPEN_CONTENDED;

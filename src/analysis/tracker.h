@@ -22,6 +22,7 @@ struct ptt_open {
     int contended;    /* a CONTENDED event came inside it */
     int has_owner;    /* the last CONTENDED event named the holder */
     uint64_t owner;   /* its tid */
+    uint64_t holders; /* the count the last CONTENDED event gave (a rwlock's readers), 0 if none */
     /* Its IN event (a frame: its FRAME_BEGIN event). Last, as in.args: the arguments past
      * in.nargs are not copied. */
     struct ptt_ev in;
@@ -101,5 +102,9 @@ struct ptt_held *ptt_tthread_holds(struct ptt_tthread *th, uint64_t object);
 /* Forget that th holds object (another thread unlocked it for th: glibc lets a default mutex be
  * unlocked by any thread). */
 void ptt_tthread_drop(struct ptt_tthread *th, uint64_t object);
+/* The threads of process pid that hold object for reading (a rwlock's read locks): their tids,
+ * at most max of them into tids, in increasing order; returns how many there are. */
+unsigned ptt_tracker_readers(struct ptt_tracker *t, int32_t pid, uint64_t object, int32_t *tids,
+                             unsigned max);
 
 #endif

@@ -10,6 +10,7 @@
 #include "cmd/cmds.h"
 #include "trace/filter.h"
 #include "analysis/names.h"
+#include "analysis/tracker.h"
 #include "trace/reader.h"
 #include "export/textfmt.h"
 #include "cmd/usage.h"
@@ -151,8 +152,14 @@ static void view_events(struct ptt_reader *r, struct ptt_names *names, const str
                         uint64_t *counts, uint64_t *total, int64_t *last_ns)
 {
     struct ptt_ev ev;
+    /* Who holds what, in the order printed: a wait for a rwlock names its readers. */
+    struct ptt_tracker *held =
+        o->fmt == FMT_HUMAN && !counts ? ptt_tracker_new(PTT_TRACK_SERIAL) : NULL;
+    ptt_textfmt_tracker(held);
     while (ptt_reader_next(r, &ev)) {
         ptt_names_event(names, &ev);
+        if (held && !ev.nested)
+            ptt_tracker_event(held, &ev, NULL);
         if (o->filtered && !ptt_filter_match(o->filter, &ev)) {
             if (ptt_filter_done(o->filter, ev.ns))
                 break;
@@ -169,6 +176,8 @@ static void view_events(struct ptt_reader *r, struct ptt_names *names, const str
         else
             ptt_print_human(stdout, &ev);
     }
+    ptt_textfmt_tracker(NULL);
+    ptt_tracker_free(held);
 }
 
 /* The trace read and shown; the exit status. */

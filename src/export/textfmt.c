@@ -8,7 +8,9 @@
 #include "../../common/pool.h"
 #include "util/json.h"
 #include "analysis/names.h"
+#include "analysis/tracker.h"
 #include "export/textfmt.h"
+#include "ptt_fields.h"
 
 const char *ptt_ev_name(const struct ptt_ev *ev, char *buf, size_t len)
 {
@@ -237,6 +239,64 @@ void ptt_textfmt_names(const struct ptt_names *n)
     names = n;
 }
 
+static struct ptt_tracker *tracker; /* likewise, for who holds what */
+
+void ptt_textfmt_tracker(struct ptt_tracker *t)
+{
+    tracker = t;
+}
+
+const char *ptt_fmt_thread(char *buf, size_t len, const struct ptt_names *n, int32_t pid,
+                           int32_t tid)
+{
+    const char *name = n ? ptt_names_thread(n, pid, tid) : NULL;
+    if (name)
+        snprintf(buf, len, "%s (%d)", name, tid);
+    else
+        snprintf(buf, len, "%d", tid);
+    return buf;
+}
+
+const char *ptt_fmt_readers(char *buf, size_t len, const struct ptt_names *n, struct ptt_tracker *t,
+                            int32_t pid, uint64_t object, uint64_t count)
+{
+    enum { MAX = 16 };
+    int32_t tids[MAX];
+    unsigned k = t ? ptt_tracker_readers(t, pid, object, tids, MAX) : 0, shown = k < MAX ? k : MAX;
+    size_t o = 0;
+    buf[0] = 0;
+    if (!k)
+        return buf;
+    o += (size_t)snprintf(buf, len, "held for reading by thread%s ", k > 1 ? "s" : "");
+    for (unsigned i = 0; i < shown && o < len; i++) {
+        char tb[300];
+        o += (size_t)snprintf(buf + o, len - o, "%s%s", i ? ", " : "",
+                              ptt_fmt_thread(tb, sizeof tb, n, pid, tids[i]));
+    }
+    uint64_t all = count > k ? count : k, more = all - shown;
+    if (more && o < len)
+        snprintf(buf + o, len - o, ", and %llu more", (unsigned long long)more);
+    return buf;
+}
+
+/* The rwlock a wait is for, when the sentence should say who reads it: a wait to lock it
+ * (count: the readers it recorded), or a hang report of a call blocked on it. */
+static int rwlock_waited(const struct ptt_ev *ev, uint64_t *object, uint64_t *count)
+{
+    const struct ptt_evinfo *e = ev->info;
+    *count = 0;
+    if (e->role == PTT_ROLE_CONTENDED && e->okind == PTT_CLASS_rwlock) {
+        *count = ptt_ev_role(ev, PTT_RF_COUNT, 0);
+        return ptt_ev_role_get(ev, PTT_RF_OBJECT, object);
+    }
+    if (ev->id != PTT_EV_HANG_BLOCKED)
+        return 0;
+    const struct ptt_evinfo *call =
+        ptt_evinfo((uint16_t)ptt_ev_arg(ev, PTT_F(HANG_BLOCKED, call), 0));
+    *object = ptt_ev_arg(ev, PTT_F(HANG_BLOCKED, object), 0);
+    return call && call->okind == PTT_CLASS_rwlock && *object;
+}
+
 /* Return addresses: raw, in hex; human, each as file:line where known. */
 static const char *fmt_frames(char *buf, size_t len, const struct ptt_ev *ev, unsigned from,
                               int human)
@@ -383,6 +443,12 @@ void ptt_print_human(FILE *f, const struct ptt_ev *ev)
         break;
     }
     default: print_template(f, ev); break;
+    }
+    uint64_t object, count;
+    if (tracker && rwlock_waited(ev, &object, &count)) {
+        char rb[1100];
+        if (*ptt_fmt_readers(rb, sizeof rb, names, tracker, ev->pid, object, count))
+            fprintf(f, "; %s", rb);
     }
     fputs(ev->nested ? " [in a signal handler]\n" : ".\n", f);
 }

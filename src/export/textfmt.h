@@ -13,8 +13,20 @@ const char *ptt_lost_text(char *buf, size_t len, uint64_t lost, const uint64_t *
                           uint64_t unmarked);
 
 struct ptt_names;
+struct ptt_tracker;
 /* Names to use in the human format (NULL: addresses and numbers). */
 void ptt_textfmt_names(const struct ptt_names *names);
+/* The calls and held objects of every thread, fed each event before it is printed (NULL: none):
+ * the human sentence of a wait for a rwlock then names the threads reading it. */
+void ptt_textfmt_tracker(struct ptt_tracker *t);
+/* A thread as every output names it: "NAME (TID)", or "TID" when it has no name. Returns buf. */
+const char *ptt_fmt_thread(char *buf, size_t len, const struct ptt_names *n, int32_t pid,
+                           int32_t tid);
+/* Who holds object (a rwlock of process pid) for reading, as the tracker knows: "held for reading
+ * by thread r1 (123)", "... by threads r1 (123), r2 (124)", with ", and N more" when count (the
+ * readers the lock recorded, 0: unknown) says more; "" when it knows none. Returns buf. */
+const char *ptt_fmt_readers(char *buf, size_t len, const struct ptt_names *n, struct ptt_tracker *t,
+                            int32_t pid, uint64_t object, uint64_t count);
 /* One field's value: raw (stable, for programs) or human. Returns buf. */
 const char *ptt_fmt_field(char *buf, size_t len, enum ptt_ftype type, uint64_t v, int human);
 /* Whether the event carries field i of its table entry. */

@@ -22,6 +22,9 @@
 static void push_free(struct ptt_pool *p, uint32_t i)
 {
     struct ptt_desc *d = ptt_pool_desc(p, i);
+    /* Not a number of its next owner's: hang detection reads the sub-buffers being written, some
+     * before their owner numbers them. */
+    d->seq = PTT_SEQ_UNSET;
     uint64_t h = atomic_load_explicit(&p->free_head, memory_order_relaxed);
     do {
         __atomic_store_n(&d->next, (uint32_t)h, __ATOMIC_RELAXED);
@@ -272,6 +275,8 @@ size_t ptt_daemon_drain(struct ptt_daemon *d, int which)
         x->used = x->len = len;
         x->c = (struct ptt_rec_chunk){{0, 0}, b->pid, b->tid, b->serial, b->seq, b->base_ts, 0, 0};
         x->c.nevents = walk(ptt_pool_data(p, i), &x->len, ready, &d->corrupt, &d->lost_marked);
+        if (d->drained)
+            d->drained(d->drained_arg, i, x->len);
         done++;
         if (n == DRAIN_BATCH) {
             flush(d, batch, n);

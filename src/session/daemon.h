@@ -26,8 +26,12 @@ struct ptt_daemon {
     int clock_tsc;
     struct ptt_writer *out;
     uint64_t events, bytes, chunks;
-    uint64_t corrupt; /* chunks cut short at a malformed event (a bug if ever non-zero) */
+    uint64_t corrupt;     /* chunks cut short at a malformed event (a bug if ever non-zero) */
     uint64_t lost_marked; /* events lost that the TRACE_LOST events drained so far count */
+    /* Told of each sub-buffer drained (index, bytes of whole events) while it is still in the
+     * pool: hang detection reads there what it had not read yet. NULL: none. */
+    void (*drained)(void *arg, uint32_t index, uint32_t len);
+    void *drained_arg;
 };
 
 struct ptt_pool_config {

@@ -1,6 +1,7 @@
-/* Hang detection: an incremental read of every OWNED sub-buffer, keeping each thread's open
- * calls (the tracker's). A writer writes an event's header last (lib/record.h), so a header read as
- * non-zero means a whole event. */
+/* Hang detection: every event of every thread read in order, into the tracker (each thread's
+ * open calls and held objects) and the names: a sub-buffer a thread is writing as far as it is
+ * written, without taking it, and the rest of it when ptt trace drains it. A writer writes an
+ * event's header last (lib/record.h), so a header read as non-zero means a whole event. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <stddef.h>
@@ -10,22 +11,27 @@
 #include "../../common/clock.h"
 #include "trace/events.h"
 #include "session/hang.h"
+#include "analysis/names.h"
 #include "analysis/tracker.h"
+#include "export/textfmt.h"
+#include "util/hmap.h"
 
-struct peek {
+/* One thread's events (pid, serial), read in the order of its sub-buffers. */
+struct stream {
     int32_t pid, tid;
-    uint32_t serial, seq;
-    uint32_t off;              /* read up to here */
-    uint64_t base;             /* time of the last event read */
-    struct ptt_tthread *calls; /* its thread's (h->calls) */
-    int live;                  /* OWNED at the last look */
+    uint32_t serial;
+    uint32_t seq;      /* the sub-buffer being read */
+    uint32_t off;      /* read up to here in it */
+    uint64_t base;     /* time of the last event read */
+    int started, done; /* done: sub-buffer seq read whole, the next one is seq + 1 */
+    struct ptt_tthread *calls;
 };
 
-/* pthread_t values seen in THREAD_START, to name the thread a join waits for. */
-#define NTHREADS 4096
-struct thread_id {
-    uint64_t self;
-    int32_t tid;
+/* A sub-buffer of the pool as last looked at. */
+struct peek {
+    struct stream *s;
+    uint32_t seq;
+    int live; /* OWNED at the last look */
 };
 
 /* A thread's CPU time when the watch of --kill-on-hang began. */
@@ -35,8 +41,15 @@ struct task {
 };
 
 struct ptt_hang {
-    struct ptt_tracker *calls;          /* by pid and serial */
-    struct thread_id threads[NTHREADS]; /* by hash of self, the newest wins */
+    struct ptt_pool *pool;
+    struct ptt_tracker *calls; /* by pid and serial */
+    struct ptt_names *names;
+    struct ptt_hmap streams; /* (pid, serial) -> struct stream */
+    int fed;                 /* events read from drained sub-buffers since the last look */
+    /* THREAD_START events read before their process's modules (threads are read one after the
+     * other, not in time order): their threads are named by start routine at the report. */
+    struct ptt_ev *unnamed;
+    unsigned nunnamed, unnamed_cap;
     struct task *tasks;
     unsigned ntasks, cap;
     uint32_t n;
@@ -47,15 +60,12 @@ struct ptt_hang *ptt_hang_new(const struct ptt_pool *pool)
 {
     struct ptt_hang *h = calloc(1, sizeof *h + pool->nbufs * sizeof(struct peek));
     if (h) {
+        h->pool = (struct ptt_pool *)pool;
         h->n = pool->nbufs;
         h->calls = ptt_tracker_new(PTT_TRACK_SERIAL);
+        h->names = ptt_names_new();
     }
     return h;
-}
-
-static struct thread_id *thread_slot(struct ptt_hang *h, uint64_t self)
-{
-    return &h->threads[(self >> 8 ^ self >> 20) % NTHREADS];
 }
 
 /* The field a call is reported by: its object, else its first field. */
@@ -70,102 +80,303 @@ static int is_join(const struct ptt_evinfo *in)
     return in && in->role == PTT_ROLE_WAIT && in->okind == PTT_CLASS_thread;
 }
 
-static void track(struct ptt_hang *h, struct peek *k, const struct ptt_event *e,
+static struct stream *stream_of(struct ptt_hang *h, const struct ptt_desc *d)
+{
+    struct stream *s =
+        ptt_hmap_get(&h->streams, ptt_key2((uint64_t)(uint32_t)d->pid, d->serial), sizeof *s);
+    if (!s->calls) {
+        struct ptt_ev ev = {.pid = d->pid, .tid = d->tid, .serial = d->serial};
+        s->pid = d->pid;
+        s->tid = d->tid;
+        s->serial = d->serial;
+        s->calls = ptt_tracker_get(h->calls, &ev);
+    }
+    return s;
+}
+
+/* Threads kept to be named later, at most: a program without symbols has only unnamed threads. */
+#define MAX_UNNAMED 4096
+
+static void name_later(struct ptt_hang *h, const struct ptt_ev *ev)
+{
+    if (h->nunnamed == MAX_UNNAMED)
+        return;
+    if (h->nunnamed == h->unnamed_cap) {
+        unsigned cap = h->unnamed_cap ? 2 * h->unnamed_cap : 16;
+        struct ptt_ev *u = realloc(h->unnamed, cap * sizeof *u);
+        if (!u)
+            return;
+        h->unnamed = u;
+        h->unnamed_cap = cap;
+    }
+    h->unnamed[h->nunnamed++] = *ev;
+}
+
+/* The threads started before their modules were read: named now, when they can be. */
+static void name_started(struct ptt_hang *h)
+{
+    unsigned k = 0;
+    for (unsigned i = 0; i < h->nunnamed; i++) {
+        struct ptt_ev *ev = &h->unnamed[i];
+        if (!ptt_names_thread(h->names, ev->pid, ev->tid))
+            ptt_names_event(h->names, ev);
+        if (!ptt_names_thread(h->names, ev->pid, ev->tid))
+            h->unnamed[k++] = *ev; /* its modules still unknown */
+    }
+    h->nunnamed = k;
+}
+
+static void track(struct ptt_hang *h, struct stream *s, const struct ptt_event *e,
                   const uint64_t *args, unsigned n, uint64_t ticks)
 {
     struct ptt_ev ev;
     memset(&ev, 0, offsetof(struct ptt_ev, args));
     ev.id = e->id & PTT_EV_ID_MASK;
     ev.info = ptt_evinfo(ev.id);
-    if (!ev.info || ev.nested) /* a signal handler's: it returns before its thread goes on */
+    if (!ev.info)
         return;
     ev.nested = (e->id & PTT_EVF_NEST) != 0;
     ev.ticks = ticks;
-    ev.pid = k->pid;
-    ev.tid = k->tid;
-    ev.serial = k->serial;
+    ev.pid = s->pid;
+    ev.tid = s->tid;
+    ev.serial = s->serial;
     ev.nargs = n < PTT_EVENT_MAX_ARGS ? n : PTT_EVENT_MAX_ARGS;
     memcpy(ev.args, args, ev.nargs * sizeof *args);
-    if (!k->calls)
-        k->calls = ptt_tracker_get(h->calls, &ev);
-    ptt_tracker_feed(k->calls, &ev, NULL);
-    uint64_t self;
-    if (ev.info->role == PTT_ROLE_THREAD_START && ptt_ev_role_get(&ev, PTT_RF_OBJECT, &self))
-        *thread_slot(h, self) = (struct thread_id){self, k->tid};
+    ptt_names_event(h->names, &ev);
+    if (ev.id == PTT_EV_THREAD_START && !ptt_names_thread(h->names, ev.pid, ev.tid))
+        name_later(h, &ev);
+    if (!ev.nested) /* a signal handler's calls return before its thread goes on */
+        ptt_tracker_feed(s->calls, &ev, NULL);
 }
 
-/* The call a live sub-buffer's thread is in, or NULL. */
+/* Read sub-buffer i of stream s from where it was left up to len bytes; how many events. */
+static unsigned feed(struct ptt_hang *h, struct stream *s, uint32_t i, uint32_t len)
+{
+    const uint8_t *data = ptt_pool_data(h->pool, i);
+    unsigned n = 0;
+    if (len > h->pool->buf_size)
+        len = h->pool->buf_size;
+    while (s->off + 8 <= len) {
+        uint64_t hv = __atomic_load_n((const uint64_t *)(data + s->off), __ATOMIC_ACQUIRE);
+        struct ptt_event e;
+        memcpy(&e, &hv, 8);
+        if (!(e.id & PTT_EV_ID_MASK) || e.size < 8 || e.size % 8 || s->off + e.size > len)
+            break;
+        const uint64_t *w = (const uint64_t *)(data + s->off + 8);
+        unsigned k = (e.size - 8) / 8;
+        uint64_t t;
+        if (e.id & PTT_EVF_ABS) {
+            t = k ? w[0] : s->base;
+            w++;
+            k = k ? k - 1 : 0;
+            if (!(e.id & PTT_EVF_NEST))
+                s->base = t;
+        } else {
+            t = s->base + e.dts;
+            s->base = t;
+        }
+        if ((e.id & PTT_EV_ID_MASK) != PTT_EV_TRACE_PAD)
+            track(h, s, &e, w, k, t);
+        s->off += e.size;
+        n++;
+    }
+    return n;
+}
+
+/* Begin reading the sub-buffer d of stream s. */
+static void enter(struct stream *s, const struct ptt_desc *d)
+{
+    s->seq = d->seq;
+    s->off = 0;
+    s->base = d->base_ts;
+    s->done = 0;
+    s->started = 1;
+}
+
+static uint32_t next_seq(const struct stream *s)
+{
+    return s->done ? s->seq + 1 : s->seq;
+}
+
+/* The sub-buffer of the pool holding sub-buffer seq of stream s, or -1. */
+static int64_t find_slot(struct ptt_hang *h, const struct stream *s, uint32_t seq)
+{
+    for (uint32_t j = 0; j < h->n; j++) {
+        struct ptt_desc *d = ptt_pool_desc(h->pool, j);
+        if (atomic_load_explicit(&d->state, memory_order_acquire) != PTT_BUF_FREE &&
+            d->pid == s->pid && d->serial == s->serial && d->seq == seq)
+            return j;
+    }
+    return -1;
+}
+
+/* Before sub-buffer seq of s: read whole the ones before it still in the pool (handed over and
+ * not drained yet). One still owned (parked by a signal handler) is read as far as written. */
+static void catch_up(struct ptt_hang *h, struct stream *s, uint32_t seq)
+{
+    while (s->started && next_seq(s) < seq) {
+        int64_t j = find_slot(h, s, next_seq(s));
+        if (j < 0)
+            return;
+        struct ptt_desc *d = ptt_pool_desc(h->pool, (uint32_t)j);
+        if (d->seq != s->seq)
+            enter(s, d);
+        int ready = atomic_load_explicit(&d->state, memory_order_acquire) == PTT_BUF_READY;
+        feed(h, s, (uint32_t)j,
+             ready ? atomic_load_explicit(&d->committed, memory_order_acquire) : h->pool->buf_size);
+        s->done = 1;
+    }
+}
+
+/* Read sub-buffer i up to len bytes (whole: complete); how many events were new. */
+static unsigned read_slot(struct ptt_hang *h, uint32_t i, uint32_t len, int complete)
+{
+    struct ptt_desc *d = ptt_pool_desc(h->pool, i);
+    if (d->seq == PTT_SEQ_UNSET)
+        return 0; /* taken, not numbered yet: read at the next look */
+    struct stream *s = stream_of(h, d);
+    if (s->started && (d->seq < s->seq || (d->seq == s->seq && s->done)))
+        return 0; /* read already */
+    if (!s->started || d->seq != s->seq) {
+        catch_up(h, s, d->seq);
+        if (s->started && d->seq != next_seq(s)) /* some of its events were never seen */
+            ptt_tracker_reset(h->calls, s->pid, s->serial);
+        enter(s, d);
+    }
+    unsigned n = feed(h, s, i, len);
+    if (complete)
+        s->done = 1;
+    return n;
+}
+
+void ptt_hang_drained(void *arg, uint32_t index, uint32_t len)
+{
+    struct ptt_hang *h = arg;
+    h->fed |= read_slot(h, index, len, 1) > 0;
+}
+
+/* The call a live sub-buffer's thread is in, or NULL. A thread owns one sub-buffer, the one it
+ * writes (and perhaps one parked before it, not counted). */
 static struct ptt_open *call_of(const struct peek *k)
 {
-    return k->live && k->calls ? ptt_tthread_call(k->calls) : NULL;
-}
-
-/* A new sub-buffer of a thread: its open calls carry over from its previous one when we saw
- * it, else they are unknown. */
-static void carry_over(struct ptt_hang *h, uint32_t i, const struct ptt_desc *d)
-{
-    const struct peek *k = &h->p[i];
-    if (k->pid == d->pid && k->serial == d->serial)
-        return;
-    for (uint32_t j = 0; j < h->n; j++) /* its previous sub-buffer elsewhere */
-        if (j != i && h->p[j].pid == d->pid && h->p[j].serial == d->serial &&
-            h->p[j].seq + 1 == d->seq)
-            return;
-    ptt_tracker_reset(h->calls, d->pid, d->serial);
+    return k->live && k->s->seq == k->seq ? ptt_tthread_call(k->s->calls) : NULL;
 }
 
 int ptt_hang_progress(struct ptt_hang *h, const struct ptt_pool *pool)
 {
-    int progress = 0;
+    int progress = h->fed;
+    h->fed = 0;
     for (uint32_t i = 0; i < h->n; i++) {
         struct ptt_desc *d = ptt_pool_desc((struct ptt_pool *)pool, i);
         struct peek *k = &h->p[i];
         uint32_t st = atomic_load_explicit(&d->state, memory_order_acquire);
-        if (st != PTT_BUF_OWNED) {
+        if (st != PTT_BUF_OWNED || d->seq == PTT_SEQ_UNSET) {
             if (k->live)
                 progress = 1; /* handed over: its thread went on */
             k->live = 0;
             continue;
         }
-        if (!k->live || k->pid != d->pid || k->serial != d->serial || k->seq != d->seq) {
-            carry_over(h, i, d);
-            memset(k, 0, sizeof *k);
-            k->calls = ptt_tracker_thread(h->calls, d->pid, d->serial);
-            k->pid = d->pid;
-            k->tid = d->tid;
-            k->serial = d->serial;
-            k->seq = d->seq;
-            k->base = d->base_ts;
-            k->live = 1;
+        struct stream *s = stream_of(h, d);
+        if (!k->live || k->s != s || k->seq != d->seq) {
+            *k = (struct peek){s, d->seq, 1};
             progress = 1;
         }
-        const uint8_t *data = ptt_pool_data((struct ptt_pool *)pool, i);
-        while (k->off + 8 <= pool->buf_size) {
-            uint64_t hv = __atomic_load_n((const uint64_t *)(data + k->off), __ATOMIC_ACQUIRE);
-            struct ptt_event e;
-            memcpy(&e, &hv, 8);
-            if (!(e.id & PTT_EV_ID_MASK) || e.size < 8 || e.size % 8 ||
-                k->off + e.size > pool->buf_size)
-                break;
-            const uint64_t *w = (const uint64_t *)(data + k->off + 8);
-            unsigned n = (e.size - 8) / 8;
-            uint64_t t;
-            if (e.id & PTT_EVF_ABS) {
-                t = n ? w[0] : k->base;
-                w++;
-                n = n ? n - 1 : 0;
-                if (!(e.id & PTT_EVF_NEST))
-                    k->base = t;
-            } else {
-                t = k->base + e.dts;
-                k->base = t;
-            }
-            track(h, k, &e, w, n, t);
-            k->off += e.size;
-            progress = 1;
-        }
+        progress |= read_slot(h, i, pool->buf_size, 0) > 0;
     }
     return progress;
+}
+
+/* "mutex b": the field a call is reported by, named as ptt view names it. */
+static const char *object_text(struct ptt_hang *h, int32_t pid, const struct ptt_evinfo *in,
+                               uint64_t object, char *buf, size_t len)
+{
+    const struct ptt_field *f = in && in->nfields ? &in->fields[shown_field(in)] : NULL;
+    const char *name = f && f->type == PTT_F_OBJ ? ptt_names_object(h->names, pid, object) : NULL;
+    if (name)
+        snprintf(buf, len, "%.*s %s", f ? f->name_len : 6, f ? f->name : "object", name);
+    else
+        snprintf(buf, len, "%.*s 0x%llx", f ? f->name_len : 6, f ? f->name : "object",
+                 (unsigned long long)object);
+    return buf;
+}
+
+/* " at FILE:LINE" of a call's site, "" when it has none. */
+static const char *site_text(struct ptt_hang *h, int32_t pid, uint64_t site, char *buf, size_t len)
+{
+    const char *at = site ? ptt_names_site(h->names, pid, site) : NULL;
+    if (at)
+        snprintf(buf, len, " at %s", at);
+    else if (site)
+        snprintf(buf, len, " at 0x%llx", (unsigned long long)site);
+    else
+        buf[0] = 0;
+    return buf;
+}
+
+/* Who a blocked call waits for: ", held by thread t2 (123)", ", waiting for thread ...", and
+ * for a rwlock the threads reading it. */
+static void print_owner(FILE *f, struct ptt_hang *h, const struct ptt_open *c, int32_t pid)
+{
+    char tb[300], rb[1100];
+    const struct ptt_evinfo *in = c->in.info;
+    if (c->owner)
+        fprintf(f, is_join(in) ? ", waiting for thread %s" : ", held by thread %s",
+                ptt_fmt_thread(tb, sizeof tb, h->names, pid, (int32_t)c->owner));
+    if (in && in->okind == PTT_CLASS_rwlock && !is_join(in) &&
+        *ptt_fmt_readers(rb, sizeof rb, h->names, h->calls, pid, c->object, c->holders))
+        fprintf(f, ", %s", rb);
+}
+
+static const char *class_name(int number)
+{
+    unsigned n;
+    const struct ptt_classinfo *c = ptt_classes(&n);
+    for (unsigned i = 0; i < n; i++)
+        if ((int)c[i].number == number)
+            return c[i].name;
+    return "object";
+}
+
+/* What a blocked thread holds, one line each: "holds mutex a, taken at abba.c:11". */
+static void print_held(FILE *f, struct ptt_hang *h, struct ptt_tthread *th)
+{
+    for (unsigned i = 0; i < th->nheld; i++) {
+        const struct ptt_held *x = &th->held[i];
+        const char *name = ptt_names_object(h->names, th->pid, x->object);
+        char ob[300], sb[300];
+        if (name)
+            snprintf(ob, sizeof ob, "%s %s", class_name(x->cls), name);
+        else
+            snprintf(ob, sizeof ob, "%s 0x%llx", class_name(x->cls), (unsigned long long)x->object);
+        fprintf(f, "ptt:     holds %s%s", ob, x->shared ? " for reading" : "");
+        if (x->count > 1)
+            fprintf(f, " (%u times)", x->count);
+        fprintf(f, "%s%s\n", x->site ? ", taken" : "",
+                site_text(h, th->pid, x->site, sb, sizeof sb));
+    }
+}
+
+/* One blocked thread: its line and what it holds on f, and its HANG_BLOCKED event. */
+static void report_thread(struct ptt_hang *h, struct ptt_daemon *d, FILE *f, struct stream *s,
+                          struct ptt_open *c, uint64_t now, double ns_per_tick)
+{
+    const struct ptt_evinfo *in = c->in.info;
+    uint64_t object = ptt_ev_arg(&c->in, (unsigned)shown_field(in), 0);
+    if (!c->owner && is_join(in)) /* the thread it waits for */
+        c->owner = (uint64_t)(int64_t)ptt_names_pthread(h->names, s->pid, object);
+    uint64_t since = (uint64_t)((double)(now - c->in.ticks) * ns_per_tick);
+    char tb[300], ob[600], sb[300];
+    fprintf(f, "ptt:   pid %d thread %s: in %s (%s)%s for %.1f s", s->pid,
+            ptt_fmt_thread(tb, sizeof tb, h->names, s->pid, s->tid), in ? in->routine : "?",
+            object_text(h, s->pid, in, object, ob, sizeof ob),
+            site_text(h, s->pid, c->site, sb, sizeof sb), (double)since / 1e9);
+    print_owner(f, h, c, s->pid);
+    fputc('\n', f);
+    print_held(f, h, s->calls);
+    uint16_t id = PTT_EV_HANG_BLOCKED;
+    unsigned na = 5;
+    uint64_t b[5] = {(uint64_t)(int64_t)s->tid, c->in.id, object, c->owner, since};
+    ptt_daemon_events(d, s->pid, 1, &id, &na, b);
 }
 
 unsigned ptt_hang_report(struct ptt_hang *h, struct ptt_daemon *d, FILE *f, uint64_t idle_ns,
@@ -177,6 +388,7 @@ unsigned ptt_hang_report(struct ptt_hang *h, struct ptt_daemon *d, FILE *f, uint
         blocked += call_of(&h->p[i]) != NULL;
     if (!blocked)
         return 0;
+    name_started(h);
     fprintf(f, "ptt: hang: no traced thread recorded an event for %.1f s; %u blocked in a call:\n",
             (double)idle_ns / 1e9, blocked);
     uint16_t id = PTT_EV_HANG_DETECTED;
@@ -184,31 +396,9 @@ unsigned ptt_hang_report(struct ptt_hang *h, struct ptt_daemon *d, FILE *f, uint
     uint64_t a[2] = {idle_ns, blocked};
     ptt_daemon_events(d, d->pool->daemon_pid, 1, &id, &na, a);
     for (uint32_t i = 0; i < h->n; i++) {
-        struct peek *k = &h->p[i];
-        struct ptt_open *c = call_of(k);
-        if (!c)
-            continue;
-        const struct ptt_evinfo *in = c->in.info;
-        uint64_t object = ptt_ev_arg(&c->in, (unsigned)shown_field(in), 0);
-        if (!c->owner && is_join(in)) {
-            struct thread_id *t = thread_slot(h, object);
-            if (t->self == object)
-                c->owner = (uint64_t)(int64_t)t->tid; /* the thread it waits for */
-        }
-        uint64_t since = (uint64_t)((double)(now - c->in.ticks) * ns_per_tick);
-        fprintf(f, "ptt:   pid %d thread %d: in %s (%.*s 0x%llx) for %.1f s", k->pid, k->tid,
-                in ? in->routine : "?",
-                in && in->nfields ? in->fields[shown_field(in)].name_len : 6,
-                in && in->nfields ? in->fields[shown_field(in)].name : "object",
-                (unsigned long long)object, (double)since / 1e9);
-        if (c->owner)
-            fprintf(f, is_join(in) ? ", waiting for thread %lld" : ", held by thread %lld",
-                    (long long)(int64_t)c->owner);
-        fputc('\n', f);
-        id = PTT_EV_HANG_BLOCKED;
-        na = 5;
-        uint64_t b[5] = {(uint64_t)(int64_t)k->tid, c->in.id, object, c->owner, since};
-        ptt_daemon_events(d, k->pid, 1, &id, &na, b);
+        struct ptt_open *c = call_of(&h->p[i]);
+        if (c)
+            report_thread(h, d, f, h->p[i].s, c, now, ns_per_tick);
     }
     fflush(f);
     return blocked;
@@ -223,10 +413,10 @@ unsigned ptt_hang_pids(const struct ptt_hang *h, const struct ptt_pool *pool, in
         if (!h->p[i].live)
             continue;
         unsigned j;
-        for (j = 0; j < n && pids[j] != h->p[i].pid; j++)
+        for (j = 0; j < n && pids[j] != h->p[i].s->pid; j++)
             ;
         if (j == n)
-            pids[n++] = h->p[i].pid;
+            pids[n++] = h->p[i].s->pid;
     }
     return n;
 }
@@ -254,7 +444,7 @@ static int read_task(int pid, int tid, char *state, uint64_t *cpu)
 static int in_traced_call(const struct ptt_hang *h, int pid, int tid)
 {
     for (uint32_t i = 0; i < h->n; i++)
-        if (h->p[i].pid == pid && h->p[i].tid == tid && call_of(&h->p[i]))
+        if (h->p[i].live && h->p[i].s->pid == pid && h->p[i].s->tid == tid && call_of(&h->p[i]))
             return 1;
     return 0;
 }
@@ -283,10 +473,12 @@ static int task_blocked(struct ptt_hang *h, int pid, int tid, int restart, char 
     unsigned i;
     for (i = 0; i < h->ntasks && (h->tasks[i].pid != pid || h->tasks[i].tid != tid); i++)
         ;
+    char tb[300];
+    ptt_fmt_thread(tb, sizeof tb, h->names, pid, tid);
     if (state == 'R' || i == h->ntasks || h->tasks[i].cpu != cpu)
-        snprintf(why, len, "pid %d thread %d is running", pid, tid);
+        snprintf(why, len, "pid %d thread %s is running", pid, tb);
     else if (!in_traced_call(h, pid, tid))
-        snprintf(why, len, "pid %d thread %d is not in a traced call (state %c)", pid, tid, state);
+        snprintf(why, len, "pid %d thread %s is not in a traced call (state %c)", pid, tb, state);
     else
         return 1;
     return 0;
@@ -297,6 +489,8 @@ int ptt_hang_settled(struct ptt_hang *h, const int *pids, unsigned npids, int re
 {
     if (restart)
         h->ntasks = 0;
+    else
+        name_started(h); /* for the thread named in why */
     int settled = 1;
     for (unsigned i = 0; i < npids && settled; i++) {
         char dir[64];
@@ -317,7 +511,10 @@ void ptt_hang_free(struct ptt_hang *h)
 {
     if (h) {
         free(h->tasks);
+        free(h->unnamed);
         ptt_tracker_free(h->calls);
+        ptt_names_free(h->names);
+        ptt_hmap_free(&h->streams, NULL);
     }
     free(h);
 }

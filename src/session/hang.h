@@ -12,6 +12,9 @@
 struct ptt_hang;
 
 struct ptt_hang *ptt_hang_new(const struct ptt_pool *pool);
+/* For ptt_daemon's drained hook (arg: the ptt_hang): read the rest of sub-buffer index, len bytes
+ * long, before it is freed. */
+void ptt_hang_drained(void *arg, uint32_t index, uint32_t len);
 /* Read what the threads wrote since the last look; 1 if any thread recorded an event. */
 int ptt_hang_progress(struct ptt_hang *h, const struct ptt_pool *pool);
 /* Report the threads blocked in a call, on f and as HANG_* events into the trace; the number of

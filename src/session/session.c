@@ -264,6 +264,10 @@ static void loop_start(struct ptt_session *s, struct loop *l)
         sigaddset(&sigs, forward[i]);
     l->sfd = signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC);
     l->hang = s->hang_ns ? ptt_hang_new(s->d.pool) : NULL;
+    if (l->hang) { /* every event, in order: who holds what, and the names */
+        s->d.drained = ptt_hang_drained;
+        s->d.drained_arg = l->hang;
+    }
     l->last_clock = l->last_reap = ptt_mono_ns();
     l->hw = (struct hang_watch){.last_event = l->last_clock, .last_check = l->last_clock};
     l->ctl = s->ctl_fd >= 0 ? ptt_ctl_server_new(s->ctl_fd, control, s) : NULL;
@@ -348,6 +352,7 @@ static void loop_end(struct ptt_session *s, struct loop *l)
         ptt_procs_close(s->procs);
         s->procs = NULL;
     }
+    s->d.drained = NULL; /* no hang to report any more */
     ptt_daemon_drain(&s->d, PTT_DRAIN_ALL);
     ptt_hang_free(l->hang);
     ptt_ctl_server_free(l->ctl);

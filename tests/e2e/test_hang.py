@@ -1,42 +1,59 @@
 """Hang detection (--hang-timeout): an ABBA deadlock is reported, on stderr and in the trace,
-with each blocked thread, its call, its object and the thread holding it (tests/progs/abba.c);
-a program idle outside any traced call is not (idle_sleep.c)."""
+with each blocked thread, its call, its object, the line of the call, the thread holding the
+object and what each blocked thread holds, named as ptt view names them (tests/progs/abba.c); a
+writer waiting for a rwlock two readers hold names both readers (rwlock_hang.c); a program idle
+outside any traced call is not reported (idle_sleep.c)."""
 
 import re
 import signal
 
-from conftest import E, check_calls, parse_output, prog, ptt_trace, summary_counts, trace_prog
+from conftest import E, check_calls, parse_output, prog, ptt_trace, summary_counts, trace_prog, view
+from names_util import site_lines
 from robust_util import Live, ctl_ok, status_fields
 
 HEAD_RE = re.compile(r"^ptt: hang: no traced thread recorded an event for (\d+\.\d) s; "
                      r"(\d+) blocked in a call:$")
-LINE_RE = re.compile(r"^ptt:   pid (\d+) thread (\d+): in (\w+) \((\w+) (0x[0-9a-f]+)\) for "
-                     r"(\d+\.\d) s, (held by|waiting for) thread (\d+)$")
+# A blocked thread's line: its duration (group 1) is replaced by D to compare the rest.
+LINE_RE = re.compile(r"^ptt:   pid \d+ thread .*: in \w+ \(.*\)(?: at \S+)? for (\d+\.\d) s")
+HELD_PREFIX = "ptt:     holds "
 
 
 def expected_blocked(out):
-    """(thread, routine, object kind, object, held by|waiting for, owner) of each blocked
-    thread of abba."""
-    pid, t1, t2 = out["pid"], out["tid_t1"], out["tid_t2"]
-    return {(t1, "pthread_mutex_lock", "mutex", out["B"], "held by", t2),
-            (t2, "pthread_mutex_lock", "mutex", out["A"], "held by", t1),
-            (pid, "pthread_join", "thread", out["th1"], "waiting for", t1)}
+    """Each blocked thread of abba: its line (duration D), and what it holds."""
+    pid, t1, t2, L = out["pid"], out["tid_t1"], out["tid_t2"], site_lines("abba")
+    head = f"ptt:   pid {pid} thread"
+    return {
+        f"{head} main ({pid}): in pthread_join (thread {out['th1']}) at abba.c:{L['join']} "
+        f"for D s, waiting for thread t1 ({t1})": (),
+        f"{head} t1 ({t1}): in pthread_mutex_lock (mutex b) at abba.c:{L['t1_lock_b']} for D s, "
+        f"held by thread t2 ({t2})": (f"{HELD_PREFIX}mutex a, taken at abba.c:{L['t1_lock_a']}",),
+        f"{head} t2 ({t2}): in pthread_mutex_lock (mutex a) at abba.c:{L['t2_lock_a']} for D s, "
+        f"held by thread t1 ({t1})": (f"{HELD_PREFIX}mutex b, taken at abba.c:{L['t2_lock_b']}",),
+    }
 
 
-def report(stderr, pid, timeout):
-    """The hang report on ptt trace's stderr: {(thread, routine, kind, object, how, owner)}."""
+def report(stderr, timeout, blocked=3):
+    """The hang report on ptt trace's stderr: {blocked thread's line: its held lines}, each
+    duration checked and replaced by D."""
     lines = stderr.splitlines()
     heads = [m for m in map(HEAD_RE.match, lines) if m]
     assert len(heads) == 1, stderr
-    assert float(heads[0][1]) >= timeout and heads[0][2] == "3"
-    at = lines.index(heads[0][0])
-    blocked = set()
-    for line in lines[at + 1:at + 4]:
-        m = LINE_RE.match(line)
-        assert m and m[1] == pid, f"not a blocked thread of pid {pid}: {line!r}"
-        assert float(m[6]) >= timeout
-        blocked.add((m[2], m[3], m[4], m[5], m[7], m[8]))
-    return blocked
+    assert float(heads[0][1]) >= timeout and heads[0][2] == str(blocked)
+    at = lines.index(heads[0][0]) + 1
+    threads = {}
+    while at < len(lines) and lines[at].startswith("ptt:   pid "):
+        m = LINE_RE.match(lines[at])
+        assert m, f"not a blocked thread's line: {lines[at]!r}"
+        assert float(m[1]) >= timeout
+        line = lines[at][:m.start(1)] + "D" + lines[at][m.end(1):]
+        held = []
+        at += 1
+        while at < len(lines) and lines[at].startswith(HELD_PREFIX):
+            held.append(lines[at])
+            at += 1
+        threads[line] = tuple(held)
+    assert len(threads) == blocked, stderr
+    return threads
 
 
 def check_hang_events(t, out, timeout):
@@ -61,7 +78,7 @@ def test_abba_kill_on_hang(tmp_path):
     t = ptt_trace(tmp_path, [prog("abba")], opts=["--hang-timeout=1", "--kill-on-hang"],
                   rc=137)
     out = parse_output(t.stdout)[1]
-    assert report(t.stderr, out["pid"], 1.0) == expected_blocked(out)
+    assert report(t.stderr, 1.0) == expected_blocked(out)
     assert "ptt: killing the program (--kill-on-hang)" in t.stderr.splitlines()
     check_hang_events(t, out, 1.0)
     pid = int(out["pid"])
@@ -84,7 +101,7 @@ def test_hang_reported_session_goes_on(tmp_path):
     live.p.send_signal(signal.SIGTERM)
     live.finish(128 + signal.SIGTERM)
     out = parse_output("\n".join(live.out))[1]
-    assert report("\n".join(live.err), out["pid"], 0.5) == expected_blocked(out)
+    assert report("\n".join(live.err), 0.5) == expected_blocked(out)
     assert not any("killing" in line for line in live.err)
     counts = summary_counts(live.path)[0]
     assert counts["HANG_DETECTED"] == 1 and counts["HANG_BLOCKED"] == 3
@@ -97,3 +114,54 @@ def test_idle_is_not_a_hang(tmp_path):
     assert not any(line.startswith("ptt: hang") for line in t.stderr.splitlines())
     assert t.counts()["HANG_DETECTED"] == t.counts()["HANG_BLOCKED"] == 0
     assert t.counts()["MUTEX_UNLOCK_OUT"] == 2
+
+
+def rwlock_hang(tmp_path, rounds=0, opts=()):
+    """rwlock_hang ROUNDS, killed on its hang: the Traced run, its output's values, the words
+    naming the readers, and the report expected (report())."""
+    t = ptt_trace(tmp_path, [prog("rwlock_hang"), rounds],
+                  opts=["--hang-timeout=0.5", "--kill-on-hang", *opts], rc=137)
+    out = parse_output(t.stdout)[1]
+    pid, r1, r2, w, L = out["pid"], out["tid_r1"], out["tid_r2"], out["tid_w"], \
+        site_lines("rwlock_hang")
+    head = f"ptt:   pid {pid} thread"
+    readers = f"held for reading by threads r1 ({r1}), r2 ({r2})"
+    return t, out, readers, {
+        f"{head} main ({pid}): in pthread_join (thread {out['tw']}) at rwlock_hang.c:{L['join']} "
+        f"for D s, waiting for thread w ({w})": (),
+        f"{head} r1 ({r1}): in sem_wait (sem never) at rwlock_hang.c:{L['r1_wait']} for D s":
+            (f"{HELD_PREFIX}rwlock rw for reading, taken at rwlock_hang.c:{L['r1_rdlock']}",),
+        f"{head} r2 ({r2}): in sem_wait (sem never) at rwlock_hang.c:{L['r2_wait']} for D s":
+            (f"{HELD_PREFIX}rwlock rw for reading, taken at rwlock_hang.c:{L['r2_rdlock']}",),
+        f"{head} w ({w}): in pthread_rwlock_wrlock (rwlock rw) at rwlock_hang.c:{L['w_wrlock']} "
+        f"for D s, {readers}": (),
+    }
+
+
+def test_rwlock_readers_named(tmp_path):
+    """A writer blocked on a rwlock that two readers hold (each then waiting on a semaphore):
+    the report names both readers, and each reader's line says it holds the rwlock for reading
+    and where it took it; ptt view names them in the writer's wait and in its hang report."""
+    t, out, readers, expected = rwlock_hang(tmp_path)
+    assert report(t.stderr, 0.5, blocked=4) == expected
+    pid, r1, r2, w = out["pid"], out["tid_r1"], out["tid_r2"], out["tid_w"]
+    blocked = {e.fields[0]: e.fields[1:4] for e in t.events if e.name == "HANG_BLOCKED"}
+    assert blocked == {pid: ("THREAD_JOIN_IN", out["tw"], w),
+                       r1: ("SEM_WAIT_IN", out["never"], "0"),
+                       r2: ("SEM_WAIT_IN", out["never"], "0"),
+                       w: ("RWLOCK_WRLOCK_IN", out["rw"], "0")}
+    text = view(t.path).splitlines()
+    wait = [ln.split(" : ", 1)[1] for ln in text if "must wait to" in ln]
+    assert wait == [f"Pid {pid}, Thread w ({w}) must wait to write-lock rwlock rw, held by writer "
+                    f"0 and 2 readers; {readers}."]
+    hang = [ln.split(" : ", 1)[1] for ln in text if "reports thread w " in ln]
+    assert len(hang) == 1 and hang[0].startswith(
+        f"Pid {pid}, Thread main ({pid}) reports thread w blocked in pthread_rwlock_wrlock on rw "
+        f"for ") and hang[0].endswith(f" s (the thread holding it, or joined: 0); {readers}.")
+
+
+def test_report_after_many_subbuffers(tmp_path):
+    """r1 fills some hundred 4 KiB sub-buffers (handed over, drained) before the hang: the report
+    still holds exactly what each thread holds, and every name."""
+    t, _, _, expected = rwlock_hang(tmp_path, 20000, opts=["--subbuffer=4K"])
+    assert report(t.stderr, 0.5, blocked=4) == expected

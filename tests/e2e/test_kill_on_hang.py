@@ -6,6 +6,7 @@ sleeps in nanosleep or reads a pipe outside any traced call and then releases th
 import pytest
 
 from conftest import parse_output, prog, ptt_trace
+from names_util import site_lines
 
 OPTS = ["--hang-timeout=0.5", "--kill-on-hang"]
 NOT_KILLED = ": the program is not killed (--kill-on-hang waits for every thread to be blocked " \
@@ -17,16 +18,20 @@ def check_not_killed(t, why):
     one line naming the thread that kept it alive, and nothing was killed."""
     out = parse_output(t.stdout)
     assert out[0] == {"released": "1"}
-    pid, holder = out[1]["pid"], out[1]["tid_holder"]
+    pid, holder, waiter = out[1]["pid"], out[1]["tid_holder"], out[1]["tid_waiter"]
     err = t.stderr.splitlines()
     assert "ptt: killing the program (--kill-on-hang)" not in err
     heads = [ln for ln in err if ln.startswith("ptt: hang: no traced thread recorded an event")]
     assert len(heads) == 1 and heads[0].endswith("; 2 blocked in a call:"), t.stderr
+    # the waiter's line names the holder, which holds the mutex but is not blocked
+    line = f"ptt:   pid {pid} thread waiter ({waiter}): in pthread_mutex_lock (mutex m) at " \
+        f"hang_busy.c:{site_lines('hang_busy')['waiter_lock']} for "
+    lines = [ln for ln in err if ln.startswith(line)]
+    assert len(lines) == 1 and lines[0].endswith(f" s, held by thread holder ({holder})"), t.stderr
     lines = [ln for ln in err if ln.endswith(NOT_KILLED)]
-    assert lines == [f"ptt: hang: pid {pid} thread {holder} {why}{NOT_KILLED}"], t.stderr
+    assert lines == [f"ptt: hang: pid {pid} thread holder ({holder}) {why}{NOT_KILLED}"], t.stderr
     assert t.counts()["HANG_DETECTED"] == 1
     # the waiter got the mutex once the holder let it go
-    waiter = int(out[1]["tid_waiter"])
     assert [e[0] for e in t.thread(waiter) if e[0].startswith("MUTEX_LOCK")] == \
         ["MUTEX_LOCK_IN", "MUTEX_LOCK_OUT"]
 

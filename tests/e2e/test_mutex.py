@@ -39,17 +39,25 @@ def test_mutex_init(tmp_path):
 def test_mutex_lock(tmp_path):
     t = mutex("lock", tmp_path)
     o = t.out
-    m, e, me = o["m"], o["e"], o["tid_main"]
+    m, e, pi, me = o["m"], o["e"], o["pi"], o["tid_main"]
     assert (o["lock"], o["unlock"], o["lock_e"], o["relock_e"], o["unlock_e"]) == \
         ("0", "0", "0", str(EDEADLK), "0")
+    assert (o["lock_pi"], o["relock_pi"], o["unlock_pi"]) == ("0", str(EDEADLK), "0")
     assert t.thread(me) == [
         t.process_start(),
+        E("MUTEX_INIT_IN", pi, o["pi_attr"]), E("MUTEX_INIT", pi, 2, 1, 0, 0),
+        E("MUTEX_INIT_OUT", 0),
         E("MUTEX_LOCK_IN", m), E("MUTEX_LOCK_OUT", o["lock"]),
         E("MUTEX_UNLOCK_IN", m), E("MUTEX_UNLOCK_OUT", o["unlock"]),
         E("MUTEX_LOCK_IN", e), E("MUTEX_LOCK_OUT", o["lock_e"]),
-        # The relock of an errorcheck mutex: libptt's first try finds it held, by this thread.
-        E("MUTEX_LOCK_IN", e), E("MUTEX_WAIT", e, me), E("MUTEX_LOCK_OUT", o["relock_e"]),
+        # The relock of an errorcheck mutex fails at once (EDEADLK): no wait, though libptt's
+        # first try found it held, by this very thread.
+        E("MUTEX_LOCK_IN", e), E("MUTEX_LOCK_OUT", o["relock_e"]),
         E("MUTEX_UNLOCK_IN", e), E("MUTEX_UNLOCK_OUT", o["unlock_e"]),
+        E("MUTEX_LOCK_IN", pi), E("MUTEX_LOCK_OUT", o["lock_pi"]),
+        E("MUTEX_LOCK_IN", pi), E("MUTEX_LOCK_OUT", o["relock_pi"]),
+        E("MUTEX_UNLOCK_IN", pi), E("MUTEX_UNLOCK_OUT", o["unlock_pi"]),
+        E("MUTEX_DESTROY_IN", pi), E("MUTEX_DESTROY_OUT", 0),
         EXIT0,
     ]
 
@@ -116,8 +124,8 @@ def test_mutex_timedlock(tmp_path):
         E("MUTEX_TIMEDLOCK_IN", m, o["abs_bad"]), E("MUTEX_TIMEDLOCK_OUT", o["timedlock_bad"]),
         E("MUTEX_UNLOCK_IN", m), E("MUTEX_UNLOCK_OUT", o["unlock"]),
         E("MUTEX_LOCK_IN", e), E("MUTEX_LOCK_OUT", o["lock_e"]),
-        E("MUTEX_TIMEDLOCK_IN", e, o["abs3"]), E("MUTEX_WAIT", e, me),
-        E("MUTEX_TIMEDLOCK_OUT", o["timedlock_e"]),
+        # An errorcheck mutex held by this thread: EDEADLK at once, no wait.
+        E("MUTEX_TIMEDLOCK_IN", e, o["abs3"]), E("MUTEX_TIMEDLOCK_OUT", o["timedlock_e"]),
         E("MUTEX_UNLOCK_IN", e), E("MUTEX_UNLOCK_OUT", o["unlock_e"]),
         EXIT0,
     ]

@@ -54,11 +54,9 @@ def test_rwlock_lock(tmp_path):
         *call(o, "UNLOCK", "unlock_1", lk),
         *call(o, "UNLOCK", "unlock_2", lk),
         *call(o, "WRLOCK", "wrlock", lk),
-        # Held for writing by this very thread: the first try fails, the lock says EDEADLK.
-        E("RWLOCK_RDLOCK_IN", lk), E("RWLOCK_WAIT", lk, RD, me, 0),
-        E("RWLOCK_RDLOCK_OUT", o["rdlock_own"]),
-        E("RWLOCK_WRLOCK_IN", lk), E("RWLOCK_WAIT", lk, WR, me, 0),
-        E("RWLOCK_WRLOCK_OUT", o["wrlock_own"]),
+        # Held for writing by this very thread: the lock says EDEADLK at once, no wait.
+        E("RWLOCK_RDLOCK_IN", lk), E("RWLOCK_RDLOCK_OUT", o["rdlock_own"]),
+        E("RWLOCK_WRLOCK_IN", lk), E("RWLOCK_WRLOCK_OUT", o["wrlock_own"]),
         *call(o, "UNLOCK", "unlock", lk),
         EXIT0,
     ]
@@ -107,12 +105,11 @@ def test_rwlock_timed(tmp_path):
         E("RWLOCK_CLOCKWRLOCK_OUT", o["clockwrlock_read"]),
         *call(o, "UNLOCK", "unlock_r", lk),
         *call(o, "CLOCKWRLOCK", "clockwrlock_free", lk, MONOTONIC, a4),
-        E("RWLOCK_TIMEDRDLOCK_IN", lk, a1), E("RWLOCK_WAIT", lk, RD, me, 0),
-        E("RWLOCK_TIMEDRDLOCK_OUT", o["timedrdlock_own"]),
-        E("RWLOCK_CLOCKRDLOCK_IN", lk, MONOTONIC, a4), E("RWLOCK_WAIT", lk, RD, me, 0),
+        # Held for writing by this very thread: EDEADLK at once, no wait.
+        E("RWLOCK_TIMEDRDLOCK_IN", lk, a1), E("RWLOCK_TIMEDRDLOCK_OUT", o["timedrdlock_own"]),
+        E("RWLOCK_CLOCKRDLOCK_IN", lk, MONOTONIC, a4),
         E("RWLOCK_CLOCKRDLOCK_OUT", o["clockrdlock_own"]),
-        E("RWLOCK_TIMEDWRLOCK_IN", lk, a1), E("RWLOCK_WAIT", lk, WR, me, 0),
-        E("RWLOCK_TIMEDWRLOCK_OUT", o["timedwrlock_own"]),
+        E("RWLOCK_TIMEDWRLOCK_IN", lk, a1), E("RWLOCK_TIMEDWRLOCK_OUT", o["timedwrlock_own"]),
         *call(o, "UNLOCK", "unlock_w", lk),
         *call(o, "CLOCKRDLOCK", "clockrdlock_free", lk, MONOTONIC, a4),
         *call(o, "UNLOCK", "unlock_r2", lk),

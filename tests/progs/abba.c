@@ -8,20 +8,20 @@ static int a_held, b_held, tid1, tid2;
 static void *t1(void *arg)
 {
     __atomic_store_n(&tid1, (int)gettid(), __ATOMIC_RELEASE);
-    pthread_mutex_lock(&a);
+    pthread_mutex_lock(&a); /* site:t1_lock_a */
     set_flag(&a_held);
     wait_flag(&b_held);
-    pthread_mutex_lock(&b);
+    pthread_mutex_lock(&b); /* site:t1_lock_b */
     return arg;
 }
 
 static void *t2(void *arg)
 {
     __atomic_store_n(&tid2, (int)gettid(), __ATOMIC_RELEASE);
-    pthread_mutex_lock(&b);
+    pthread_mutex_lock(&b); /* site:t2_lock_b */
     set_flag(&b_held);
     wait_flag(&a_held);
-    pthread_mutex_lock(&a);
+    pthread_mutex_lock(&a); /* site:t2_lock_a */
     return arg;
 }
 
@@ -41,6 +41,6 @@ int main(void)
     wait_blocked(tid1, &b, sizeof b);
     wait_blocked(tid2, &a, sizeof a);
     fflush(stdout);
-    pthread_join(th1, NULL); /* never returns */
+    pthread_join(th1, NULL); /* never returns */ /* site:join */
     return 1;
 }

@@ -58,7 +58,7 @@ static void *waiter(void *arg)
 {
     put_tid("waiter");
     wait_flag(&held);
-    pthread_mutex_lock(&m);
+    pthread_mutex_lock(&m); /* site:waiter_lock */
     pthread_mutex_unlock(&m);
     return arg;
 }

@@ -27,14 +27,27 @@ static void case_init(void)
     CALL("init_bad", pthread_mutex_init(&x, &bad));
 }
 
-/* Uncontended lock; relock of an errorcheck mutex (EDEADLK). */
+/* Uncontended lock; relock of an errorcheck mutex (EDEADLK), a plain one and a
+ * priority-inheriting one (another path in glibc). */
 static void case_lock(void)
 {
+    pthread_mutex_t pi;
+    pthread_mutexattr_t a;
+    CHECK(pthread_mutexattr_init(&a));
+    CHECK(pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ERRORCHECK));
+    CHECK(pthread_mutexattr_setprotocol(&a, PTHREAD_PRIO_INHERIT));
+    put_addr("pi", &pi);
+    put_addr("pi_attr", &a);
+    CHECK(pthread_mutex_init(&pi, &a));
     CALL("lock", pthread_mutex_lock(&m));
     CALL("unlock", pthread_mutex_unlock(&m));
     CALL("lock_e", pthread_mutex_lock(&e));
     CALL("relock_e", pthread_mutex_lock(&e));
     CALL("unlock_e", pthread_mutex_unlock(&e));
+    CALL("lock_pi", pthread_mutex_lock(&pi));
+    CALL("relock_pi", pthread_mutex_lock(&pi));
+    CALL("unlock_pi", pthread_mutex_unlock(&pi));
+    CHECK(pthread_mutex_destroy(&pi));
 }
 
 static void *locker(void *arg)

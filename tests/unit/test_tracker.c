@@ -152,6 +152,45 @@ static void test_rwlock_counts(void **state)
     ptt_tracker_free(t);
 }
 
+/* One event of thread tid (its serial: tid too). */
+static void feed_tid(struct ptt_tracker *t, int32_t tid, uint16_t id, unsigned n, const uint64_t *a)
+{
+    struct ptt_ev ev = make(id, 1, n, a);
+    ev.tid = tid;
+    ev.serial = (uint32_t)tid;
+    ptt_tracker_event(t, &ev, NULL);
+}
+
+/* The threads reading a rwlock, in order of tid, each hold with the site it was taken at; a
+ * writer's wait keeps the number of readers it saw. */
+static void test_rwlock_readers(void **state)
+{
+    (void)state;
+    struct ptt_tracker *t = ptt_tracker_new(PTT_TRACK_SERIAL);
+    for (int32_t tid = 52; tid >= 51; tid--) {
+        feed_tid(t, tid, PTT_EV_RWLOCK_RDLOCK_IN, 2, (uint64_t[]){0xe, 0x1000 + (uint64_t)tid});
+        feed_tid(t, tid, PTT_EV_RWLOCK_RDLOCK_OUT, 1, (uint64_t[]){0});
+    }
+    feed_tid(t, 53, PTT_EV_RWLOCK_WRLOCK_IN, 2, (uint64_t[]){0xf, 0x2000});
+    feed_tid(t, 53, PTT_EV_RWLOCK_WRLOCK_OUT, 1, (uint64_t[]){0});
+    feed_tid(t, 54, PTT_EV_RWLOCK_WRLOCK_IN, 2, (uint64_t[]){0xe, 0x3000});
+    feed_tid(t, 54, PTT_EV_RWLOCK_WAIT, 4, (uint64_t[]){0xe, 1, 0, 2});
+    int32_t tids[4];
+    assert_int_equal(ptt_tracker_readers(t, PID, 0xe, tids, 4), 2);
+    assert_int_equal(tids[0], 51);
+    assert_int_equal(tids[1], 52);
+    assert_int_equal(ptt_tracker_readers(t, PID, 0xe, tids, 1), 2); /* counted past max */
+    assert_int_equal(ptt_tracker_readers(t, PID, 0xf, tids, 4), 0); /* written, not read */
+    assert_int_equal(ptt_tracker_readers(t, PID + 1, 0xe, tids, 4), 0);
+    assert_int_equal(ptt_tthread_holds(ptt_tracker_thread(t, PID, 51), 0xe)->site, 0x1000 + 51);
+    assert_int_equal(ptt_tthread_holds(ptt_tracker_thread(t, PID, 53), 0xf)->site, 0x2000);
+    struct ptt_open *w = ptt_tthread_call(ptt_tracker_thread(t, PID, 54));
+    assert_non_null(w);
+    assert_int_equal(w->holders, 2);
+    assert_int_equal(w->owner, 0);
+    ptt_tracker_free(t);
+}
+
 /* A signal handler runs inside a lock call: its own calls nest in the frame, the lock call's OUT
  * closes the lock call, a CONTENDED while the handler runs is nobody's. */
 static void test_handler_frame(void **state)
@@ -287,6 +326,7 @@ int main(void)
         cmocka_unit_test(test_deep_nesting),
         cmocka_unit_test(test_recursive_mutex),
         cmocka_unit_test(test_rwlock_counts),
+        cmocka_unit_test(test_rwlock_readers),
         cmocka_unit_test(test_handler_frame),
         cmocka_unit_test(test_end_with_calls_open),
         cmocka_unit_test(test_cancelled_in_wait),
