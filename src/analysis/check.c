@@ -339,7 +339,8 @@ struct ptt_finding **ptt_check_end(struct ptt_check *c, size_t *n)
     }
     check_block_end(c);
     check_order_end(c, c->order);
-    qsort(c->f, c->nf, sizeof *c->f, finding_cmp);
+    if (c->nf) /* qsort wants an array, even of none */
+        qsort(c->f, c->nf, sizeof *c->f, finding_cmp);
     *n = c->nf;
     return c->f;
 }
