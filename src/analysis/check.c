@@ -30,6 +30,7 @@ struct ptt_check *ptt_check_new(const struct ptt_names *names)
 {
     struct ptt_check *c = must(calloc(1, sizeof *c));
     c->names = names;
+    c->gen_pid = -1;
     c->tracker = ptt_tracker_new(PTT_TRACK_TID);
     c->order = check_order_new();
     return c;
@@ -84,20 +85,43 @@ struct cthread *check_thread_of(struct ptt_check *c, int32_t pid, uint64_t handl
 /* A process's objects, per program it ran: an exec starts with none. */
 static uint64_t obj_key(struct ptt_check *c, int32_t pid, uint64_t addr)
 {
-    unsigned *gen = ptt_hmap_get(&c->pids, (uint32_t)pid + 1ull, 0);
-    return ptt_key2((uint32_t)pid | (uint64_t)(gen ? *gen : 0) << 32, addr);
+    if (pid != c->gen_pid) { /* most events are of the last event's process */
+        unsigned *gen = ptt_hmap_get(&c->pids, (uint32_t)pid + 1ull, 0);
+        c->gen_pid = pid;
+        c->gen = gen ? *gen : 0;
+    }
+    return ptt_key2((uint32_t)pid | (uint64_t)c->gen << 32, addr);
+}
+
+/* The objects last met, by key: a lock and its unlock look the same object up 3 times. */
+static struct cobj **cached(struct ptt_check *c, uint64_t key)
+{
+    return &c->ocache[(key ^ key >> 17) % PTT_CHECK_OCACHE];
 }
 
 struct cobj *check_obj_find(struct ptt_check *c, int32_t pid, uint64_t addr)
 {
-    return ptt_hmap_get(&c->objects, obj_key(c, pid, addr), 0);
+    uint64_t key = obj_key(c, pid, addr);
+    struct cobj **slot = cached(c, key);
+    if (*slot && (*slot)->key == key)
+        return *slot;
+    struct cobj *o = ptt_hmap_get(&c->objects, key, 0);
+    if (o)
+        *slot = o;
+    return o;
 }
 
 struct cobj *check_obj(struct ptt_check *c, int32_t pid, uint64_t addr, int cls)
 {
-    struct cobj *o = ptt_hmap_get(&c->objects, obj_key(c, pid, addr), sizeof *o);
+    uint64_t key = obj_key(c, pid, addr);
+    struct cobj **slot = cached(c, key);
+    if (*slot && (*slot)->key == key)
+        return *slot;
+    struct cobj *o = ptt_hmap_get(&c->objects, key, sizeof *o);
+    *slot = o;
     if (!o->seen) {
         o->seen = 1;
+        o->key = key;
         o->pid = pid;
         o->addr = addr;
         o->cls = cls;
@@ -239,6 +263,7 @@ static void process_start(struct ptt_check *c, struct cthread *th, const struct 
 {
     int32_t ppid = (int32_t)ptt_ev_arg(ev, PTT_F(PROCESS_START, ppid), 0);
     unsigned *gen = ptt_hmap_get(&c->pids, (uint32_t)ev->pid + 1ull, 0);
+    c->gen_pid = -1; /* the generation cached may change */
     if (gen) {
         ++*gen;
         for (size_t i = 0; i < c->threads.cap; i++) {

@@ -39,6 +39,7 @@ struct chandle {
 };
 
 struct cobj {
+    uint64_t key; /* in the objects' table */
     int32_t pid;
     int cls;
     uint64_t addr;
@@ -65,6 +66,8 @@ struct cobj {
     int64_t last_unlock_ns;
 };
 
+#define PTT_CHECK_OCACHE 256
+
 struct cmodule {
     int32_t pid;
     uint64_t lo, hi;
@@ -88,6 +91,9 @@ struct ptt_check {
     int64_t end_ns;
     int partial; /* events were lost, or recording switched: "not held" cannot be told */
     const struct ptt_names *names;
+    int32_t gen_pid; /* the last process whose generation was looked up, and it */
+    unsigned gen;
+    struct cobj *ocache[PTT_CHECK_OCACHE];
 };
 
 struct cthread *check_thread(struct ptt_check *c, int32_t pid, int32_t tid);
