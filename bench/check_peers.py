@@ -520,7 +520,7 @@ def table(results, have_ptt):
             tot[t][2] += r.wall
             tot[t][3] += r.cpu
     total = ["**total**", "%d findings" % expected_total,
-             "%.1f s (CPU %.1f s)" % (tot["native"][2], tot["native"][3])]
+             "%.1f s (CPU %.2f s)" % (tot["native"][2], tot["native"][3])]
     for t in TOOLS:
         if t == "ptt" and not have_ptt:
             total.append("n/a")
