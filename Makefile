@@ -5,7 +5,7 @@ PREFIX ?= /usr/local
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE ?= cmake
 
-.PHONY: all check check-fast check-san stress demo bench install clean events-md docs format
+.PHONY: all check check-fast check-san stress demo bench check-peers install clean events-md docs format
 
 all: $(BUILD)/CMakeCache.txt
 	$(CMAKE) --build $(BUILD) -j$(JOBS)
@@ -43,6 +43,12 @@ demo: all
 # The recording cost against the floor, events/s with 1, 2, 4 threads (docs/performance.md).
 bench: all
 	$(BUILD)/bench/ptt-bench
+
+# What helgrind, DRD and ThreadSanitizer report on the corpus of ptt check, against the expected
+# findings, with their run times (bench/check_peers.py; needs valgrind and gcc's libtsan; about
+# 8 minutes: the hanging programs run to a 10 s timeout under every tool).
+check-peers: all
+	python3 bench/check_peers.py --build $(BUILD) --out $(BUILD)/check_peers.md
 
 events-md: all
 	$(CMAKE) --build $(BUILD) --target events-md
