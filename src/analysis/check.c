@@ -61,6 +61,11 @@ void ptt_check_free(struct ptt_check *c)
     free(c);
 }
 
+void ptt_check_partial(struct ptt_check *c)
+{
+    c->partial = 1;
+}
+
 struct cthread *check_thread(struct ptt_check *c, int32_t pid, int32_t tid)
 {
     if (c->last && c->last->tid == tid && c->last->pid == pid)

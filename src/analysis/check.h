@@ -56,6 +56,10 @@ struct ptt_names;
 /* names (may be NULL; fed every event before the checker) tells the program's own call sites
  * from those in system headers. */
 struct ptt_check *ptt_check_new(const struct ptt_names *names);
+/* The trace does not hold every call of the threads' lives (a flight recorder's window, event
+ * classes left out): the rules that need them all (an unlock of a lock not held, a use of an
+ * object never initialised) are off. */
+void ptt_check_partial(struct ptt_check *c);
 /* Follow one event (every event of the trace, in time order). */
 void ptt_check_event(struct ptt_check *c, const struct ptt_ev *ev);
 /* The trace is over: find what can only be seen at its end (deadlocks, hangs, locks held at a

@@ -233,6 +233,34 @@ static void write_json(const struct out *o, const char *path, uint64_t nevents,
     fputs("]}\n", o->f);
 }
 
+/* What the session recorded, from the trace's header: what the checker cannot judge without
+ * (said in one line each). */
+static void recorded(struct ptt_reader *r, const char *path, struct ptt_check *c)
+{
+    const char *dropped = ptt_reader_info(r, "older_events_dropped");
+    if (dropped && strtoull(dropped, NULL, 10) > 0)
+        ptt_check_partial(c); /* a flight recorder's window: lives began before it */
+    const char *events = ptt_reader_info(r, "events");
+    uint64_t mask = 0, need = 0;
+    char bad[32];
+    static const int sync[] = {PTT_CLASS_thread, PTT_CLASS_mutex,   PTT_CLASS_cond, PTT_CLASS_barrier,
+                               PTT_CLASS_rwlock, PTT_CLASS_spin, PTT_CLASS_sem};
+    for (size_t i = 0; i < sizeof sync / sizeof *sync; i++)
+        need |= 1ull << sync[i];
+    if (events && strncmp(events, "all", 3) && !ptt_parse_classes(events, &mask, bad, sizeof bad) &&
+        (mask & need) != need) {
+        ptt_check_partial(c);
+        ptt_warn("check", "%s records only %s: findings that need the other classes are not "
+                          "looked for",
+                 path, events);
+    }
+    const char *level = ptt_reader_info(r, "level");
+    if (level && !strcmp(level, "light"))
+        ptt_warn("check", "%s was recorded with --level=light: no waits are seen, so no "
+                          "deadlock or hang is found",
+                 path);
+}
+
 int ptt_check_file(const char *path, int json, const char *names_file, FILE *f)
 {
     char err[600];
@@ -247,6 +275,7 @@ int ptt_check_file(const char *path, int json, const char *names_file, FILE *f)
         return PTT_EXIT_USAGE;
     }
     struct ptt_check *c = ptt_check_new(names);
+    recorded(r, path, c);
     struct ptt_ev ev;
     uint64_t nevents = 0;
     while (ptt_reader_next(r, &ev)) {

@@ -119,7 +119,7 @@ static void append_quoted(char *buf, size_t len, const char *arg)
 }
 
 static char *make_info(char **argv, int tsc, double hz, const struct ptt_pool *pool,
-                       const char *events)
+                       const char *events, int light)
 {
     char cmd[8192] = "";
     for (char **a = argv; *a; a++)
@@ -139,6 +139,7 @@ static char *make_info(char **argv, int tsc, double hz, const struct ptt_pool *p
     fprintf(f, "pool_size=%llu\nsubbuffer_size=%u\nsubbuffers=%u\noverflow=%s\nevents=%s\n",
             (unsigned long long)pool->total_size, pool->buf_size, pool->nbufs,
             pool->overflow ? "discard" : "block", events);
+    fprintf(f, "level=%s\n", light ? "light" : "full");
     fclose(f);
     return text;
 }
@@ -456,7 +457,8 @@ static int open_output(struct ptt_session *s, const struct trace_opts *o, double
     }
     s->d.out = &s->w;
     s->info =
-        make_info(o->prog, o->cfg.clock_tsc, hz, s->d.pool, o->events ? o->events : "all but key");
+        make_info(o->prog, o->cfg.clock_tsc, hz, s->d.pool, o->events ? o->events : "all but key",
+                  o->cfg.light);
     if (!s->flight)
         ptt_writer_info(&s->w, s->info);
     ptt_session_clock(s);

@@ -157,3 +157,19 @@ def test_damaged(tmp_path):
     p = run([PTT, "check", cut])
     assert p.returncode == 2
     assert len(p.stderr.splitlines()) == 1 and "cut.ptt" in p.stderr
+
+
+@pytest.mark.parametrize("opt,warning", [
+    ("--events=mutex", "records only mutex: findings that need the other classes are not "
+                       "looked for"),
+    ("--level=light", "was recorded with --level=light: no waits are seen, so no deadlock or "
+                      "hang is found"),
+])
+def test_partial_recording(tmp_path, opt, warning):
+    """A trace of some classes only, or without the waits: one line says what cannot be found;
+    the unlock of a mutex whose lock was not recorded (its condvar wait gave it back) is then
+    not called a misuse."""
+    t = ptt_trace(tmp_path, [PROGS / "check" / "ok_prodcons"], opts=(opt,))
+    p = run([PTT, "check", t.path])
+    assert p.returncode == 0, p.stdout
+    assert p.stderr == f"ptt check: {t.path} {warning}\n"
