@@ -85,8 +85,11 @@ int main(void)
     int ids[2] = {0, 1};
     CHECK(pthread_create(&h, NULL, holder, NULL));
     wait_flag(&held);
-    for (int j = 0; j < 2; j++)
+    for (int j = 0; j < 2; j++) { /* waiter#2 is created once waiter has started */
         CHECK(pthread_create(&w[j], NULL, waiter, &ids[j]));
+        while (!__atomic_load_n(&waiter_tid[j], __ATOMIC_ACQUIRE))
+            nap();
+    }
     CHECK(pthread_join(h, NULL));
     for (int j = 0; j < 2; j++)
         CHECK(pthread_join(w[j], NULL));
