@@ -122,8 +122,14 @@ void ptt_blame_release(struct ptt_blame *b, int32_t tid, uint64_t release, int64
     if (b->nwaiters || h->ns || h->waits) { /* without waiters: charged by a wait that timed out */
         long x = entry_of(b, tid, take, release, 0);
         for (unsigned k = 0; k < b->nwaiters; k++) {
-            charge_holds(b, &b->waiters[k], now);
-            b->waiters[k].last_entry = x;
+            struct ptt_blame_waiter *w = &b->waiters[k];
+            if (b->nholds == 1) { /* mostly: the releaser alone, charged inline */
+                h->ns += now > w->last_ns ? (uint64_t)(now - w->last_ns) : 0;
+                h->waits += first_charge(w, tid, take);
+                w->last_ns = now;
+            } else
+                charge_holds(b, w, now);
+            w->last_entry = x;
         }
         b->e[x].ns += h->ns;
         b->e[x].waits += h->waits;

@@ -157,7 +157,7 @@ enum role {
     R_BLOCK    /* waits for something else: a thread, signals, a message queue, a once routine */
 };
 
-static enum role role_of(const struct ptt_evinfo *e)
+static inline enum role role_of(const struct ptt_evinfo *e)
 {
     int blocks = e && (e->rflags & PTT_ROLEF_BLOCKS);
     switch (e ? e->role : PTT_ROLE_NONE) {
