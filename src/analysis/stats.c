@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "util/hmap.h"
+#include "analysis/blame.h"
 #include "analysis/stats.h"
 #include "analysis/tracker.h"
 
@@ -16,9 +17,18 @@ struct thread {
     struct ptt_tthread *calls;
 };
 
+/* An object's statistics, and who made others wait for it (a lock's). */
+struct object {
+    struct ptt_stat_object pub; /* first: the arrays handed out point at it */
+    struct ptt_blame blame;
+};
+
 struct ptt_stats {
     struct ptt_hmap objects, threads;
     struct ptt_tracker *calls;
+    /* The object and the thread met last: the next event is mostly about them again. */
+    struct object *last;
+    struct thread *last_thread;
 };
 
 unsigned ptt_stat_bucket(uint64_t v)
@@ -81,25 +91,43 @@ struct ptt_stats *ptt_stats_new(void)
     return s;
 }
 
+static void object_free(void *p)
+{
+    ptt_blame_free(&((struct object *)p)->blame);
+}
+
 void ptt_stats_free(struct ptt_stats *s)
 {
     if (!s)
         return;
-    ptt_hmap_free(&s->objects, NULL);
+    ptt_hmap_free(&s->objects, object_free);
     ptt_hmap_free(&s->threads, NULL);
     ptt_tracker_free(s->calls);
     free(s);
 }
 
-static struct ptt_stat_object *object_of(struct ptt_stats *s, int32_t pid, uint64_t addr, int cls)
+/* An object met, or NULL. */
+static struct object *find_object(struct ptt_stats *s, int32_t pid, uint64_t addr)
 {
-    struct ptt_stat_object *o = ptt_hmap_get(&s->objects, ptt_key2((uint64_t)pid, addr), sizeof *o);
-    if (!o->addr) {
-        o->pid = pid;
-        o->addr = addr;
-        o->cls = cls;
-    }
+    struct object *o = s->last;
+    if (o && o->pub.addr == addr && o->pub.pid == pid)
+        return o;
+    o = ptt_hmap_get(&s->objects, ptt_key2((uint64_t)pid, addr), 0);
+    if (o)
+        s->last = o;
     return o;
+}
+
+static struct object *object_of(struct ptt_stats *s, int32_t pid, uint64_t addr, int cls)
+{
+    struct object *o = find_object(s, pid, addr);
+    if (o)
+        return o;
+    o = ptt_hmap_get(&s->objects, ptt_key2((uint64_t)pid, addr), sizeof *o);
+    o->pub.pid = pid;
+    o->pub.addr = addr;
+    o->pub.cls = cls;
+    return s->last = o;
 }
 
 static void add_user(struct ptt_stat_object *o, int32_t tid)
@@ -129,7 +157,7 @@ enum role {
     R_BLOCK    /* waits for something else: a thread, signals, a message queue, a once routine */
 };
 
-static enum role role_of(const struct ptt_evinfo *e)
+static inline enum role role_of(const struct ptt_evinfo *e)
 {
     int blocks = e && (e->rflags & PTT_ROLEF_BLOCKS);
     switch (e ? e->role : PTT_ROLE_NONE) {
@@ -144,12 +172,41 @@ static enum role role_of(const struct ptt_evinfo *e)
     }
 }
 
-/* An object no longer held: how long it was. */
-static void hold_end(struct ptt_stats *s, int32_t pid, const struct ptt_held *h, int64_t now)
+/* The call site of the call an event opened (an unlock's), 0 if none. */
+static uint64_t opened_site(const struct ptt_track *tr)
 {
-    struct ptt_stat_object *o = ptt_hmap_get(&s->objects, ptt_key2((uint64_t)pid, h->object), 0);
-    if (o)
-        hist_add(&o->hold, (uint64_t)now - (uint64_t)h->ns);
+    return tr->what & PTT_TRK_OPENED ? tr->opened->site : 0;
+}
+
+/* An object no longer held: how long it was; the waits it caused, charged to this hold. */
+static void hold_end(struct ptt_stats *s, const struct ptt_ev *ev, const struct ptt_track *tr)
+{
+    struct object *o = find_object(s, ev->pid, tr->released.object);
+    if (!o)
+        return;
+    hist_add(&o->pub.hold, (uint64_t)ev->ns - (uint64_t)tr->released.ns);
+    ptt_blame_release(&o->blame, ev->tid, opened_site(tr), ev->ns);
+}
+
+/* An unlock of a lock the trace did not see this thread take (an inner unlock of a recursive
+ * mutex is not one): its holder made the waiters wait, from a place unknown. */
+static void unseen_release(struct ptt_stats *s, const struct ptt_ev *ev, const struct ptt_track *tr)
+{
+    uint64_t obj;
+    struct object *o;
+    if (!ptt_ev_role_get(ev, PTT_RF_OBJECT, &obj) || ptt_tthread_holds(tr->th, obj) ||
+        !(o = find_object(s, ev->pid, obj)) || !o->blame.nwaiters)
+        return;
+    ptt_blame_release(&o->blame, ev->tid, opened_site(tr), ev->ns);
+}
+
+/* A hold begins: a lock, or a condvar wait that took its mutex again. */
+static void hold_begin(struct ptt_stats *s, const struct ptt_ev *ev, const struct ptt_track *tr)
+{
+    if (tr->acquired->count != 1 || !(tr->what & PTT_TRK_CLOSED))
+        return;
+    struct object *o = object_of(s, ev->pid, tr->acquired->object, tr->acquired->cls);
+    ptt_blame_hold(&o->blame, ev->tid, tr->closed[0].site);
 }
 
 static void blocked_on(struct ptt_stat_thread *t, uint64_t obj, uint16_t call, uint64_t ns)
@@ -206,7 +263,8 @@ static void close_call(struct ptt_stats *s, struct thread *t, const struct ptt_e
     case R_LOCK:
     case R_TRYLOCK:
     case R_SEMWAIT: {
-        struct ptt_stat_object *o = object_of(s, ev->pid, c->object, cls);
+        struct object *ob = object_of(s, ev->pid, c->object, cls);
+        struct ptt_stat_object *o = &ob->pub;
         add_user(o, ev->tid);
         if (r != R_TRYLOCK || ok) /* a trylock that fails waits for nothing */
             hist_add(&o->wait, dur);
@@ -217,11 +275,13 @@ static void close_call(struct ptt_stats *s, struct thread *t, const struct ptt_e
         if (r != R_TRYLOCK && (c->contended || ended)) {
             blocked_on(&t->pub, c->object, id, dur);
             site_wait(o, c->site, dur);
+            if (r == R_LOCK) /* a semaphore has no holder */
+                ptt_blame_wait_end(&ob->blame, ev->tid, c->in.ns, ev->ns, ok);
         }
         break;
     }
     case R_OBJWAIT: { /* every call waits */
-        struct ptt_stat_object *o = object_of(s, ev->pid, c->object, cls);
+        struct ptt_stat_object *o = &object_of(s, ev->pid, c->object, cls)->pub;
         add_user(o, ev->tid);
         hist_add(&o->wait, dur);
         o->acquisitions++;
@@ -235,14 +295,39 @@ static void close_call(struct ptt_stats *s, struct thread *t, const struct ptt_e
     }
 }
 
+/* A lock call is seen waiting (a CONTENDED event): a waiter of the object from now on. */
+static void blocked(struct ptt_stats *s, const struct ptt_ev *ev, const struct ptt_open *c)
+{
+    if (role_of(c->in.info) != R_LOCK)
+        return;
+    struct object *o = object_of(s, ev->pid, c->object, PTT_CLASS_OF(c->in.id));
+    ptt_blame_wait(&o->blame, ev->tid, c->in.ns);
+}
+
+/* The waits of a thread that ended inside its lock calls are not counted: nor charged. */
+static void forget_waits(struct ptt_stats *s, const struct ptt_ev *ev, const struct ptt_track *tr)
+{
+    if (!(tr->what & PTT_TRK_CLOSED))
+        return;
+    for (unsigned k = 0; k < tr->nclosed; k++) {
+        const struct ptt_open *c = &tr->closed[k];
+        struct object *o;
+        if (!c->frame && role_of(c->in.info) == R_LOCK && (o = find_object(s, ev->pid, c->object)))
+            ptt_blame_forget(&o->blame, ev->tid);
+    }
+}
+
 void ptt_stats_event(struct ptt_stats *s, const struct ptt_ev *ev)
 {
-    struct thread *t =
-        ptt_hmap_get(&s->threads, ptt_key2((uint64_t)ev->pid, (uint64_t)ev->tid), sizeof *t);
-    if (!t->pub.tid) {
-        t->pub.pid = ev->pid;
-        t->pub.tid = ev->tid;
-        t->pub.first = ev->ns;
+    struct thread *t = s->last_thread;
+    if (!t || t->pub.tid != ev->tid || t->pub.pid != ev->pid) {
+        t = ptt_hmap_get(&s->threads, ptt_key2((uint64_t)ev->pid, (uint64_t)ev->tid), sizeof *t);
+        if (!t->pub.tid) {
+            t->pub.pid = ev->pid;
+            t->pub.tid = ev->tid;
+            t->pub.first = ev->ns;
+        }
+        s->last_thread = t;
     }
     t->pub.last = ev->ns;
     if (!ev->info || ev->nested) /* a signal handler's, inside another event */
@@ -252,14 +337,23 @@ void ptt_stats_event(struct ptt_stats *s, const struct ptt_ev *ev)
         t->calls = ptt_tracker_get(s->calls, ev);
     unsigned what = ptt_tracker_feed(t->calls, ev, &tr);
     if (what & PTT_TRK_RELEASED) /* an unlock, or a condvar wait releasing its mutex */
-        hold_end(s, ev->pid, &tr.released, ev->ns);
+        hold_end(s, ev, &tr);
+    else if (ev->info->role == PTT_ROLE_RELEASE)
+        unseen_release(s, ev, &tr);
+    if (what & PTT_TRK_BLOCKED)
+        blocked(s, ev, tr.blocked);
     /* A thread that ends inside calls (not cancelled: the reader says so before) lost their
      * OUT events: they are not counted. */
-    if (!(what & PTT_TRK_CLOSED) || ev->info->role == PTT_ROLE_THREAD_END)
+    if (ev->info->role == PTT_ROLE_THREAD_END) {
+        forget_waits(s, ev, &tr);
         return;
-    for (unsigned k = tr.nclosed; k-- > 0;)
-        if (!tr.closed[k].frame)
-            close_call(s, t, ev, &tr.closed[k], tr.unfinished);
+    }
+    if (what & PTT_TRK_CLOSED)
+        for (unsigned k = tr.nclosed; k-- > 0;)
+            if (!tr.closed[k].frame)
+                close_call(s, t, ev, &tr.closed[k], tr.unfinished);
+    if (what & PTT_TRK_ACQUIRED) /* after the wait that led to it */
+        hold_begin(s, ev, &tr);
 }
 
 /* Names */
@@ -381,4 +475,85 @@ struct ptt_stat_thread **ptt_stats_threads(const struct ptt_stats *s, size_t *n)
     qsort(v, k, sizeof *v, cmp_thread);
     *n = k;
     return v;
+}
+
+/* Who made others wait */
+
+struct named_blame {
+    struct ptt_stat_blame b;
+    const char *take, *release; /* the sites' names, NULL if not known */
+};
+
+/* Sites by name, the unnamed after, by address. */
+static int cmp_site(const char *x, uint64_t a, const char *y, uint64_t b)
+{
+    if (x && y)
+        return strcmp(x, y);
+    if (x || y)
+        return x ? -1 : 1;
+    return (a > b) - (a < b);
+}
+
+/* The same holder, from the same line to the same line: one entry. */
+static int cmp_holder(const void *p, const void *q)
+{
+    const struct named_blame *x = p, *y = q;
+    if (x->b.tid != y->b.tid)
+        return x->b.tid < y->b.tid ? -1 : 1;
+    if (x->b.held_at_end != y->b.held_at_end)
+        return x->b.held_at_end - y->b.held_at_end;
+    int c = cmp_site(x->take, x->b.take, y->take, y->b.take);
+    return c ? c : cmp_site(x->release, x->b.release, y->release, y->b.release);
+}
+
+static int cmp_blame(const void *p, const void *q)
+{
+    const struct ptt_stat_blame *x = p, *y = q;
+    if (x->ns != y->ns)
+        return x->ns < y->ns ? 1 : -1;
+    if (x->waits != y->waits)
+        return x->waits < y->waits ? 1 : -1;
+    if (x->tid != y->tid)
+        return x->tid > y->tid ? 1 : -1;
+    if (x->take != y->take)
+        return x->take > y->take ? 1 : -1;
+    return (x->release > y->release) - (x->release < y->release);
+}
+
+struct ptt_stat_blame *ptt_stats_blame(struct ptt_stat_object *o, const struct ptt_names *names,
+                                       size_t *n)
+{
+    size_t ne;
+    const struct ptt_blame_entry *e = ptt_blame_entries(&((struct object *)o)->blame, &ne);
+    struct named_blame *v = malloc((ne + 1) * sizeof *v);
+    struct ptt_stat_blame *out = malloc((ne + 1) * sizeof *out);
+    if (!v || !out) {
+        fprintf(stderr, "ptt: out of memory\n");
+        exit(2);
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < ne; i++) {
+        if (!e[i].waits && !e[i].ns) /* a release that found waiters, charged nothing */
+            continue;
+        v[k].b = (struct ptt_stat_blame){e[i].tid, e[i].held_at_end, e[i].take, e[i].release,
+                                         e[i].waits, e[i].ns};
+        v[k].take = e[i].take ? ptt_names_site(names, o->pid, e[i].take) : NULL;
+        v[k].release = e[i].release ? ptt_names_site(names, o->pid, e[i].release) : NULL;
+        k++;
+    }
+    qsort(v, k, sizeof *v, cmp_holder);
+    size_t m = 0;
+    for (size_t i = 0; i < k; i++) {
+        if (m && !cmp_holder(&v[i], &v[m - 1])) {
+            v[m - 1].b.waits += v[i].b.waits;
+            v[m - 1].b.ns += v[i].b.ns;
+        } else
+            v[m++] = v[i];
+    }
+    for (size_t i = 0; i < m; i++)
+        out[i] = v[i].b;
+    free(v);
+    qsort(out, m, sizeof *out, cmp_blame);
+    *n = m;
+    return out;
 }

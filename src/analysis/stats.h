@@ -47,6 +47,15 @@ struct ptt_stat_thread {
     } on[PTT_STAT_MAX_ON]; /* what it was blocked on most (ns 0: unused) */
 };
 
+/* Who made others wait for a lock (analysis/blame.h): a holder thread, the call sites where it
+ * took the lock and released it, the waits it caused and the wait time charged to it. */
+struct ptt_stat_blame {
+    int32_t tid;            /* 0: no holder known */
+    int held_at_end;        /* still held when the trace ended: release is 0 */
+    uint64_t take, release; /* return addresses; 0: not known */
+    uint64_t waits, ns;
+};
+
 enum ptt_stat_sort {
     PTT_STAT_SORT_WAIT, /* total wait, the default */
     PTT_STAT_SORT_HOLD,
@@ -67,6 +76,12 @@ struct ptt_stat_object **ptt_stats_objects(const struct ptt_stats *s, enum ptt_s
                                            uint64_t kinds, const struct ptt_names *names,
                                            size_t *n);
 struct ptt_stat_thread **ptt_stats_threads(const struct ptt_stats *s, size_t *n);
+/* Who made others wait for o (a record of s), most time first, then most waits, then tid: the
+ * holds of one thread and of the same source lines (two return addresses of a line, names as
+ * names gives them) merged. An array to free(), *n long (0 for an object nobody waited for).
+ * Once all events are in: holds still open are taken as held at the end. */
+struct ptt_stat_blame *ptt_stats_blame(struct ptt_stat_object *o, const struct ptt_names *names,
+                                       size_t *n);
 void ptt_stats_free(struct ptt_stats *s);
 
 /* The histogram bucket of a value, and the value a bucket stands for (its middle). */

@@ -132,7 +132,8 @@ static struct module_vars *vars_of(struct ptt_symbols *s, Dwfl_Module *m)
             mv->v[mv->n++] = (struct gvar){ops[0].number + bias, dwarf_dieoffset(&child)};
         } while (dwarf_siblingof(&child, &child) == 0);
     }
-    qsort(mv->v, mv->n, sizeof *mv->v, by_addr);
+    if (mv->n) /* a binary without debug information has none: qsort wants an array */
+        qsort(mv->v, mv->n, sizeof *mv->v, by_addr);
     return mv;
 }
 

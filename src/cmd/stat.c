@@ -98,6 +98,16 @@ static const char *site_name(const struct ptt_stat_object *o, int k, char *buf, 
     return buf;
 }
 
+/* A call site by address: its name, else the address; "" for none (0). */
+static const char *addr_site(int32_t pid, uint64_t addr, char *buf, size_t len)
+{
+    const char *n = addr ? ptt_names_site(names, pid, addr) : "";
+    if (n)
+        return n;
+    snprintf(buf, len, "0x%" PRIx64, addr);
+    return buf;
+}
+
 enum { FMT_TEXT, FMT_JSON, FMT_CSV };
 
 struct stat_opts {
@@ -109,6 +119,7 @@ struct stat_opts {
 
 /* What the writers show: the trace's totals, objects and threads sorted, how many of each. */
 struct stat_view {
+    long top; /* --top, or -1 */
     const char *path;
     uint64_t nevents;
     int64_t end_ns;
@@ -206,7 +217,31 @@ static void stat_read(struct ptt_reader *r, struct ptt_stats *stats, struct stat
     }
 }
 
-static void json_object(struct ptt_stat_object *o, const struct ptt_classinfo *cls, int first)
+/* Who made others wait for o: the "blame" array. */
+static void json_blame(struct ptt_stat_object *o, long top)
+{
+    char b1[300], b2[300];
+    size_t n;
+    struct ptt_stat_blame *bl = ptt_stats_blame(o, names, &n);
+    printf(",\"blame\":[");
+    for (size_t k = 0; k < n && (top < 0 || k < (size_t)top); k++) {
+        const struct ptt_stat_blame *x = &bl[k];
+        printf("%s{\"tid\":%d,\"holder\":", k ? "," : "", x->tid);
+        ptt_json_str(stdout, x->tid ? thread_name(o->pid, x->tid, b1, sizeof b1) : "");
+        printf(",\"taken_at\":");
+        ptt_json_str(stdout, addr_site(o->pid, x->take, b1, sizeof b1));
+        printf(",\"taken_address\":\"0x%" PRIx64 "\",\"released_at\":", x->take);
+        ptt_json_str(stdout, addr_site(o->pid, x->release, b2, sizeof b2));
+        printf(",\"released_address\":\"0x%" PRIx64 "\",\"held_at_end\":%s,\"waits\":%" PRIu64
+               ",\"wait_ns\":%" PRIu64 "}",
+               x->release, x->held_at_end ? "true" : "false", x->waits, x->ns);
+    }
+    putchar(']');
+    free(bl);
+}
+
+static void json_object(struct ptt_stat_object *o, const struct ptt_classinfo *cls, long top,
+                        int first)
 {
     char b1[512], b2[64];
     printf("%s{\"kind\":\"%s\",\"name\":", first ? "" : ",", cls[o->cls].name);
@@ -231,7 +266,9 @@ static void json_object(struct ptt_stat_object *o, const struct ptt_classinfo *c
         printf(",\"address\":\"0x%" PRIx64 "\",\"waits\":%" PRIu64 ",\"wait_ns\":%" PRIu64 "}",
                o->sites[idx[k]].site, o->sites[idx[k]].waits, o->sites[idx[k]].ns);
     }
-    printf("]}");
+    putchar(']');
+    json_blame(o, top);
+    putchar('}');
 }
 
 static void json_thread(const struct ptt_stat_thread *t, int first)
@@ -260,7 +297,7 @@ static void write_json(const struct stat_view *v)
     printf(",\"events\":%" PRIu64 ",\"duration_ns\":%" PRId64 ",\"objects\":[", v->nevents,
            v->end_ns);
     for (size_t i = 0; i < v->shown_o; i++)
-        json_object(v->ov[i], v->cls, !i);
+        json_object(v->ov[i], v->cls, v->top, !i);
     printf("],\"threads\":[");
     for (size_t i = 0; i < v->shown_t; i++)
         json_thread(v->tv[i], !i);
@@ -338,6 +375,45 @@ static void text_sites(const struct stat_view *v)
     }
 }
 
+/* One holder of o that made others wait: who, where it took and released o, how much. */
+static void text_holder(const struct ptt_stat_object *o, const struct ptt_stat_blame *x)
+{
+    char b1[300], b2[300], w1[32];
+    fmt_ns(w1, sizeof w1, x->ns);
+    if (!x->tid) {
+        printf("    no holder known: %" PRIu64 " wait%s, %s\n", x->waits, x->waits == 1 ? "" : "s",
+               w1);
+        return;
+    }
+    printf("    %s (tid %d) took it at %s, ", thread_name(o->pid, x->tid, b1, sizeof b1), x->tid,
+           x->take ? addr_site(o->pid, x->take, b2, sizeof b2) : "?");
+    if (x->held_at_end)
+        printf("still held at the end");
+    else
+        printf("released it at %s",
+               x->release ? addr_site(o->pid, x->release, b2, sizeof b2) : "?");
+    printf(": %" PRIu64 " wait%s, %s\n", x->waits, x->waits == 1 ? "" : "s", w1);
+}
+
+/* Who made others wait, for the objects shown: their holders, most time first. */
+static void text_blame(const struct stat_view *v)
+{
+    char b1[512];
+    int titled = 0;
+    for (size_t i = 0; i < v->shown_o; i++) {
+        struct ptt_stat_object *o = v->ov[i];
+        size_t n;
+        struct ptt_stat_blame *bl = ptt_stats_blame(o, names, &n);
+        if (n && !titled++)
+            printf("\nwho made others wait:\n");
+        if (n)
+            printf("  %s:\n", obj_name(o, b1, sizeof b1));
+        for (size_t k = 0; k < n && (v->top < 0 || k < (size_t)v->top); k++)
+            text_holder(o, &bl[k]);
+        free(bl);
+    }
+}
+
 static void text_threads(const struct stat_view *v)
 {
     char b1[512], b2[64], w1[32], w2[32], w3[32];
@@ -389,6 +465,7 @@ static void write_text(const struct stat_view *v)
     printf("%s: %" PRIu64 " events, %.6f s\n\n", v->path, v->nevents, (double)v->end_ns / 1e9);
     text_objects(v);
     text_sites(v);
+    text_blame(v);
     text_threads(v);
     text_processes(v);
 }
@@ -418,7 +495,7 @@ int cmd_stat(int argc, char **argv)
         return PTT_EXIT_USAGE;
     }
     struct ptt_stats *stats = ptt_stats_new();
-    struct stat_view v = {.path = o.path};
+    struct stat_view v = {.top = o.top, .path = o.path};
     stat_read(r, stats, &v);
 
     /* Objects, sorted, filtered by kind. */

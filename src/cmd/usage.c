@@ -88,11 +88,12 @@ static const struct {
     {"stat",
         "usage: ptt stat [--format=text|json|csv] [--sort=KEY] [--top=N] [--kind=KIND,...] [--names=FILE] FILE\n"
         "Contention, wait and hold times of every mutex, rwlock, spinlock, semaphore, condvar and\n"
-        "barrier; the time each thread spent blocked, and on what; per process.\n"
+        "barrier; who made others wait for the locks; the time each thread spent blocked, and on what;\n"
+        "per process.\n"
         "\n"
         "  -f, --format=FORMAT     text (default), json (docs/stat.md) or csv\n"
         "      --sort=KEY          wait (default: total wait), hold, acquisitions, contended, name\n"
-        "      --top=N             the first N objects and threads only\n"
+        "      --top=N             the first N objects, threads, and holders per object only\n"
         "      --kind=KIND,...     objects of these kinds (mutex, rwlock, spin, sem, cond, barrier)\n"
         "      --names=FILE        names for objects: lines 'ADDRESS NAME' or 'SYMBOL NAME'\n"
         "  -h, --help              print this usage text and exit\n"},

@@ -33,6 +33,7 @@ extern const unsigned char ptt_report_js[], ptt_report_css[];
 #define MAX_SPANS 12000 /* exact blocked spans kept: the longest */
 #define TOP_OBJECTS 25  /* objects in the table */
 #define MAX_THREAD_ROWS 1000
+#define TOP_BLAME 50 /* rows of "who made others wait" */
 
 /* One bin of one thread: how long it was alive in it, and its two longest blocked states there
  * (a third state, rare, takes the place of the shorter one if it is longer). */
@@ -626,7 +627,87 @@ static void data_threads(struct rep *R, FILE *f)
         fputs("]}", f);
     }
     free(tv);
+    fputc(']', f);
+}
+
+/* One holder that made others wait for an object: a row of "who made others wait". */
+struct blame_row {
+    const struct ptt_stat_object *o;
+    struct ptt_stat_blame b;
+};
+
+static int cmp_blame_row(const void *a, const void *b)
+{
+    const struct blame_row *x = a, *y = b;
+    if (x->b.ns != y->b.ns)
+        return x->b.ns < y->b.ns ? 1 : -1;
+    return (x->b.waits < y->b.waits) - (x->b.waits > y->b.waits);
+}
+
+/* A call site by address: its name, else the address; "" for none. */
+static const char *site_str(struct rep *R, int32_t pid, uint64_t addr, char *buf, size_t len)
+{
+    const char *n = addr ? ptt_names_site(R->names, pid, addr) : "";
+    if (n)
+        return n;
+    snprintf(buf, len, "0x%" PRIx64, addr);
+    return buf;
+}
+
+static void json_blame_row(struct rep *R, FILE *f, const struct blame_row *r, const char *kind)
+{
+    char b[512];
+    const struct ptt_stat_blame *x = &r->b;
+    fputs("{\"object\":", f);
+    json_str(f, ptt_stat_object_name(R->names, r->o->pid, r->o->addr, b, sizeof b));
+    fputs(",\"kind\":", f);
+    json_str(f, kind);
+    fprintf(f, ",\"pid\":%d,\"tid\":%d,\"holder\":", r->o->pid, x->tid);
+    json_str(f, x->tid ? ptt_stat_thread_name(R->names, r->o->pid, x->tid, b, sizeof b) : "");
+    fputs(",\"taken_at\":", f);
+    json_str(f, site_str(R, r->o->pid, x->take, b, sizeof b));
+    fputs(",\"released_at\":", f);
+    json_str(f, site_str(R, r->o->pid, x->release, b, sizeof b));
+    fprintf(f, ",\"held_at_end\":%s,\"waits\":%" PRIu64 ",\"wait_ns\":%" PRIu64 "}",
+            x->held_at_end ? "true" : "false", x->waits, x->ns);
+}
+
+/* Who made others wait for the objects of the table: the holders charged most, all objects
+ * together. */
+static void data_blame(struct rep *R, FILE *f)
+{
+    unsigned ncls;
+    const struct ptt_classinfo *cls = ptt_classes(&ncls);
+    size_t no, nr = 0, cap = 0;
+    struct ptt_stat_object **ov = ptt_stats_objects(R->stats, PTT_STAT_SORT_WAIT, 0, R->names, &no);
+    struct blame_row *rows = NULL;
+    for (size_t i = 0; i < no && i < TOP_OBJECTS; i++) {
+        size_t n;
+        struct ptt_stat_blame *bl = ptt_stats_blame(ov[i], R->names, &n);
+        if (nr + n > cap) {
+            struct blame_row *p = realloc(rows, (cap = 2 * (nr + n)) * sizeof *rows);
+            if (!p) {
+                R->oom = 1;
+                free(bl);
+                break;
+            }
+            rows = p;
+        }
+        for (size_t k = 0; k < n; k++)
+            rows[nr++] = (struct blame_row){ov[i], bl[k]};
+        free(bl);
+    }
+    if (nr)
+        qsort(rows, nr, sizeof *rows, cmp_blame_row);
+    fprintf(f, ",\"nblame\":%zu,\"blame\":[", nr);
+    for (size_t i = 0; i < nr && i < TOP_BLAME; i++) {
+        fputs(i ? ",\n" : "\n", f);
+        unsigned c = (unsigned)rows[i].o->cls;
+        json_blame_row(R, f, &rows[i], c < ncls ? cls[c].name : "?");
+    }
     fputs("]}", f);
+    free(rows);
+    free(ov);
 }
 
 /* The data the page's script draws from, as one JSON object. */
@@ -649,7 +730,7 @@ static void write_data(struct rep *R, FILE *f, const char *path, const struct he
         free(order);
         free(rank);
         fputs("],\"spans_total\":0,\"spans\":[],\"span_objects\":[],\"calls\":{},\"nobjects\":0,"
-              "\"objects\":[],\"nthreads\":0,\"thread_stats\":[]}",
+              "\"objects\":[],\"nthreads\":0,\"thread_stats\":[],\"nblame\":0,\"blame\":[]}",
               f);
         return;
     }
@@ -660,6 +741,7 @@ static void write_data(struct rep *R, FILE *f, const char *path, const struct he
     free(rank);
     data_objects(R, f);
     data_threads(R, f);
+    data_blame(R, f);
 }
 
 /* The static part of the header, readable without the script. */

@@ -61,6 +61,8 @@
         '<div id="tl-scroll"><svg id="tl"></svg></div></section>' +
         '<section id="objects-section"><h2>Contended objects</h2><p class="note" id="obj-note"></p>' +
         '<div class="tablewrap"><table class="grid" id="objects"></table></div></section>' +
+        '<section id="blame-section"><h2>Who made others wait</h2><p class="note" id="blame-note"></p>' +
+        '<div class="tablewrap"><table class="grid" id="blame"></table></div></section>' +
         '<section id="threads-section"><h2>Blocked time per thread</h2>' +
         '<p class="note" id="thr-note"></p><svg class="chart" id="blocked-chart"></svg>' +
         '<div class="tablewrap"><table class="grid" id="threads"></table></div></section>' +
@@ -455,6 +457,34 @@
         D.nobjects + ' objects the threads waited for longest in all (as ptt stat sorts them). ' +
         'Contended: acquisitions that had to wait (condvar and barrier waits always do).'
         : 'No mutex, rwlock, spinlock, semaphore, condvar or barrier was used.';
+
+    /* Who made others wait: the holders the waiting for the objects above was charged to. */
+
+    var B = D.blame || [], bt = document.getElementById('blame');
+    html = '<thead><tr><th>object</th><th>kind</th><th>holder</th><th class="n">tid</th>' +
+        '<th>took it at</th><th>released it at</th><th class="n">waits</th>' +
+        '<th class="n">wait charged</th></tr></thead><tbody>';
+    B.forEach(function (b) {
+        html += '<tr class="blame" data-object="' + esc(b.object) + '" data-tid="' + b.tid +
+            '" data-taken="' + esc(b.taken_at) + '" data-released="' + esc(b.released_at) +
+            '" data-held-at-end="' + b.held_at_end + '" data-waits="' + b.waits + '" data-wait="' +
+            b.wait_ns + '"><td class="name">' + esc(b.object) + '</td><td class="kind">' +
+            esc(b.kind) + '</td><td class="name">' + (b.tid ? esc(b.holder) : 'unknown') +
+            '</td><td class="n">' + (b.tid || '') + '</td><td class="name">' + esc(b.taken_at || '?') +
+            '</td><td class="name">' + (b.held_at_end ? '<i>still held at the end</i>' :
+            esc(b.released_at || '?')) + '</td><td class="n">' + b.waits + '</td><td class="n">' +
+            fmtNs(b.wait_ns) + '</td></tr>';
+    });
+    html += '</tbody>';
+    if (D.nblame > B.length)
+        html += '<tfoot><tr><td colspan="8" class="note">' + (D.nblame - B.length) +
+            ' more, charged less</td></tr></tfoot>';
+    bt.innerHTML = html;
+    document.getElementById('blame-note').textContent = B.length ?
+        'The time threads waited for the locks above, charged to the threads that held them ' +
+        'meanwhile (split between the readers of a rwlock), by where they took and released ' +
+        'them (as ptt stat says). Waits: the waits each made, a wait counted once per holder.' :
+        'No thread waited for a mutex, rwlock or spinlock.';
 
     /* Blocked time per thread: a bar each, split by what it was blocked on. */
 

@@ -338,12 +338,14 @@ def fmt_ns(ns):
 
 def test_text(contend, names_trace):
     """The text format: a title line, the objects (kind, name, counts and times as the JSON
-    says), the call sites that waited most, the threads (name, lifetime, blocked, what most),
-    then blocked time per process."""
+    says), the call sites that waited most, who made others wait (test_blame.py), the threads
+    (name, lifetime, blocked, what most), then blocked time per process."""
     for t, s in ((contend[0], contend[2]), names_trace):
         text = ptt_ok("stat", t.path)
         parts = text.split("\n\n")
-        assert len(parts) == 5, text
+        assert len(parts) == 5 + any(o["blame"] for o in s["objects"]), text
+        if len(parts) == 6:
+            assert parts.pop(3).startswith("who made others wait:\n")
         sites = parts.pop(2).splitlines()
         assert sites[0] == "call sites that waited most:"
         assert sites[1:] == [f"  {o['name']}: " + ", ".join(
@@ -416,16 +418,20 @@ def test_sort_orders(contend):
 
 @pytest.mark.parametrize("n", [1, 2, 3, 100])
 def test_top(names_trace, n):
-    """--top=N: the first N objects and threads of the whole list, in every format."""
+    """--top=N: the first N objects and threads of the whole list (and the first N holders of
+    each: test_blame.py), in every format."""
     t, full = names_trace
     s = stat_json(t.path, f"--top={n}")
-    assert s["objects"] == full["objects"][:n] and s["threads"] == full["threads"][:n]
+    assert s["objects"] == [dict(o, blame=o["blame"][:n]) for o in full["objects"][:n]]
+    assert s["threads"] == full["threads"][:n]
     assert (s["events"], s["duration_ns"]) == (full["events"], full["duration_ns"])
     assert len(csv_rows(t.path, f"--top={n}")) == min(n, len(full["objects"]))
     parts = ptt_ok("stat", f"--top={n}", t.path).split("\n\n")
     if parts[2].startswith("call sites"):
         sites = parts.pop(2).splitlines()[1:]
         assert len(sites) == sum(bool(o["sites"]) for o in s["objects"])
+    if parts[2].startswith("who made others wait"):
+        parts.pop(2)
     assert len(parts[1].splitlines()) == 1 + min(n, len(full["objects"]))
     assert len(parts[2].splitlines()) == 1 + min(n, len(full["threads"]))
     assert parts[2].startswith("pid      thread")
