@@ -10,15 +10,7 @@
 
 #include "analysis/check_int.h"
 #include "ptt_fields.h"
-
-static void *must(void *p)
-{
-    if (!p) {
-        fprintf(stderr, "ptt: out of memory\n");
-        exit(2);
-    }
-    return p;
-}
+#include "util/util.h"
 
 const char *ptt_fkind_name(enum ptt_fkind k)
 {
@@ -28,7 +20,7 @@ const char *ptt_fkind_name(enum ptt_fkind k)
 
 struct ptt_check *ptt_check_new(const struct ptt_names *names)
 {
-    struct ptt_check *c = must(calloc(1, sizeof *c));
+    struct ptt_check *c = ptt_must(calloc(1, sizeof *c));
     c->names = names;
     c->gen_pid = -1;
     c->tracker = ptt_tracker_new(PTT_TRACK_TID);
@@ -145,7 +137,7 @@ struct ptt_finding *check_add(struct ptt_check *c, enum ptt_fkind kind, const ch
             return *slot;
         }
     }
-    struct ptt_finding *f = must(calloc(1, sizeof *f));
+    struct ptt_finding *f = ptt_must(calloc(1, sizeof *f));
     f->kind = kind;
     f->what = what;
     f->key = key;
@@ -153,7 +145,7 @@ struct ptt_finding *check_add(struct ptt_check *c, enum ptt_fkind kind, const ch
     snprintf(f->summary, sizeof f->summary, "%s", summary);
     if (c->nf == c->fcap) {
         c->fcap = c->fcap ? 2 * c->fcap : 16;
-        c->f = must(realloc(c->f, c->fcap * sizeof *c->f));
+        c->f = ptt_must(realloc(c->f, c->fcap * sizeof *c->f));
     }
     c->f[c->nf++] = f;
     if (slot)
@@ -249,7 +241,7 @@ static void module_load(struct ptt_check *c, const struct ptt_ev *ev)
 {
     if (c->nmods == c->modcap) {
         c->modcap = c->modcap ? 2 * c->modcap : 32;
-        c->mods = must(realloc(c->mods, c->modcap * sizeof *c->mods));
+        c->mods = ptt_must(realloc(c->mods, c->modcap * sizeof *c->mods));
     }
     uint64_t base = ptt_ev_arg(ev, PTT_F(MODULE_LOAD, base), 0);
     c->mods[c->nmods++] =
@@ -320,7 +312,7 @@ static void snapshot(struct cthread *th)
     th->fcall = *o;
     th->nfheld = th->tt->nheld;
     if (th->nfheld) {
-        th->fheld = must(malloc(th->nfheld * sizeof *th->fheld));
+        th->fheld = ptt_must(malloc(th->nfheld * sizeof *th->fheld));
         memcpy(th->fheld, th->tt->held, th->nfheld * sizeof *th->fheld);
     }
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "analysis/check_int.h"
+#include "util/util.h"
 
 #define MAXOUT 8
 
@@ -95,11 +96,7 @@ static struct bnode *node_of(struct blocked *bl, const struct cthread *th)
 
 static void collect(struct ptt_check *c, struct blocked *bl)
 {
-    bl->v = calloc(c->threads.n + 1, sizeof *bl->v);
-    if (!bl->v) {
-        fprintf(stderr, "ptt: out of memory\n");
-        exit(2);
-    }
+    bl->v = ptt_must(calloc(c->threads.n + 1, sizeof *bl->v));
     for (size_t i = 0; i < c->threads.cap; i++) {
         struct cthread *th = ptt_hmap_slot(&c->threads, i);
         const struct ptt_open *o = th ? blocked_call(th) : NULL;
@@ -175,12 +172,8 @@ static struct bnode **first_thread(struct bnode *const *cyc, size_t n, struct bn
 /* Depth-first search for cycles of waits; each found once (its threads are then reported). */
 static void find_cycles(struct ptt_check *c, struct blocked *bl)
 {
-    struct bnode **path = malloc((bl->n + 1) * sizeof *path);
-    unsigned *next = malloc((bl->n + 1) * sizeof *next);
-    if (!path || !next) {
-        fprintf(stderr, "ptt: out of memory\n");
-        exit(2);
-    }
+    struct bnode **path = ptt_must(malloc((bl->n + 1) * sizeof *path));
+    unsigned *next = ptt_must(malloc((bl->n + 1) * sizeof *next));
     for (size_t r = 0; r < bl->n; r++) {
         if (bl->v[r].state)
             continue;

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "analysis/check_int.h"
+#include "util/util.h"
 
 #define GUARDS 4
 
@@ -30,18 +31,9 @@ struct check_order {
     struct ptt_hmap edges; /* (pid, from, to, modes) -> oedge */
 };
 
-static void *must(void *p)
-{
-    if (!p) {
-        fprintf(stderr, "ptt: out of memory\n");
-        exit(2);
-    }
-    return p;
-}
-
 struct check_order *check_order_new(void)
 {
-    return must(calloc(1, sizeof(struct check_order)));
+    return ptt_must(calloc(1, sizeof(struct check_order)));
 }
 
 void check_order_free(struct check_order *o)
@@ -127,9 +119,9 @@ static void add_trans(struct graph *g, size_t from, size_t to, size_t edge)
 {
     if (g->ntrans == g->tcap) {
         g->tcap = g->tcap ? 2 * g->tcap : 64;
-        g->next = must(realloc(g->next, g->tcap * sizeof *g->next));
-        g->tedge = must(realloc(g->tedge, g->tcap * sizeof *g->tedge));
-        g->tto = must(realloc(g->tto, g->tcap * sizeof *g->tto));
+        g->next = ptt_must(realloc(g->next, g->tcap * sizeof *g->next));
+        g->tedge = ptt_must(realloc(g->tedge, g->tcap * sizeof *g->tedge));
+        g->tto = ptt_must(realloc(g->tto, g->tcap * sizeof *g->tto));
     }
     g->tedge[g->ntrans] = edge;
     g->tto[g->ntrans] = to;
@@ -139,13 +131,13 @@ static void add_trans(struct graph *g, size_t from, size_t to, size_t edge)
 
 static void build(struct graph *g, struct check_order *o)
 {
-    g->edges = must(calloc(o->edges.n + 1, sizeof *g->edges));
+    g->edges = ptt_must(calloc(o->edges.n + 1, sizeof *g->edges));
     for (size_t i = 0; i < o->edges.cap; i++)
         if (ptt_hmap_slot(&o->edges, i))
             g->edges[g->nedges++] = ptt_hmap_slot(&o->edges, i);
     for (size_t i = 0; i < g->nedges; i++) /* a node per lock and mode asked */
         node(g, g->edges[i]->pid, g->edges[i]->to, g->edges[i]->rmode, 1);
-    g->first = must(malloc((g->nnodes + 1) * sizeof *g->first));
+    g->first = ptt_must(malloc((g->nnodes + 1) * sizeof *g->first));
     for (size_t i = 0; i <= g->nnodes; i++)
         g->first[i] = SIZE_MAX;
     for (size_t i = 0; i < g->nedges; i++) {
@@ -163,11 +155,11 @@ static void build(struct graph *g, struct check_order *o)
 static void tarjan(struct graph *g)
 {
     size_t n = g->nnodes, idx = 0, sp = 0, cp = 0, nscc = 0;
-    size_t *index = must(malloc((n + 1) * sizeof *index)), *low = must(malloc((n + 1) * sizeof *low));
-    size_t *stack = must(malloc((n + 1) * sizeof *stack)), *call = must(malloc((n + 1) * sizeof *call));
-    size_t *it = must(malloc((n + 1) * sizeof *it));
-    char *on = must(calloc(n + 1, 1));
-    g->scc = must(malloc((n + 1) * sizeof *g->scc));
+    size_t *index = ptt_must(malloc((n + 1) * sizeof *index)), *low = ptt_must(malloc((n + 1) * sizeof *low));
+    size_t *stack = ptt_must(malloc((n + 1) * sizeof *stack)), *call = ptt_must(malloc((n + 1) * sizeof *call));
+    size_t *it = ptt_must(malloc((n + 1) * sizeof *it));
+    char *on = ptt_must(calloc(n + 1, 1));
+    g->scc = ptt_must(malloc((n + 1) * sizeof *g->scc));
     for (size_t v = 0; v < n; v++)
         index[v] = SIZE_MAX;
     for (size_t root = 0; root < n; root++) {
@@ -215,8 +207,8 @@ static void tarjan(struct graph *g)
  * length. */
 static size_t shortest_cycle(struct graph *g, size_t s, size_t *path, size_t max)
 {
-    size_t n = g->nnodes, *prev = must(malloc(n * sizeof *prev)), *via = must(malloc(n * sizeof *via));
-    size_t *queue = must(malloc(n * sizeof *queue)), qh = 0, qt = 0, found = SIZE_MAX;
+    size_t n = g->nnodes, *prev = ptt_must(malloc(n * sizeof *prev)), *via = ptt_must(malloc(n * sizeof *via));
+    size_t *queue = ptt_must(malloc(n * sizeof *queue)), qh = 0, qt = 0, found = SIZE_MAX;
     for (size_t v = 0; v < n; v++)
         prev[v] = SIZE_MAX;
     queue[qt++] = s;
@@ -356,7 +348,7 @@ void check_order_end(struct ptt_check *c, struct check_order *o)
     build(&g, o);
     if (g.nnodes) {
         tarjan(&g);
-        char *done = must(calloc(g.nnodes, 1));
+        char *done = ptt_must(calloc(g.nnodes, 1));
         size_t path[PTT_FIND_MAX];
         for (size_t v = 0; v < g.nnodes; v++) {
             if (done[g.scc[v]])

@@ -3,22 +3,14 @@
 #include <stdlib.h>
 
 #include "util/hmap.h"
-
-static void *must(void *p)
-{
-    if (!p) {
-        fprintf(stderr, "ptt: out of memory\n");
-        exit(2);
-    }
-    return p;
-}
+#include "util/util.h"
 
 void *ptt_hmap_get(struct ptt_hmap *m, uint64_t key, size_t size)
 {
     if (size && (m->n + 1) * 2 > m->cap) {
         size_t cap = m->cap ? m->cap * 2 : 256;
-        uint64_t *k = must(calloc(cap, sizeof *k));
-        void **v = must(calloc(cap, sizeof *v));
+        uint64_t *k = ptt_must(calloc(cap, sizeof *k));
+        void **v = ptt_must(calloc(cap, sizeof *v));
         for (size_t i = 0; i < m->cap; i++)
             if (m->vals[i]) {
                 size_t j = m->keys[i] & (cap - 1);
@@ -40,7 +32,7 @@ void *ptt_hmap_get(struct ptt_hmap *m, uint64_t key, size_t size)
         j = (j + 1) & (m->cap - 1);
     if (m->vals[j] || !size)
         return m->vals[j];
-    m->vals[j] = must(calloc(1, size));
+    m->vals[j] = ptt_must(calloc(1, size));
     m->keys[j] = key;
     m->n++;
     return m->vals[j];

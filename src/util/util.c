@@ -75,3 +75,12 @@ uint64_t ptt_real_ns(void)
     clock_gettime(CLOCK_REALTIME, &t);
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
+
+void *ptt_must(void *p)
+{
+    if (!p) {
+        fprintf(stderr, "ptt: out of memory\n");
+        exit(2);
+    }
+    return p;
+}

@@ -10,6 +10,9 @@ int64_t ptt_parse_size(const char *s);
 void ptt_warn(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* After getopt_long returned '?' or ':': one line naming the bad option. */
 void ptt_bad_option(const char *cmd, char **argv);
+/* p, or exit with "ptt: out of memory" (status 2) when it is NULL: the tools' tables cannot
+ * do without the memory they ask for. */
+void *ptt_must(void *p);
 uint64_t ptt_mono_ns(void);
 uint64_t ptt_real_ns(void);
 
