@@ -22,10 +22,14 @@ struct ptt_check *ptt_check_new(const struct ptt_names *names)
 {
     struct ptt_check *c = ptt_must(calloc(1, sizeof *c));
     c->names = names;
-    c->gen_pid = -1;
     c->tracker = ptt_tracker_new(PTT_TRACK_TID);
     c->order = check_order_new();
     return c;
+}
+
+static void proc_free(void *p)
+{
+    free(((struct cproc *)p)->mods);
 }
 
 static void thread_free(void *p)
@@ -43,13 +47,10 @@ void ptt_check_free(struct ptt_check *c)
     ptt_hmap_free(&c->handles, NULL);
     ptt_hmap_free(&c->objects, NULL);
     ptt_hmap_free(&c->dedup, NULL);
-    ptt_hmap_free(&c->hung, NULL);
-    ptt_hmap_free(&c->exited, NULL);
-    ptt_hmap_free(&c->pids, NULL);
+    ptt_hmap_free(&c->procs, proc_free);
     for (size_t i = 0; i < c->nf; i++)
         free(c->f[i]);
     free(c->f);
-    free(c->mods);
     free(c);
 }
 
@@ -67,6 +68,9 @@ struct cthread *check_thread(struct ptt_check *c, int32_t pid, int32_t tid)
     if (!th->tt) {
         th->pid = pid;
         th->tid = tid;
+        th->proc = check_proc(c, pid);
+        th->next = th->proc->threads;
+        th->proc->threads = th;
         struct ptt_ev key = {.pid = pid, .tid = tid};
         th->tt = ptt_tracker_get(c->tracker, &key);
     }
@@ -79,15 +83,19 @@ struct cthread *check_thread_of(struct ptt_check *c, int32_t pid, uint64_t handl
     return h ? h->th : NULL;
 }
 
+struct cproc *check_proc(struct ptt_check *c, int32_t pid)
+{
+    if (c->last_proc && c->last_proc->pid == pid)
+        return c->last_proc;
+    struct cproc *p = ptt_hmap_get(&c->procs, (uint32_t)pid + 1ull, sizeof *p);
+    p->pid = pid;
+    return c->last_proc = p;
+}
+
 /* A process's objects, per program it ran: an exec starts with none. */
 static uint64_t obj_key(struct ptt_check *c, int32_t pid, uint64_t addr)
 {
-    if (pid != c->gen_pid) { /* most events are of the last event's process */
-        unsigned *gen = ptt_hmap_get(&c->pids, (uint32_t)pid + 1ull, 0);
-        c->gen_pid = pid;
-        c->gen = gen ? *gen : 0;
-    }
-    return ptt_key2((uint32_t)pid | (uint64_t)c->gen << 32, addr);
+    return ptt_key2((uint32_t)pid | (uint64_t)check_proc(c, pid)->gen << 32, addr);
 }
 
 /* The objects last met, by key: a lock and its unlock look the same object up 3 times. */
@@ -207,7 +215,8 @@ static void thread_start(struct ptt_check *c, struct cthread *th, const struct p
     if (th->ended) { /* a new thread with an old id */
         struct ptt_tthread *tt = th->tt;
         free(th->fheld);
-        *th = (struct cthread){.pid = th->pid, .tid = th->tid, .tt = tt};
+        *th = (struct cthread){
+            .pid = th->pid, .tid = th->tid, .proc = th->proc, .next = th->next, .tt = tt};
     }
     th->complete = 1;
     th->handle = ptt_ev_arg(ev, PTT_F(THREAD_START, self), 0);
@@ -239,42 +248,40 @@ static void thread_created(struct ptt_check *c, const struct ptt_ev *ev, const s
 
 static void module_load(struct ptt_check *c, const struct ptt_ev *ev)
 {
-    if (c->nmods == c->modcap) {
-        c->modcap = c->modcap ? 2 * c->modcap : 32;
-        c->mods = ptt_must(realloc(c->mods, c->modcap * sizeof *c->mods));
+    struct cproc *p = check_proc(c, ev->pid);
+    if (p->nmods == p->modcap) {
+        p->modcap = p->modcap ? 2 * p->modcap : 8;
+        p->mods = ptt_must(realloc(p->mods, p->modcap * sizeof *p->mods));
     }
     uint64_t base = ptt_ev_arg(ev, PTT_F(MODULE_LOAD, base), 0);
-    c->mods[c->nmods++] =
-        (struct cmodule){ev->pid, base, base + ptt_ev_arg(ev, PTT_F(MODULE_LOAD, size), 0)};
-}
-
-static void mark_pid(struct ptt_hmap *m, int32_t pid)
-{
-    *(int *)ptt_hmap_get(m, (uint32_t)pid + 1ull, sizeof(int)) = 1;
+    struct cmodule *m = &p->mods[p->nmods++];
+    *m = (struct cmodule){base, base + ptt_ev_arg(ev, PTT_F(MODULE_LOAD, size), 0)};
+    if (m->hi > p->top)
+        p->top = m->hi;
 }
 
 /* A process starts: forked from a traced one, its thread holds what the forking thread held,
  * which this trace does not say (its unlocks cannot be judged); an exec (a pid seen before)
- * leaves one thread and no object of the old program. */
+ * leaves one thread and no object, no binary of the old program. */
 static void process_start(struct ptt_check *c, struct cthread *th, const struct ptt_ev *ev)
 {
     int32_t ppid = (int32_t)ptt_ev_arg(ev, PTT_F(PROCESS_START, ppid), 0);
-    unsigned *gen = ptt_hmap_get(&c->pids, (uint32_t)ev->pid + 1ull, 0);
-    c->gen_pid = -1; /* the generation cached may change */
-    if (gen) {
-        ++*gen;
-        for (size_t i = 0; i < c->threads.cap; i++) {
-            struct cthread *t = ptt_hmap_slot(&c->threads, i);
-            if (t && t->pid == ev->pid && t != th) {
+    struct cproc *p = check_proc(c, ev->pid);
+    if (p->started) {
+        p->gen++;
+        p->nmods = 0;
+        p->top = 0;
+        for (struct cthread *t = p->threads; t; t = t->next)
+            if (t != th) {
                 t->ended = 1;
                 t->final = 0;
                 t->tt->nopen = t->tt->nheld = 0;
             }
-        }
         th->tt->nopen = th->tt->nheld = 0;
     } else {
-        *(unsigned *)ptt_hmap_get(&c->pids, (uint32_t)ev->pid + 1ull, sizeof(unsigned)) = 1;
-        th->complete = !ptt_hmap_get(&c->pids, (uint32_t)ppid + 1ull, 0);
+        p->started = 1;
+        struct cproc *parent = ptt_hmap_get(&c->procs, (uint32_t)ppid + 1ull, 0);
+        th->complete = !(parent && parent->started);
     }
 }
 
@@ -283,17 +290,17 @@ static int meta_event(struct ptt_check *c, struct cthread *th, const struct ptt_
 {
     switch (ev->id) {
     case PTT_EV_MODULE_LOAD: module_load(c, ev); return 1;
-    case PTT_EV_HANG_BLOCKED: mark_pid(&c->hung, ev->pid); return 1;
+    case PTT_EV_HANG_BLOCKED: check_proc(c, ev->pid)->hung = 1; return 1;
     case PTT_EV_TRACE_LOST:
     case PTT_EV_TRACE_CONTROL: c->partial = 1; return 1;
     case PTT_EV_PROCESS_START: process_start(c, th, ev); return 1;
     case PTT_EV_PROCESS_EXIT: {
         int st = (int)ptt_ev_arg(ev, PTT_F(PROCESS_EXIT, status), 0);
         if (WIFEXITED(st)) {
-            mark_pid(&c->exited, ev->pid);
+            check_proc(c, ev->pid)->exited = 1;
             check_process_end(c, ev->pid, ev->ns);
         } else {
-            mark_pid(&c->hung, ev->pid);
+            check_proc(c, ev->pid)->hung = 1;
         }
         return 1;
     }

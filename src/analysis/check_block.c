@@ -76,10 +76,7 @@ static void wait_for(struct ptt_check *c, struct bnode *b)
     if (!is_lock_wait(o))
         return;
     int shared = (o->in.info->rflags & PTT_ROLEF_SHARED) != 0;
-    for (size_t i = 0; i < c->threads.cap && b->nout < MAXOUT; i++) {
-        struct cthread *t = ptt_hmap_slot(&c->threads, i);
-        if (!t || t->pid != b->th->pid)
-            continue;
+    for (struct cthread *t = b->th->proc->threads; t && b->nout < MAXOUT; t = t->next) {
         const struct ptt_held *h = holds(t, o->object);
         if (h && !(shared && h->shared))
             b->out[b->nout++] = t;
@@ -214,23 +211,16 @@ static void find_cycles(struct ptt_check *c, struct blocked *bl)
 
 /* ---- hangs ---- */
 
-static int pid_marked(struct ptt_hmap *m, int32_t pid)
-{
-    return ptt_hmap_get(m, (uint32_t)pid + 1ull, 0) != NULL;
-}
-
 /* Whether a process hung: the detector said so, or every thread it had left was blocked. */
-static int hung(struct ptt_check *c, struct blocked *bl, int32_t pid)
+static int hung(struct blocked *bl, struct cproc *p)
 {
-    if (pid_marked(&c->hung, pid))
+    if (p->hung)
         return 1;
-    if (pid_marked(&c->exited, pid))
+    if (p->exited)
         return 0;
-    for (size_t i = 0; i < c->threads.cap; i++) {
-        struct cthread *th = ptt_hmap_slot(&c->threads, i);
-        if (th && th->pid == pid && !th->ended && !node_of(bl, th))
+    for (struct cthread *th = p->threads; th; th = th->next)
+        if (!th->ended && !node_of(bl, th))
             return 0;
-    }
     return 1;
 }
 
@@ -359,12 +349,12 @@ static void find_hangs(struct ptt_check *c, struct blocked *bl)
     for (size_t i = 0; i < bl->n; i++) {
         struct bnode *b = &bl->v[i];
         const char *what = hang_kind(b->call);
-        if (!b->reported && what && hung(c, bl, b->th->pid))
+        if (!b->reported && what && hung(bl, b->th->proc))
             object_hang(c, bl, b, what);
     }
     for (size_t i = 0; i < bl->n; i++) { /* after the others: a join of a hung thread is not */
         struct bnode *b = &bl->v[i];
-        if (b->reported || timed(b->call) || !hung(c, bl, b->th->pid))
+        if (b->reported || timed(b->call) || !hung(bl, b->th->proc))
             continue;
         if (is_join(b->call))
             join_hang(c, bl, b);

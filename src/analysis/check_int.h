@@ -9,8 +9,12 @@
 #include "analysis/tracker.h"
 #include "util/hmap.h"
 
+struct cproc;
+
 struct cthread {
     int32_t pid, tid;
+    struct cproc *proc;
+    struct cthread *next; /* in its process's list */
     uint64_t handle;     /* its pthread_t (THREAD_START), 0 for a main thread */
     int detached;        /* created detached, or pthread_detach'ed */
     int joined;          /* a join of it returned */
@@ -69,8 +73,18 @@ struct cobj {
 #define PTT_CHECK_OCACHE 256
 
 struct cmodule {
-    int32_t pid;
     uint64_t lo, hi;
+};
+
+/* A process: its threads and binaries, and how it ended. */
+struct cproc {
+    int32_t pid;
+    unsigned gen;            /* its execs: the generation of its objects */
+    int started, hung, exited;
+    struct cthread *threads; /* every thread met, newest first */
+    struct cmodule *mods;
+    size_t nmods, modcap;
+    uint64_t top; /* the end of its highest binary: the main thread's stack is above */
 };
 
 struct ptt_check {
@@ -82,21 +96,17 @@ struct ptt_check {
     struct cthread *last;    /* the last event's thread: most events follow their thread's */
     struct ptt_finding **f;
     size_t nf, fcap;
-    struct cmodule *mods;
-    size_t nmods, modcap;
-    struct ptt_hmap hung;    /* pids whose hang was detected or that were killed */
-    struct ptt_hmap exited;  /* pids that exited normally */
-    struct ptt_hmap pids;    /* pid -> 1 + the execs it made (the objects' generation) */
+    struct ptt_hmap procs;   /* pid -> cproc */
     struct check_order *order;
     int64_t end_ns;
     int partial; /* events were lost, or recording switched: "not held" cannot be told */
     const struct ptt_names *names;
-    int32_t gen_pid; /* the last process whose generation was looked up, and it */
-    unsigned gen;
+    struct cproc *last_proc; /* the last process looked up */
     struct cobj *ocache[PTT_CHECK_OCACHE];
 };
 
 struct cthread *check_thread(struct ptt_check *c, int32_t pid, int32_t tid);
+struct cproc *check_proc(struct ptt_check *c, int32_t pid);
 struct cthread *check_thread_of(struct ptt_check *c, int32_t pid, uint64_t handle);
 struct cobj *check_obj(struct ptt_check *c, int32_t pid, uint64_t addr, int cls);
 struct cobj *check_obj_find(struct ptt_check *c, int32_t pid, uint64_t addr);

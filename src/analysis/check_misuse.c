@@ -50,20 +50,14 @@ static void step_took(struct ptt_finding *f, struct cthread *owner, uint64_t obj
 
 static int on_stack_or_static(struct ptt_check *c, int32_t pid, uint64_t addr)
 {
-    uint64_t top = 0;
-    for (size_t i = 0; i < c->nmods; i++) {
-        if (c->mods[i].pid != pid)
-            continue;
-        if (addr >= c->mods[i].lo && addr < c->mods[i].hi)
+    struct cproc *p = check_proc(c, pid);
+    for (size_t i = 0; i < p->nmods; i++)
+        if (addr >= p->mods[i].lo && addr < p->mods[i].hi)
             return 1;
-        if (c->mods[i].hi > top)
-            top = c->mods[i].hi;
-    }
-    if (!top || addr > top) /* the main thread's stack is above every mapped binary */
+    if (!p->top || addr > p->top) /* the main thread's stack is above every mapped binary */
         return 1;
-    for (size_t i = 0; i < c->threads.cap; i++) {
-        struct cthread *th = ptt_hmap_slot(&c->threads, i);
-        if (!th || th->pid != pid || !th->handle)
+    for (struct cthread *th = p->threads; th; th = th->next) {
+        if (!th->handle)
             continue;
         /* glibc puts a thread's descriptor (its pthread_t) at the top of its stack. */
         uint64_t size = th->stacksize > (16u << 20) ? th->stacksize : 16u << 20;
@@ -385,9 +379,8 @@ void check_thread_end(struct ptt_check *c, struct cthread *th, const struct ptt_
  * program is stopping them). */
 void check_process_end(struct ptt_check *c, int32_t pid, int64_t ns)
 {
-    for (size_t i = 0; i < c->threads.cap; i++) {
-        struct cthread *th = ptt_hmap_slot(&c->threads, i);
-        if (!th || th->pid != pid || th->ended || !th->tt->nheld)
+    for (struct cthread *th = check_proc(c, pid)->threads; th; th = th->next) {
+        if (th->ended || !th->tt->nheld)
             continue;
         struct ptt_open *o = ptt_tthread_call(th->tt);
         if (o && o->block != PTT_OPEN_RUNNING)

@@ -60,6 +60,7 @@ struct user_name {
 struct ptt_names {
     struct proc *procs;
     size_t nprocs;
+    struct ptt_hmap proc_index; /* pid -> 1 + its index in procs (a trace may hold 250,000) */
     struct ptt_hmap threads;  /* (pid, tid) -> name */
     struct ptt_hmap objects;  /* (pid, addr) -> name, also "no name" */
     struct ptt_hmap code;     /* (pid, addr) -> "func (file:line)" */
@@ -86,9 +87,9 @@ int ptt_names_have_symbols(void)
 
 static struct proc *proc_of(struct ptt_names *n, int32_t pid, int add)
 {
-    for (size_t i = 0; i < n->nprocs; i++)
-        if (n->procs[i].pid == pid)
-            return &n->procs[i];
+    size_t *i = ptt_hmap_get(&n->proc_index, (uint32_t)pid + 1ull, add ? sizeof *i : 0);
+    if (i && *i)
+        return &n->procs[*i - 1];
     if (!add)
         return NULL;
     struct proc *p = realloc(n->procs, (n->nprocs + 1) * sizeof *p);
@@ -98,6 +99,7 @@ static struct proc *proc_of(struct ptt_names *n, int32_t pid, int add)
     p = &n->procs[n->nprocs++];
     memset(p, 0, sizeof *p);
     p->pid = pid;
+    *i = n->nprocs;
     return p;
 }
 
@@ -402,6 +404,7 @@ void ptt_names_free(struct ptt_names *n)
         ptt_symbols_free(n->procs[i].sym);
     }
     free(n->procs);
+    ptt_hmap_free(&n->proc_index, NULL);
     map_free(&n->threads);
     map_free(&n->objects);
     map_free(&n->code);

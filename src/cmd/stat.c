@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cmd/cmds.h"
+#include "util/hmap.h"
 #include "util/json.h"
 #include "analysis/names.h"
 #include "trace/reader.h"
@@ -440,24 +441,31 @@ static void text_threads(const struct stat_view *v)
 }
 
 /* Per process: its threads and their blocked time, every thread counted (not only those shown). */
+/* One process's threads, counted once (a trace may hold 250,000 processes). */
+struct proc_sum {
+    uint64_t blocked, n;
+    int printed;
+};
+
 static void text_processes(const struct stat_view *v)
 {
     char w1[32];
-    printf("\n%-8s %8s %10s\n", "pid", "threads", "blocked");
+    struct ptt_hmap procs = {0};
     for (size_t i = 0; i < v->nt; i++) {
-        int32_t pid = v->tv[i]->pid;
-        int seen = 0;
-        for (size_t k = 0; k < i && !seen; k++)
-            seen = v->tv[k]->pid == pid;
-        if (seen)
-            continue;
-        uint64_t blocked = 0, n = 0;
-        for (size_t k = 0; k < v->nt; k++)
-            if (v->tv[k]->pid == pid)
-                blocked += v->tv[k]->blocked, n++;
-        fmt_ns(w1, sizeof w1, blocked);
-        printf("%-8d %8" PRIu64 " %10s\n", pid, n, w1);
+        struct proc_sum *p = ptt_hmap_get(&procs, (uint32_t)v->tv[i]->pid + 1ull, sizeof *p);
+        p->blocked += v->tv[i]->blocked;
+        p->n++;
     }
+    printf("\n%-8s %8s %10s\n", "pid", "threads", "blocked");
+    for (size_t i = 0; i < v->nt; i++) { /* in the threads' order: by blocked time */
+        struct proc_sum *p = ptt_hmap_get(&procs, (uint32_t)v->tv[i]->pid + 1ull, 0);
+        if (p->printed)
+            continue;
+        p->printed = 1;
+        fmt_ns(w1, sizeof w1, p->blocked);
+        printf("%-8d %8" PRIu64 " %10s\n", v->tv[i]->pid, p->n, w1);
+    }
+    ptt_hmap_free(&procs, NULL);
 }
 
 static void write_text(const struct stat_view *v)
