@@ -219,6 +219,7 @@ static void thread_start(struct ptt_check *c, struct cthread *th, const struct p
             .pid = th->pid, .tid = th->tid, .proc = th->proc, .next = th->next, .tt = tt};
     }
     th->complete = 1;
+    th->start_ns = ev->ns;
     th->handle = ptt_ev_arg(ev, PTT_F(THREAD_START, self), 0);
     struct chandle *h =
         ptt_hmap_get(&c->handles, ptt_key2((uint32_t)ev->pid, th->handle), sizeof *h);
@@ -234,9 +235,8 @@ static void thread_created(struct ptt_check *c, const struct ptt_ev *ev, const s
     uint64_t handle = ptt_ev_arg(ev, PTT_F(THREAD_CREATE_OUT, thread), 0);
     int det = (int)ptt_ev_arg(&in->in, PTT_F(THREAD_CREATE_IN, detached), 0);
     struct chandle *h = ptt_hmap_get(&c->handles, ptt_key2((uint32_t)ev->pid, handle), sizeof *h);
-    if (h->th && !h->th->ended && h->th->handle == handle &&
-        check_thread(c, ev->pid, ev->tid) != h->th) {
-        /* Started during the call (THREAD_START came first). */
+    if (h->th && h->th->handle == handle && h->th->start_ns >= in->in.ns) {
+        /* Started during the call (THREAD_START came first; it may even have ended). */
         h->th->detached |= det;
         h->th->stacksize = ptt_ev_arg(&in->in, PTT_F(THREAD_CREATE_IN, stacksize), 0);
         return;

@@ -21,6 +21,7 @@ struct cthread {
     int ended;           /* THREAD_END seen */
     int complete;        /* every event of it since its start is in the trace */
     uint64_t stacksize;  /* asked for at its creation, 0 for the default */
+    int64_t start_ns;    /* its THREAD_START */
     struct ptt_tthread *tt;
     /* Its state when the trace or its process ended while it was inside a call. */
     int final;

@@ -173,6 +173,29 @@ static void test_handle_reuse(void **state)
     ptt_check_free(r.c);
 }
 
+/* A thread that starts and ends before its creation returns: still the thread of its handle,
+ * so its second join is one. */
+static void test_ended_before_created(void **state)
+{
+    (void)state;
+    struct run r;
+    start(&r);
+    uint64_t h = 0x7f0000002000;
+    EV(&r, PID, PTT_EV_THREAD_CREATE_IN, 0x100, 0, 0x4000, 0, 0, 0, 0, 0, 1, 0x5000);
+    EV(&r, 2, PTT_EV_THREAD_START, 0x4000, 0, PID, h);
+    end_thread(&r, 2);
+    EV(&r, PID, PTT_EV_THREAD_CREATE_OUT, 0, h);
+    for (int i = 0; i < 2; i++) {
+        EV(&r, PID, PTT_EV_THREAD_JOIN_IN, h, 0x5100 + (uint64_t)i);
+        EV(&r, PID, PTT_EV_THREAD_JOIN_OUT, i ? ESRCH : 0, 0);
+    }
+    finish(&r);
+    assert_int_equal(r.n, 1);
+    assert_string_equal(r.f[0]->what, "second join of a thread");
+    assert_int_equal(r.f[0]->objects[0].tid, 2);
+    ptt_check_free(r.c);
+}
+
 /* An unlock of a mutex this thread never locked: a misuse in a whole trace, nothing once events
  * were lost (the lock may be among them). */
 static void test_lost_events(void **state)
@@ -243,6 +266,7 @@ int main(void)
         cmocka_unit_test(test_long_cycle),   cmocka_unit_test(test_gate),
         cmocka_unit_test(test_handle_reuse), cmocka_unit_test(test_lost_events),
         cmocka_unit_test(test_error_count),  cmocka_unit_test(test_join_deadlock),
+        cmocka_unit_test(test_ended_before_created),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
