@@ -391,6 +391,18 @@ static void member_path(Dwarf_Die *type, uint64_t off, char *name, size_t len, i
     }
 }
 
+/* A static local's demangled symbol without its function's parameters: "f1()::lock" ->
+ * "f1::lock", as the debug information names it. */
+static void local_static(char *name)
+{
+    char *c = strstr(name, ")::");
+    for (char *n; c && (n = strstr(c + 1, ")::"));)
+        c = n;
+    long o = c ? opening(name, c - name, '(', ')') : -1;
+    if (o > 0)
+        memmove(name + o, c + 1, strlen(c + 1) + 1);
+}
+
 int ptt_symbols_data(struct ptt_symbols *s, uint64_t addr, char *name, size_t len)
 {
     if (!s)
@@ -404,6 +416,7 @@ int ptt_symbols_data(struct ptt_symbols *s, uint64_t addr, char *name, size_t le
     if (!sn || GELF_ST_TYPE(sym.st_info) != STT_OBJECT)
         return -1;
     ptt_symbols_demangle(sn, name, len);
+    local_static(name);
     struct module_vars *mv = vars_of(s, m);
     if (!mv || !mv->n)
         return 0;

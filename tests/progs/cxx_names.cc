@@ -48,17 +48,19 @@ template <typename T> struct Box {
 bank::Account account;
 Box<int> box;
 
-static void f1()
+static std::mutex *f1()
 {
     static std::mutex lock;
     std::lock_guard<std::mutex> g(lock); /* site:f1_lock */
+    return &lock;
 }
 
-static void f2()
+static std::mutex *f2()
 {
     static std::mutex lock;
     lock.lock();   /* site:f2_lock */
     lock.unlock(); /* site:f2_unlock */
+    return &lock;
 }
 
 static int tid()
@@ -68,29 +70,29 @@ static int tid()
 
 static void worker()
 {
-    std::printf("tid_worker=%d\n", tid());
+    std::printf("@tid_worker=%d\n", tid());
     account.deposit(1);
-    f1();
-    f2();
+    std::printf("@f1_lock=%p\n", (void *)f1());
+    std::printf("@f2_lock=%p\n", (void *)f2());
 }
 
 struct Depositor {
     void operator()() const
     {
-        std::printf("tid_functor=%d\n", tid());
+        std::printf("@tid_functor=%d\n", tid());
         account.deposit(2);
     }
 };
 
 int main()
 {
-    std::printf("tid_main=%d\n", tid());
+    std::printf("@tid_main=%d\n", tid());
     std::thread taker([] {
-        std::printf("tid_taker=%d\n", tid());
+        std::printf("@tid_taker=%d\n", tid());
         std::printf("took=%d\n", box.take());
     });
     std::thread putter([] {
-        std::printf("tid_putter=%d\n", tid());
+        std::printf("@tid_putter=%d\n", tid());
         box.put(7);
     });
     taker.join();
@@ -100,14 +102,14 @@ int main()
     std::thread d{Depositor()};
     d.join();
     bank::Account *heap[3];
-    for (auto &a : heap) {
-        a = new bank::Account;
-        a->deposit(3);
-        std::printf("heap=%p\n", (void *)&a->m);
+    for (int i = 0; i < 3; i++) {
+        heap[i] = new bank::Account;
+        heap[i]->deposit(3);
+        std::printf("@heap%d=%p\n", i, (void *)&heap[i]->m);
     }
     for (auto a : heap)
         delete a;
-    std::printf("account=%p\nbox_m=%p\nbox_cv=%p\n", (void *)&account.m, (void *)&box.m,
+    std::printf("@account=%p\n@box_m=%p\n@box_cv=%p\n", (void *)&account.m, (void *)&box.m,
                 (void *)&box.cv);
     return 0;
 }
