@@ -67,11 +67,11 @@ struct seen_obj {
 struct ptt_names {
     struct proc *procs;
     size_t nprocs;
-    struct ptt_hmap threads;  /* (pid, tid) -> name */
-    struct ptt_hmap objects;  /* (pid, addr) -> the name the program gave (OBJECT_NAME) */
-    struct ptt_hmap derived;  /* (pid, addr) -> --names', else symbol or site#N, also "no name" */
-    struct ptt_hmap dups;     /* (pid, name hash) -> objects derived that name so far */
-    struct seen_obj *order;   /* objects by first use (born), named in that order */
+    struct ptt_hmap threads; /* (pid, tid) -> name */
+    struct ptt_hmap objects; /* (pid, addr) -> the name the program gave (OBJECT_NAME) */
+    struct ptt_hmap derived; /* (pid, addr) -> --names', else symbol or site#N, also "no name" */
+    struct ptt_hmap dups;    /* (pid, name hash) -> objects derived that name so far */
+    struct seen_obj *order;  /* objects by first use (born), named in that order */
     size_t norder, caporder, named;
     struct ptt_hmap code;     /* (pid, addr) -> "func (file:line)" */
     struct ptt_hmap sites;    /* (pid, addr) -> "file:line", num: in a system header */
@@ -451,8 +451,8 @@ const char *ptt_names_code(const struct ptt_names *cn, int32_t pid, uint64_t add
     char func[256], file[128], s[512];
     int line;
     const char *r = NULL;
-    if (addr && !ptt_symbols_code(symbols_of(n, pid), addr, func, sizeof func, file, sizeof file,
-                                  &line)) {
+    if (addr &&
+        !ptt_symbols_code(symbols_of(n, pid), addr, func, sizeof func, file, sizeof file, &line)) {
         if (line)
             snprintf(s, sizeof s, "%s (%s:%d)", func, file, line);
         else

@@ -66,7 +66,6 @@ int ptt_symbols_system_file(const char *path)
                     !strncmp(path, "/usr/local/include/", 19) || strstr(path, "/include/c++/"));
 }
 
-
 #ifdef PTT_HAVE_LIBDW
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -334,7 +333,8 @@ static int type_of(Dwarf_Die *die, Dwarf_Die *type)
  * members, not the program's. */
 static int reserved(const char *id)
 {
-    return id[0] == '_' && (id[1] == '_' || (id[1] >= 'A' && id[1] <= 'Z') || !strncmp(id, "_M_", 3));
+    return id[0] == '_' &&
+           (id[1] == '_' || (id[1] >= 'A' && id[1] <= 'Z') || !strncmp(id, "_M_", 3));
 }
 
 /* Append to name the member or element path that reaches off inside type. */

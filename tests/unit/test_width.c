@@ -15,16 +15,16 @@ static void widths(void **state)
     (void)state;
     assert_int_equal(ptt_display_width(""), 0);
     assert_int_equal(ptt_display_width("queue_lock"), 10);
-    assert_int_equal(ptt_display_width("caf\xc3\xa9"), 4);        /* é, one code point */
-    assert_int_equal(ptt_display_width("cafe\xcc\x81"), 4);       /* e + combining acute */
-    assert_int_equal(ptt_display_width("\xe9\x8e\x96"), 2);       /* 鎖, wide */
-    assert_int_equal(ptt_display_width("\xef\xbc\xa1"), 2);       /* Ａ, fullwidth */
-    assert_int_equal(ptt_display_width("\xf0\x9f\x94\x92"), 2);   /* 🔒 */
-    assert_int_equal(ptt_display_width("a\xe2\x80\x8b" "b"), 2);  /* zero width space */
-    assert_int_equal(ptt_display_width("bad\xff" "name"), 8);     /* one replacement */
-    assert_int_equal(ptt_display_width("\xe9\x8e"), 2);           /* cut short: 2 bytes, 2 */
-    assert_int_equal(ptt_display_width("\xc0\xaf"), 2);           /* overlong */
-    assert_int_equal(ptt_display_width("\xed\xa0\x80"), 3);       /* a surrogate */
+    assert_int_equal(ptt_display_width("caf\xc3\xa9"), 4);      /* é, one code point */
+    assert_int_equal(ptt_display_width("cafe\xcc\x81"), 4);     /* e + combining acute */
+    assert_int_equal(ptt_display_width("\xe9\x8e\x96"), 2);     /* 鎖, wide */
+    assert_int_equal(ptt_display_width("\xef\xbc\xa1"), 2);     /* Ａ, fullwidth */
+    assert_int_equal(ptt_display_width("\xf0\x9f\x94\x92"), 2); /* 🔒 */
+    assert_int_equal(ptt_display_width("a\u200Bb"), 2);         /* zero width space */
+    assert_int_equal(ptt_display_width("bad\377name"), 8);      /* one replacement */
+    assert_int_equal(ptt_display_width("\xe9\x8e"), 2);         /* cut short: 2 bytes, 2 */
+    assert_int_equal(ptt_display_width("\xc0\xaf"), 2);         /* overlong */
+    assert_int_equal(ptt_display_width("\xed\xa0\x80"), 3);     /* a surrogate */
 }
 
 static void padding(void **state)
