@@ -3,6 +3,7 @@
  * static local mutex in two functions, three heap objects first used on the same line. Every
  * lock, unlock and wait goes through libstdc++'s inline wrappers (std::lock_guard,
  * std::unique_lock, std::condition_variable::wait, gthr-default.h). Prints KEY=VALUE lines. */
+#include <atomic>
 #include <condition_variable>
 #include <cstdio>
 #include <mutex>
@@ -28,6 +29,7 @@ template <typename T> struct Box {
     std::condition_variable cv;
     T value{};
     bool full = false;
+    std::atomic<bool> waiting{false}; /* the taker waits (so that the putter wakes it) */
     void put(T v)
     {
         std::unique_lock<std::mutex> l(m); /* site:put_lock */
@@ -38,8 +40,10 @@ template <typename T> struct Box {
     T take()
     {
         std::unique_lock<std::mutex> l(m); /* site:take_lock */
-        while (!full)
+        while (!full) {
+            waiting = true;
             cv.wait(l); /* site:take_wait */
+        }
         full = false;
         return value;
     }
@@ -93,6 +97,8 @@ int main()
     });
     std::thread putter([] {
         std::printf("@tid_putter=%d\n", tid());
+        while (!box.waiting) /* then box.m is free only once the taker waits */
+            std::this_thread::yield();
         box.put(7);
     });
     taker.join();
