@@ -34,7 +34,10 @@ check-san:
 stress: all
 	cd $(BUILD) && PTT_STRESS_TESTS=1 ctest --output-on-failure -R e2e_churn
 
-demo: all
+# The names need libdw: installed (as root) and the build configured again when it is missing.
+demo: $(BUILD)/CMakeCache.txt
+	scripts/demo-deps $(BUILD) $(CMAKE)
+	$(CMAKE) --build $(BUILD) -j$(JOBS)
 	$(BUILD)/bin/ptt trace -o $(BUILD)/demo.ptt -- $(BUILD)/examples/prodcons 5
 	$(BUILD)/bin/ptt view --event='!MODULE_LOAD' $(BUILD)/demo.ptt
 	$(BUILD)/bin/ptt view --summary $(BUILD)/demo.ptt

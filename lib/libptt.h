@@ -14,6 +14,8 @@ extern int ptt_pid;
 
 /* Record the modules mapped and not yet recorded (MODULE_LOAD). */
 void ptt_record_modules(void);
+/* Whether a code address is in libstdc++ (as recorded by ptt_record_modules). */
+int ptt_in_libstdcxx(uint64_t addr);
 
 /* Hand ptt trace a pidfd of this process (at start, after fork, after exec): it then records how
  * the process ends, whoever reaps it. */

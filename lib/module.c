@@ -14,14 +14,40 @@
 static uint64_t seen[PTT_MODULES];
 static unsigned nseen;
 
+/* Where libstdc++ is mapped: a thread start routine in it is std::thread's, whose argument is
+ * a polymorphic object (std::thread::_State) that names what the thread runs. */
+static uint64_t cxx_lo, cxx_hi;
+
+int ptt_in_libstdcxx(uint64_t addr)
+{
+    return addr >= cxx_lo && addr < cxx_hi;
+}
+
+static void note_libstdcxx(const char *path, uint64_t lo, uint64_t hi)
+{
+    const char *b = path;
+    for (const char *c = path; *c; c++)
+        if (*c == '/')
+            b = c + 1;
+    static const char want[] = "libstdc++.so";
+    for (unsigned i = 0; i < sizeof want - 1; i++)
+        if (b[i] != want[i])
+            return;
+    cxx_lo = lo;
+    cxx_hi = hi;
+}
+
 static int record(struct dl_phdr_info *info, size_t size, void *first)
 {
     (void)size;
-    uint64_t end = 0;
+    uint64_t end = 0, start = UINT64_MAX;
     for (unsigned i = 0; i < info->dlpi_phnum; i++)
-        if (info->dlpi_phdr[i].p_type == PT_LOAD &&
-            info->dlpi_phdr[i].p_vaddr + info->dlpi_phdr[i].p_memsz > end)
-            end = info->dlpi_phdr[i].p_vaddr + info->dlpi_phdr[i].p_memsz;
+        if (info->dlpi_phdr[i].p_type == PT_LOAD) {
+            if (info->dlpi_phdr[i].p_vaddr + info->dlpi_phdr[i].p_memsz > end)
+                end = info->dlpi_phdr[i].p_vaddr + info->dlpi_phdr[i].p_memsz;
+            if (info->dlpi_phdr[i].p_vaddr < start)
+                start = info->dlpi_phdr[i].p_vaddr;
+        }
     uint64_t base = info->dlpi_addr;
     for (unsigned i = 0; i < nseen; i++)
         if (seen[i] == base + end)
@@ -38,6 +64,8 @@ static int record(struct dl_phdr_info *info, size_t size, void *first)
         path = exe;
     }
     *(int *)first = 0;
+    if (start < end)
+        note_libstdcxx(path, base + start, base + end);
     PTT_REC_STR(MODULE_LOAD, path, base, end);
     return 0;
 }

@@ -70,8 +70,12 @@ static void *thread_main(void *v)
     int32_t creator = s->creator;
     atomic_store_explicit(&s->busy, 0, memory_order_release);
     struct end_ctx c = {0, 0};
-    if (ptt_on())
-        PTT_REC(THREAD_START, PTT_U(fn), PTT_U(arg), PTT_I(creator), PTT_U(pthread_self()));
+    if (ptt_on()) {
+        /* std::thread's start routine gets its _State object: its vtable names the callable. */
+        uint64_t callable = arg && ptt_in_libstdcxx(PTT_U(fn)) ? *(const uint64_t *)arg : 0;
+        PTT_REC(THREAD_START, PTT_U(fn), PTT_U(arg), PTT_I(creator), PTT_U(pthread_self()),
+                callable);
+    }
     pthread_cleanup_push(thread_end, &c);
     c.value = fn(arg);
     c.returned = 1;

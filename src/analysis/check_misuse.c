@@ -72,7 +72,7 @@ static int on_stack_or_static(struct ptt_check *c, int32_t pid, uint64_t addr)
 static int system_site(struct ptt_check *c, int32_t pid, uint64_t site)
 {
     const char *s = c->names && site ? ptt_names_site(c->names, pid, site) : NULL;
-    return !s || !strncmp(s, "/usr/", 5) || strstr(s, "gthr") || strstr(s, "c++/");
+    return !s || ptt_names_site_in_system_header(c->names, pid, site);
 }
 
 /* The first use of an object no init reached: a static initialiser is fine in a binary's data

@@ -14,6 +14,7 @@
 struct entry {
     char *str;
     uint64_t num;
+    uint64_t aux;
 };
 
 static struct entry *map_get(struct ptt_hmap *m, uint64_t key, int add)
@@ -57,20 +58,31 @@ struct user_name {
     char *name;
 };
 
+/* An object, in the order the trace first shows it. */
+struct seen_obj {
+    int32_t pid;
+    uint64_t addr;
+};
+
 struct ptt_names {
     struct proc *procs;
     size_t nprocs;
     struct ptt_hmap proc_index; /* pid -> 1 + its index in procs (a trace may hold 250,000) */
-    struct ptt_hmap threads;  /* (pid, tid) -> name */
-    struct ptt_hmap objects;  /* (pid, addr) -> name, also "no name" */
+    struct ptt_hmap threads; /* (pid, tid) -> name */
+    struct ptt_hmap objects; /* (pid, addr) -> the name the program gave (OBJECT_NAME) */
+    struct ptt_hmap derived; /* (pid, addr) -> --names', else symbol or site#N, also "no name" */
+    struct ptt_hmap dups;    /* (pid, name hash) -> objects derived that name so far */
+    struct seen_obj *order;  /* objects by first use (born), named in that order */
+    size_t norder, caporder, named;
     struct ptt_hmap code;     /* (pid, addr) -> "func (file:line)" */
-    struct ptt_hmap sites;    /* (pid, addr) -> "file:line" */
+    struct ptt_hmap sites;    /* (pid, addr) -> "file:line", num: in a system header */
+    struct ptt_hmap details;  /* (pid, addr) -> the header line of an inlined call site */
     struct ptt_hmap pthreads; /* (pid, pthread_t) -> tid */
     struct ptt_hmap starts;   /* (pid, symbol hash) -> threads started there */
     struct ptt_hmap setname;  /* (pid, tid) -> pending name of a pthread_setname_np (num: target) */
     struct ptt_hmap early;    /* (pid, pthread_t) -> the name set before that thread started */
     struct ptt_hmap born;     /* (pid, addr) -> where it was initialized or first used: str "class",
-                            num the site; a second key bit marks an init */
+                            num the site, aux its place in order + 1 */
     struct user_name *user;
     size_t nuser;
 };
@@ -130,6 +142,14 @@ static const char *arg_str(const struct ptt_ev *ev, unsigned from, char *buf, si
     return buf;
 }
 
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (const char *c = s; *c; c++)
+        h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    return h;
+}
+
 /* A module a process maps: for the names of its code and data. */
 static void module_load(struct ptt_names *n, const struct ptt_ev *ev)
 {
@@ -156,6 +176,30 @@ static void module_load(struct ptt_names *n, const struct ptt_ev *ev)
         ptt_symbols_add(p->sym, base, size, p->mods[p->nmods - 1].path);
 }
 
+/* What a std::thread runs, from its _State object's vtable (THREAD_START's callable):
+ * "vtable for std::thread::_State_impl<std::thread::_Invoker<std::tuple<F, ARGS...> > >" names
+ * the callable's type F: a lambda (main::{lambda()#1}), a class (Worker) or, for a function
+ * pointer, its type (void (*)(int)). 1 when named. */
+static int callable_name(struct ptt_symbols *sym, uint64_t vtable, char *out, size_t len)
+{
+    char v[512];
+    static const char pre[] = "vtable for std::thread::_State_impl<", tup[] = "std::tuple<";
+    if (!vtable || ptt_symbols_data(sym, vtable, v, sizeof v) || strncmp(v, pre, sizeof pre - 1))
+        return 0;
+    const char *t = strstr(v, tup);
+    if (!t)
+        return 0;
+    t += sizeof tup - 1;
+    int depth = 0;
+    size_t l = 0;
+    for (; t[l] && (depth || (t[l] != ',' && t[l] != '>')); l++)
+        depth += (t[l] == '<' || t[l] == '(') - (t[l] == '>' || t[l] == ')');
+    if (!l || !t[l])
+        return 0;
+    snprintf(out, len, "%.*s", (int)l, t);
+    return 1;
+}
+
 /* A thread starts: named by its creator (before it ran), else by its start routine. */
 static void thread_start(struct ptt_names *n, const struct ptt_ev *ev)
 {
@@ -179,20 +223,33 @@ static void thread_start(struct ptt_names *n, const struct ptt_ev *ev)
     char func[256], file[128];
     int line;
     struct ptt_symbols *sym = symbols_of(n, ev->pid);
-    if (ptt_symbols_code(sym, ev->args[PTT_F(THREAD_START, start)], func, sizeof func, file,
+    if (!callable_name(sym, ptt_ev_arg(ev, PTT_F(THREAD_START, callable), 0), func, sizeof func) &&
+        ptt_symbols_code(sym, ev->args[PTT_F(THREAD_START, start)], func, sizeof func, file,
                          sizeof file, &line))
         return;
     /* producer, producer#2, ...: numbered by start routine */
-    uint64_t h = 1469598103934665603ull;
-    for (const char *c = func; *c; c++)
-        h = (h ^ (unsigned char)*c) * 1099511628211ull;
-    struct entry *cnt = map_get(&n->starts, ptt_key2((uint64_t)ev->pid, h), 1);
+    struct entry *cnt = map_get(&n->starts, ptt_key2((uint64_t)ev->pid, hash_str(func)), 1);
     uint64_t k = cnt ? ++cnt->num : 1;
     if (k > 1)
         snprintf(s, sizeof s, "%s#%llu", func, (unsigned long long)k);
     else
         snprintf(s, sizeof s, "%s", func);
     map_set(&n->threads, key, s);
+}
+
+/* An object's place (+ 1) in the order objects are first used, 0 when out of memory. */
+static uint64_t remember(struct ptt_names *n, int32_t pid, uint64_t addr)
+{
+    if (n->norder == n->caporder) {
+        size_t c = n->caporder ? n->caporder * 2 : 256;
+        struct seen_obj *o = realloc(n->order, c * sizeof *o);
+        if (!o)
+            return 0;
+        n->order = o;
+        n->caporder = c;
+    }
+    n->order[n->norder++] = (struct seen_obj){pid, addr};
+    return n->norder;
 }
 
 /* Where an object was initialized (a CREATE call's site), else first used. */
@@ -209,6 +266,8 @@ static void born(struct ptt_names *n, const struct ptt_ev *ev)
         int init = info->role == PTT_ROLE_CREATE;
         if (site) {
             struct entry *b = map_get(&n->born, ptt_key2((uint64_t)ev->pid, ev->args[obj]), 1);
+            if (b && !b->aux)
+                b->aux = remember(n, ev->pid, ev->args[obj]);
             if (b && (!b->str || (init && b->str[0] != '!'))) {
                 free(b->str); /* '!' marks an init: it wins over a first use */
                 char cls[40];
@@ -326,13 +385,23 @@ int32_t ptt_names_pthread(const struct ptt_names *cn, int32_t pid, uint64_t pthr
     return e ? (int32_t)e->num : 0;
 }
 
-const char *ptt_names_object(const struct ptt_names *cn, int32_t pid, uint64_t addr)
+/* NAME, or NAME#K for the K-th object of the process that came to the same name. */
+static void numbered(struct ptt_names *n, int32_t pid, char *name, size_t len)
 {
-    struct ptt_names *n = (struct ptt_names *)cn;
+    struct entry *cnt = map_get(&n->dups, ptt_key2((uint64_t)pid, hash_str(name)), 1);
+    uint64_t k = cnt ? ++cnt->num : 1;
+    size_t l = strlen(name);
+    if (k > 1)
+        snprintf(name + l, len - l, "#%llu", (unsigned long long)k);
+}
+
+/* An object's name but the program's own (OBJECT_NAME): one from --names as it is, else its
+ * symbol or where it was born, numbered when an object before it came to the same name. */
+static void derive(struct ptt_names *n, int32_t pid, uint64_t addr)
+{
     uint64_t key = ptt_key2((uint64_t)pid, addr);
-    struct entry *e = map_get(&n->objects, key, 0);
-    if (e)
-        return e->str;
+    if (map_get(&n->derived, key, 0))
+        return;
     char s[512];
     const char *name = NULL;
     struct ptt_symbols *sym = symbols_of(n, pid);
@@ -342,55 +411,98 @@ const char *ptt_names_object(const struct ptt_names *cn, int32_t pid, uint64_t a
             (u->symbol && sym && ptt_symbols_lookup(sym, u->symbol) == addr))
             name = u->name;
     }
-    if (!name && !ptt_symbols_data(sym, addr, s, sizeof s))
+    if (!name && !ptt_symbols_data(sym, addr, s, sizeof s)) {
+        numbered(n, pid, s, sizeof s);
         name = s;
+    }
     struct entry *b = name ? NULL : map_get(&n->born, key, 0);
     const char *site = b && b->str ? ptt_names_site(n, pid, b->num) : NULL;
     if (site) { /* mutex@queue.c:42 */
         snprintf(s, sizeof s, "%s@%s", b->str + (b->str[0] == '!'), site);
+        numbered(n, pid, s, sizeof s);
         name = s;
     }
-    map_set(&n->objects, key, name); /* also "no name": asked once */
-    e = map_get(&n->objects, key, 0);
+    map_set(&n->derived, key, name); /* also "no name": asked once */
+}
+
+const char *ptt_names_object(const struct ptt_names *cn, int32_t pid, uint64_t addr)
+{
+    struct ptt_names *n = (struct ptt_names *)cn;
+    uint64_t key = ptt_key2((uint64_t)pid, addr);
+    struct entry *e = map_get(&n->objects, key, 0);
+    if (e && e->str)
+        return e->str;
+    /* Objects are named in the order the trace first uses them, whatever order a command asks
+     * in: the same object gets the same #K in every command. */
+    struct entry *b = map_get(&n->born, key, 0);
+    for (; b && n->named < b->aux; n->named++)
+        derive(n, n->order[n->named].pid, n->order[n->named].addr);
+    derive(n, pid, addr);
+    e = map_get(&n->derived, key, 0);
     return e ? e->str : NULL;
 }
 
-/* A code address's name, cached in cache: "function (file:line)", or for a call site (the
- * return address: ret - 1 is inside the call) "file:line". */
-static const char *code_name(struct ptt_names *n, struct ptt_hmap *cache, int32_t pid,
-                             uint64_t addr, int site)
+/* A code address's name, cached: "function (file:line)". */
+const char *ptt_names_code(const struct ptt_names *cn, int32_t pid, uint64_t addr)
 {
+    struct ptt_names *n = (struct ptt_names *)cn;
     uint64_t key = ptt_key2((uint64_t)pid, addr);
-    struct entry *e = map_get(cache, key, 0);
+    struct entry *e = map_get(&n->code, key, 0);
     if (e)
         return e->str;
     char func[256], file[128], s[512];
     int line;
     const char *r = NULL;
-    if (addr && !ptt_symbols_code(symbols_of(n, pid), addr - (site ? 1 : 0), func, sizeof func,
-                                  file, sizeof file, &line)) {
-        if (!line)
-            snprintf(s, sizeof s, "%s", func);
-        else if (site)
-            snprintf(s, sizeof s, "%s:%d", file, line);
-        else
+    if (addr &&
+        !ptt_symbols_code(symbols_of(n, pid), addr, func, sizeof func, file, sizeof file, &line)) {
+        if (line)
             snprintf(s, sizeof s, "%s (%s:%d)", func, file, line);
+        else
+            snprintf(s, sizeof s, "%s", func);
         r = s;
     }
-    map_set(cache, key, r); /* "no name" too: asked once */
-    return map_get(cache, key, 0)->str;
+    map_set(&n->code, key, r); /* "no name" too: asked once */
+    return map_get(&n->code, key, 0)->str;
 }
 
-const char *ptt_names_code(const struct ptt_names *cn, int32_t pid, uint64_t addr)
+/* A call site, cached: the return address - 1 is inside the call. */
+static struct entry *site_of(struct ptt_names *n, int32_t pid, uint64_t ret)
 {
-    struct ptt_names *n = (struct ptt_names *)cn;
-    return code_name(n, &n->code, pid, addr, 0);
+    uint64_t key = ptt_key2((uint64_t)pid, ret);
+    struct entry *e = map_get(&n->sites, key, 0);
+    if (e)
+        return e;
+    char site[256], detail[256], file[128];
+    int line, k = -1;
+    struct ptt_symbols *sym = symbols_of(n, pid);
+    if (ret)
+        k = ptt_symbols_site(sym, ret - 1, site, sizeof site, detail, sizeof detail);
+    if (k < 0 && ret && ptt_symbols_code(sym, ret - 1, site, sizeof site, file, sizeof file, &line))
+        site[0] = 0; /* no line: the function, else nothing */
+    map_set(&n->sites, key, ret && site[0] ? site : NULL);
+    e = map_get(&n->sites, key, 0);
+    e->num = k == 1;
+    if (k == 1 && strcmp(site, detail))
+        map_set(&n->details, key, detail);
+    return e;
 }
 
 const char *ptt_names_site(const struct ptt_names *cn, int32_t pid, uint64_t ret)
 {
+    return site_of((struct ptt_names *)cn, pid, ret)->str;
+}
+
+const char *ptt_names_site_detail(const struct ptt_names *cn, int32_t pid, uint64_t ret)
+{
     struct ptt_names *n = (struct ptt_names *)cn;
-    return code_name(n, &n->sites, pid, ret, 1);
+    site_of(n, pid, ret);
+    struct entry *e = map_get(&n->details, ptt_key2((uint64_t)pid, ret), 0);
+    return e ? e->str : NULL;
+}
+
+int ptt_names_site_in_system_header(const struct ptt_names *cn, int32_t pid, uint64_t ret)
+{
+    return (int)site_of((struct ptt_names *)cn, pid, ret)->num;
 }
 
 void ptt_names_free(struct ptt_names *n)
@@ -407,8 +519,12 @@ void ptt_names_free(struct ptt_names *n)
     ptt_hmap_free(&n->proc_index, NULL);
     map_free(&n->threads);
     map_free(&n->objects);
+    map_free(&n->derived);
+    map_free(&n->dups);
+    free(n->order);
     map_free(&n->code);
     map_free(&n->sites);
+    map_free(&n->details);
     map_free(&n->pthreads);
     map_free(&n->starts);
     map_free(&n->setname);

@@ -1,9 +1,10 @@
 /* Meaningful names for threads and objects, learned from the trace as it is read:
  * - a thread: the name it set (pthread_setname_np), else its start routine's symbol (producer,
- *   producer#2 for the second thread started there), the main thread "main";
+ *   producer#2 for the second thread started there), for a std::thread what it runs, the main
+ *   thread "main";
  * - an object: the name the program gave it (ptt_name, <ptt.h>), or one from --names=FILE, else
  *   its symbol (queue_lock, cache.lock for a field), else where it was initialized
- *   (mutex@queue.c:42);
+ *   (mutex@queue.c:42); the second object to come to the same such name gets "#2";
  * - a code address: function, file and line.
  * Symbols come from the binaries the trace saw mapped (MODULE_LOAD), read with libdw when ptt
  * was built with it; without it, names fall back to addresses. */
@@ -28,8 +29,13 @@ const char *ptt_names_object(const struct ptt_names *n, int32_t pid, uint64_t ad
 int32_t ptt_names_pthread(const struct ptt_names *n, int32_t pid, uint64_t pthread);
 /* "function (file:line)" of a code address, or NULL. */
 const char *ptt_names_code(const struct ptt_names *n, int32_t pid, uint64_t addr);
-/* "file:line" of a return address (the call before it), or NULL. */
+/* "file:line" of a return address (the call before it), or NULL: the program's own line, also
+ * when the call is made by code inlined from a system header (std::lock_guard's). */
 const char *ptt_names_site(const struct ptt_names *n, int32_t pid, uint64_t ret_addr);
+/* For such a call, the header's line ("gthr-default.h:749"), else NULL. */
+const char *ptt_names_site_detail(const struct ptt_names *n, int32_t pid, uint64_t ret_addr);
+/* Whether the call itself is made in a system header's code (inlined or not). */
+int ptt_names_site_in_system_header(const struct ptt_names *n, int32_t pid, uint64_t ret_addr);
 /* Whether symbols can be read (ptt was built with libdw). */
 int ptt_names_have_symbols(void);
 void ptt_names_free(struct ptt_names *n);

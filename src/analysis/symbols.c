@@ -6,15 +6,82 @@
 
 #include "analysis/symbols.h"
 
+#ifdef PTT_HAVE_CXA_DEMANGLE
+/* libstdc++'s demangler (the C++ ABI's), linked when the build found it. */
+char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+#endif
+
+void ptt_symbols_demangle(const char *name, char *out, size_t len)
+{
+#ifdef PTT_HAVE_CXA_DEMANGLE
+    if (name[0] == '_' && name[1] == 'Z') {
+        int st = -1;
+        char *d = __cxa_demangle(name, NULL, NULL, &st);
+        if (d && st == 0) {
+            snprintf(out, len, "%s", d);
+            free(d);
+            return;
+        }
+        free(d);
+    }
+#endif
+    snprintf(out, len, "%s", name);
+}
+
+/* The matching opening bracket of the closing one at s[end], or -1. */
+static long opening(const char *s, long end, char open, char close)
+{
+    int depth = 0;
+    for (long i = end; i >= 0; i--) {
+        if (s[i] == close)
+            depth++;
+        else if (s[i] == open && --depth == 0)
+            return i;
+    }
+    return -1;
+}
+
+void ptt_symbols_strip_params(char *name)
+{
+    long l = (long)strlen(name);
+    static const char *const tails[] = {" const", " volatile", " &&", " &", " noexcept"};
+    for (int again = 1; again;) { /* qualifiers after the parameter list */
+        again = 0;
+        for (size_t k = 0; k < sizeof tails / sizeof *tails; k++) {
+            long t = (long)strlen(tails[k]);
+            if (l > t && !strcmp(name + l - t, tails[k]))
+                name[l -= t] = 0, again = 1;
+        }
+    }
+    if (l < 2 || name[l - 1] != ')')
+        return;
+    long o = opening(name, l - 1, '(', ')');
+    if (o > 0) /* not a bare "(anonymous namespace)" or "(*)" */
+        name[o] = 0;
+}
+
+int ptt_symbols_system_file(const char *path)
+{
+    return path && (!strncmp(path, "/usr/include/", 13) || !strncmp(path, "/usr/lib/gcc/", 13) ||
+                    !strncmp(path, "/usr/local/include/", 19) || strstr(path, "/include/c++/"));
+}
+
 #ifdef PTT_HAVE_LIBDW
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 
+static const char *base_name(const char *path)
+{
+    const char *b = strrchr(path, '/');
+    return b ? b + 1 : path;
+}
+
 /* Global variables of a module, by address, from its DWARF: for member paths. */
 struct gvar {
     uint64_t addr;
     Dwarf_Off die;
+    Dwarf_Off scope; /* the function of a static local, else 0 */
 };
 
 struct module_vars {
@@ -58,9 +125,19 @@ void ptt_symbols_add(struct ptt_symbols *s, uint64_t base, uint64_t size, const 
     if (!s || !path || !*path || path[0] != '/')
         return; /* the vDSO and other anonymous objects have no file */
     dwfl_report_begin_add(s->dwfl);
-    const char *base_name = strrchr(path, '/');
-    dwfl_report_elf(s->dwfl, base_name ? base_name + 1 : path, path, -1, base, false);
+    dwfl_report_elf(s->dwfl, base_name(path), path, -1, base, false);
     dwfl_report_end(s->dwfl, NULL, NULL);
+}
+
+/* "module+0xOFFSET": the address in the file, what addr2line -e MODULE takes. */
+static void module_offset(Dwfl_Module *m, uint64_t addr, char *out, size_t len)
+{
+    Dwarf_Addr start;
+    const char *mn = dwfl_module_info(m, NULL, &start, NULL, NULL, NULL, NULL, NULL);
+    Dwarf_Addr bias = 0;
+    if (!dwfl_module_getelf(m, &bias))
+        bias = start;
+    snprintf(out, len, "%s+0x%llx", mn ? mn : "?", (unsigned long long)(addr - bias));
 }
 
 int ptt_symbols_code(struct ptt_symbols *s, uint64_t addr, char *func, size_t flen, char *file,
@@ -73,19 +150,92 @@ int ptt_symbols_code(struct ptt_symbols *s, uint64_t addr, char *func, size_t fl
         return -1;
     GElf_Off off;
     GElf_Sym sym;
+    /* .symtab, else .dynsym (dwfl reads whichever the file, or its debug file, has) */
     const char *name = dwfl_module_addrinfo(m, addr, &off, &sym, NULL, NULL, NULL);
-    if (!name)
-        return -1;
-    snprintf(func, flen, "%s", name);
+    if (name) {
+        ptt_symbols_demangle(name, func, flen);
+        ptt_symbols_strip_params(func);
+    } else {
+        module_offset(m, addr, func, flen);
+    }
     *line = 0;
     file[0] = 0;
     Dwfl_Line *l = dwfl_module_getsrc(m, addr);
     const char *src = l ? dwfl_lineinfo(l, NULL, line, NULL, NULL, NULL) : NULL;
-    if (src) {
-        const char *b = strrchr(src, '/');
-        snprintf(file, filelen, "%s", b ? b + 1 : src);
-    }
+    if (src)
+        snprintf(file, filelen, "%s", base_name(src));
     return 0;
+}
+
+/* The file of a DW_AT_call_file index in a CU's file table. */
+static const char *call_file(Dwarf_Die *cu, Dwarf_Die *inl, int *line)
+{
+    Dwarf_Attribute at;
+    Dwarf_Word fi, ln;
+    Dwarf_Files *files;
+    size_t nfiles;
+    if (!dwarf_attr(inl, DW_AT_call_file, &at) || dwarf_formudata(&at, &fi) ||
+        !dwarf_attr(inl, DW_AT_call_line, &at) || dwarf_formudata(&at, &ln) ||
+        dwarf_getsrcfiles(cu, &files, &nfiles) || fi >= nfiles)
+        return NULL;
+    *line = (int)ln;
+    return dwarf_filesrc(files, fi, NULL, NULL);
+}
+
+/* Where the program's own source calls the code inlined at addr: walking the inlined
+ * subroutines outward (std::mutex::lock in std::lock_guard in the program's function), the
+ * first call made from a file that is not a system header. NULL when there is none. */
+static const char *own_call(Dwfl_Module *m, uint64_t addr, int *line)
+{
+    Dwarf_Addr bias;
+    Dwarf_Die *cu = dwfl_module_addrdie(m, addr, &bias);
+    Dwarf_Die *scopes = NULL, inner;
+    int n = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : 0;
+    /* dwarf_getscopes gives the innermost inlined instance, then its abstract definition's
+     * scopes; the DIEs that physically contain that instance give the chain of calls. */
+    int found = n > 0 && dwarf_tag(&scopes[0]) == DW_TAG_inlined_subroutine;
+    if (found)
+        inner = scopes[0];
+    free(scopes);
+    scopes = NULL;
+    n = found ? dwarf_getscopes_die(&inner, &scopes) : 0;
+    const char *r = NULL;
+    for (int i = 0; i < n && !r; i++) {
+        if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
+            continue;
+        const char *f = call_file(cu, &scopes[i], line);
+        if (f && !ptt_symbols_system_file(f))
+            r = f;
+    }
+    free(scopes);
+    return r;
+}
+
+int ptt_symbols_site(struct ptt_symbols *s, uint64_t addr, char *site, size_t len, char *detail,
+                     size_t dlen)
+{
+    detail[0] = 0;
+    if (!s)
+        return -1;
+    Dwfl_Module *m = dwfl_addrmodule(s->dwfl, addr);
+    Dwfl_Line *l = m ? dwfl_module_getsrc(m, addr) : NULL;
+    int line = 0;
+    const char *src = l ? dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL) : NULL;
+    if (!src || !line)
+        return -1;
+    if (!ptt_symbols_system_file(src)) {
+        snprintf(site, len, "%s:%d", base_name(src), line);
+        return 0;
+    }
+    snprintf(detail, dlen, "%s:%d", base_name(src), line);
+    int own_line;
+    const char *own = own_call(m, addr, &own_line);
+    if (!own) { /* the header's line, all there is (an out-of-line wrapper) */
+        snprintf(site, len, "%s", detail);
+        return 1;
+    }
+    snprintf(site, len, "%s:%d", base_name(own), own_line);
+    return 1;
 }
 
 static int by_addr(const void *a, const void *b)
@@ -94,7 +244,46 @@ static int by_addr(const void *a, const void *b)
     return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-/* The module's global variables with a fixed address (DW_OP_addr), read once. */
+static void add_var(struct module_vars *mv, size_t *cap, uint64_t addr, Dwarf_Off die,
+                    Dwarf_Off scope)
+{
+    if (mv->n == *cap) {
+        size_t c = *cap ? *cap * 2 : 64;
+        struct gvar *g = realloc(mv->v, c * sizeof *g);
+        if (!g)
+            return;
+        mv->v = g;
+        *cap = c;
+    }
+    mv->v[mv->n++] = (struct gvar){addr, die, scope};
+}
+
+/* The variables with a fixed address (DW_OP_addr) among the children of die: at file scope, in
+ * namespaces, and the static locals of functions (scope: their function). */
+static void collect_vars(struct module_vars *mv, size_t *cap, Dwarf_Die *die, Dwarf_Addr bias,
+                         Dwarf_Off scope, int depth)
+{
+    Dwarf_Die child;
+    if (depth > 32 || dwarf_child(die, &child))
+        return;
+    do {
+        int tag = dwarf_tag(&child);
+        if (tag == DW_TAG_namespace || tag == DW_TAG_lexical_block) {
+            collect_vars(mv, cap, &child, bias, scope, depth + 1);
+        } else if (tag == DW_TAG_subprogram) { /* also an inlined one's abstract instance */
+            collect_vars(mv, cap, &child, bias, dwarf_dieoffset(&child), depth + 1);
+        } else if (tag == DW_TAG_variable) {
+            Dwarf_Attribute at;
+            Dwarf_Op *ops;
+            size_t nops;
+            if (dwarf_attr(&child, DW_AT_location, &at) && !dwarf_getlocation(&at, &ops, &nops) &&
+                nops == 1 && ops[0].atom == DW_OP_addr)
+                add_var(mv, cap, ops[0].number + bias, dwarf_dieoffset(&child), scope);
+        }
+    } while (dwarf_siblingof(&child, &child) == 0);
+}
+
+/* The module's variables with a fixed address, read once. */
 static struct module_vars *vars_of(struct ptt_symbols *s, Dwfl_Module *m)
 {
     for (size_t i = 0; i < s->nvars; i++)
@@ -109,38 +298,43 @@ static struct module_vars *vars_of(struct ptt_symbols *s, Dwfl_Module *m)
     mv->mod = m;
     Dwarf_Addr bias;
     size_t cap = 0;
-    for (Dwarf_Die *cu = NULL; (cu = dwfl_module_nextcu(m, cu, &bias));) {
-        Dwarf_Die child;
-        if (dwarf_child(cu, &child))
-            continue;
-        do {
-            if (dwarf_tag(&child) != DW_TAG_variable)
-                continue;
-            Dwarf_Attribute at;
-            Dwarf_Op *ops;
-            size_t nops;
-            if (!dwarf_attr(&child, DW_AT_location, &at) || dwarf_getlocation(&at, &ops, &nops) ||
-                nops != 1 || ops[0].atom != DW_OP_addr)
-                continue;
-            if (mv->n == cap) {
-                cap = cap ? cap * 2 : 64;
-                struct gvar *g = realloc(mv->v, cap * sizeof *g);
-                if (!g)
-                    break;
-                mv->v = g;
-            }
-            mv->v[mv->n++] = (struct gvar){ops[0].number + bias, dwarf_dieoffset(&child)};
-        } while (dwarf_siblingof(&child, &child) == 0);
-    }
+    for (Dwarf_Die *cu = NULL; (cu = dwfl_module_nextcu(m, cu, &bias));)
+        collect_vars(mv, &cap, cu, bias, 0, 0);
     if (mv->n) /* a binary without debug information has none: qsort wants an array */
         qsort(mv->v, mv->n, sizeof *mv->v, by_addr);
     return mv;
+}
+
+/* A function's name as the program writes it: its linkage name demangled, without the
+ * parameters (bank::Account::deposit), else its DWARF name (C). */
+static void die_function_name(Dwarf_Die *fn, char *out, size_t len)
+{
+    Dwarf_Attribute at;
+    const char *ln = NULL;
+    if (dwarf_attr_integrate(fn, DW_AT_linkage_name, &at) ||
+        dwarf_attr_integrate(fn, DW_AT_MIPS_linkage_name, &at))
+        ln = dwarf_formstring(&at);
+    if (ln) {
+        ptt_symbols_demangle(ln, out, len);
+        ptt_symbols_strip_params(out);
+        return;
+    }
+    const char *dn = dwarf_diename(fn);
+    snprintf(out, len, "%s", dn ? dn : "?");
 }
 
 static int type_of(Dwarf_Die *die, Dwarf_Die *type)
 {
     Dwarf_Attribute at;
     return dwarf_attr_integrate(die, DW_AT_type, &at) && dwarf_formref_die(&at, type) ? 0 : -1;
+}
+
+/* An identifier reserved to the implementation (_M_cond, __data, _Lock): the C++ library's
+ * members, not the program's. */
+static int reserved(const char *id)
+{
+    return id[0] == '_' &&
+           (id[1] == '_' || (id[1] >= 'A' && id[1] <= 'Z') || !strncmp(id, "_M_", 3));
 }
 
 /* Append to name the member or element path that reaches off inside type. */
@@ -187,12 +381,26 @@ static void member_path(Dwarf_Die *type, uint64_t off, char *name, size_t len, i
                 continue;
             if (off >= loc && off < loc + msz) {
                 const char *mn = dwarf_diename(&m);
+                if (mn && off == loc && reserved(mn))
+                    return; /* a library's insides (std::condition_variable's _M_cond) */
                 snprintf(name + l, len - l, ".%s", mn ? mn : "?");
                 member_path(&mt, off - loc, name, len, depth + 1);
                 return;
             }
         } while (dwarf_siblingof(&m, &m) == 0);
     }
+}
+
+/* A static local's demangled symbol without its function's parameters: "f1()::lock" ->
+ * "f1::lock", as the debug information names it. */
+static void local_static(char *name)
+{
+    char *c = strstr(name, ")::");
+    for (char *n; c && (n = strstr(c + 1, ")::"));)
+        c = n;
+    long o = c ? opening(name, c - name, '(', ')') : -1;
+    if (o > 0)
+        memmove(name + o, c + 1, strlen(c + 1) + 1);
 }
 
 int ptt_symbols_data(struct ptt_symbols *s, uint64_t addr, char *name, size_t len)
@@ -207,19 +415,28 @@ int ptt_symbols_data(struct ptt_symbols *s, uint64_t addr, char *name, size_t le
     const char *sn = dwfl_module_addrinfo(m, addr, &off, &sym, NULL, NULL, NULL);
     if (!sn || GELF_ST_TYPE(sym.st_info) != STT_OBJECT)
         return -1;
-    snprintf(name, len, "%s", sn);
+    ptt_symbols_demangle(sn, name, len);
+    local_static(name);
     struct module_vars *mv = vars_of(s, m);
     if (!mv || !mv->n)
         return 0;
     uint64_t start = addr - off;
-    struct gvar key = {start, 0};
+    struct gvar key = {start, 0, 0};
     struct gvar *g = bsearch(&key, mv->v, mv->n, sizeof *mv->v, by_addr);
     if (!g)
         return 0;
     Dwarf_Addr bias;
     Dwarf *dw = dwfl_module_getdwarf(m, &bias);
-    Dwarf_Die var, type;
-    if (dw && dwarf_offdie(dw, g->die, &var) && !type_of(&var, &type))
+    Dwarf_Die var, type, fn;
+    if (!dw || !dwarf_offdie(dw, g->die, &var))
+        return 0;
+    if (g->scope && dwarf_offdie(dw, g->scope, &fn)) { /* a static local: f1::lock */
+        const char *vn = dwarf_diename(&var);
+        char f[256];
+        die_function_name(&fn, f, sizeof f);
+        snprintf(name, len, "%s::%s", f, vn ? vn : "?");
+    }
+    if (!type_of(&var, &type))
         member_path(&type, off, name, len, 0);
     return 0;
 }
@@ -298,6 +515,14 @@ int ptt_symbols_code(struct ptt_symbols *s, uint64_t addr, char *func, size_t fl
 int ptt_symbols_data(struct ptt_symbols *s, uint64_t addr, char *name, size_t len)
 {
     (void)s, (void)addr, (void)name, (void)len;
+    return -1;
+}
+
+int ptt_symbols_site(struct ptt_symbols *s, uint64_t addr, char *site, size_t len, char *detail,
+                     size_t dlen)
+{
+    (void)s, (void)addr, (void)site, (void)len, (void)dlen;
+    detail[0] = 0;
     return -1;
 }
 

@@ -12,6 +12,7 @@
 #include "util/hmap.h"
 #include "util/json.h"
 #include "analysis/names.h"
+#include "util/width.h"
 #include "trace/reader.h"
 #include "analysis/stats.h"
 #include "cmd/usage.h"
@@ -343,9 +344,10 @@ static void text_objects(const struct stat_view *v)
         fmt_ns(w4, sizeof w4, o->wait.max);
         fmt_ns(w5, sizeof w5, o->hold.total);
         fmt_ns(h99, sizeof h99, ptt_stat_pct(&o->hold, 0.99));
-        printf("%-8s %-24s %8" PRIu64 " %8" PRIu64 " %9s %9s %9s %9s %9s %9s  ",
-               v->cls[o->cls].name, obj_name(o, b1, sizeof b1), o->acquisitions, o->contended, w1,
-               w2, w3, w4, o->hold.n ? w5 : "-", o->hold.n ? h99 : "-");
+        printf("%-8s ", v->cls[o->cls].name);
+        ptt_put_padded(stdout, obj_name(o, b1, sizeof b1), 24); /* by width: names are UTF-8 */
+        printf(" %8" PRIu64 " %8" PRIu64 " %9s %9s %9s %9s %9s %9s  ", o->acquisitions,
+               o->contended, w1, w2, w3, w4, o->hold.n ? w5 : "-", o->hold.n ? h99 : "-");
         for (unsigned k = 0; k < o->nusers; k++)
             printf("%s%s", k ? "," : "", thread_name(o->pid, o->users[k], b2, sizeof b2));
         if (o->more_users)
@@ -418,14 +420,15 @@ static void text_blame(const struct stat_view *v)
 static void text_threads(const struct stat_view *v)
 {
     char b1[512], b2[64], w1[32], w2[32], w3[32];
-    printf("\n%-8s %-20s %10s %10s  %s\n", "pid", "thread", "lifetime", "blocked",
+    printf("\n%-8s %-8s %-20s %10s %10s  %s\n", "pid", "tid", "thread", "lifetime", "blocked",
            "blocked most on");
     for (size_t i = 0; i < v->shown_t; i++) {
         struct ptt_stat_thread *t = v->tv[i];
         fmt_ns(w1, sizeof w1, (uint64_t)(t->last - t->first));
         fmt_ns(w2, sizeof w2, t->blocked);
-        printf("%-8d %-20s %10s %10s  ", t->pid, thread_name(t->pid, t->tid, b2, sizeof b2), w1,
-               w2);
+        printf("%-8d %-8d ", t->pid, t->tid);
+        ptt_put_padded(stdout, thread_name(t->pid, t->tid, b2, sizeof b2), 20);
+        printf(" %10s %10s  ", w1, w2);
         int best = -1;
         for (int k = 0; k < PTT_STAT_MAX_ON; k++)
             if (t->on[k].ns && (best < 0 || t->on[k].ns > t->on[best].ns))

@@ -332,6 +332,12 @@ const char *ptt_fmt_ev_field(char *buf, size_t len, const struct ptt_ev *ev, uns
         else if (t == PTT_F_SITE)
             n = ptt_names_site(names, ev->pid, ev->args[i]);
     }
+    const char *via =
+        n && t == PTT_F_SITE ? ptt_names_site_detail(names, ev->pid, ev->args[i]) : NULL;
+    if (via) { /* a call inlined from a system header: the program's line, then the header's */
+        snprintf(buf, len, "%s (via %s)", n, via);
+        return buf;
+    }
     if (n) {
         snprintf(buf, len, "%s", n);
         return buf;
@@ -505,6 +511,12 @@ void ptt_print_json(FILE *f, const struct ptt_ev *ev)
                 continue;
             fprintf(f, "%s\"%.*s\":", n++ ? "," : ",\"names\":{", fd->name_len, fd->name);
             ptt_json_str(f, v);
+            const char *via =
+                fd->type == PTT_F_SITE ? ptt_names_site_detail(names, ev->pid, ev->args[i]) : NULL;
+            if (via) { /* the system header's line of an inlined call: "site_detail" */
+                fprintf(f, ",\"%.*s_detail\":", fd->name_len, fd->name);
+                ptt_json_str(f, via);
+            }
         }
         if (n)
             fputc('}', f);

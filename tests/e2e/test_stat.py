@@ -339,7 +339,7 @@ def fmt_ns(ns):
 def test_text(contend, names_trace):
     """The text format: a title line, the objects (kind, name, counts and times as the JSON
     says), the call sites that waited most, who made others wait (test_blame.py), the threads
-    (name, lifetime, blocked, what most), then blocked time per process."""
+    (pid, tid, name, lifetime, blocked, what most), then blocked time per process."""
     for t, s in ((contend[0], contend[2]), names_trace):
         text = ptt_ok("stat", t.path)
         parts = text.split("\n\n")
@@ -365,10 +365,12 @@ def test_text(contend, names_trace):
             assert row.startswith(f"{o['kind']:<8} {o['name']:<24} "), row
             assert row.split() == " ".join(want).split(), row
         head, *rows = parts[2].splitlines()
-        assert head.split() == ["pid", "thread", "lifetime", "blocked", "blocked", "most", "on"]
+        assert head.split() == ["pid", "tid", "thread", "lifetime", "blocked", "blocked", "most",
+                                "on"]
         assert len(rows) == len(s["threads"])
         for row, th in zip(rows, s["threads"]):
-            want = [str(th["pid"]), th["name"], fmt_ns(th["lifetime_ns"]), fmt_ns(th["blocked_ns"])]
+            want = [str(th["pid"]), str(th["tid"]), th["name"], fmt_ns(th["lifetime_ns"]),
+                    fmt_ns(th["blocked_ns"])]
             if th["blocked_on"]:
                 b = max(th["blocked_on"], key=lambda b: b["ns"])
                 want += [b["call"], b["object"], f"({fmt_ns(b['ns'])})"]
@@ -434,7 +436,7 @@ def test_top(names_trace, n):
         parts.pop(2)
     assert len(parts[1].splitlines()) == 1 + min(n, len(full["objects"]))
     assert len(parts[2].splitlines()) == 1 + min(n, len(full["threads"]))
-    assert parts[2].startswith("pid      thread")
+    assert parts[2].startswith("pid      tid      thread")
 
 
 @pytest.mark.parametrize("kinds", ["mutex", "cond", "barrier,sem", "rwlock", "spin",

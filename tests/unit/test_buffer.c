@@ -263,7 +263,7 @@ struct worker {
 };
 
 static const uint16_t mix_ids[4] = {PTT_EV_MUTEX_ACQUIRED, PTT_EV_MUTEX_WAIT, PTT_EV_COND_WOKEN,
-                                    PTT_EV_THREAD_START};
+                                    PTT_EV_RWLOCK_WAIT};
 
 /* Event i of thread idx: 1 to 4 arguments derived from one key, so that a torn or shifted event
  * cannot pass for a whole one. */
@@ -285,7 +285,7 @@ static void mix_record(int idx, uint32_t i)
     case 0: PTT_REC(MUTEX_ACQUIRED, k); break;
     case 1: PTT_REC(MUTEX_WAIT, k, ~k); break;
     case 2: PTT_REC(COND_WOKEN, k, ~k, k * 3); break;
-    default: PTT_REC(THREAD_START, k, ~k, k * 3, k ^ 0x5555aaaa5555aaaaull); break;
+    default: PTT_REC(RWLOCK_WAIT, k, ~k, k * 3, k ^ 0x5555aaaa5555aaaaull); break;
     }
 }
 

@@ -1,0 +1,121 @@
+/* Names of C++ code (tests/e2e/test_cxx_names.py): a class with a mutex member, a class template
+ * with a mutex and a condition variable, threads running lambdas, a functor and a function, a
+ * static local mutex in two functions, three heap objects first used on the same line. Every
+ * lock, unlock and wait goes through libstdc++'s inline wrappers (std::lock_guard,
+ * std::unique_lock, std::condition_variable::wait, gthr-default.h). Prints KEY=VALUE lines. */
+#include <atomic>
+#include <condition_variable>
+#include <cstdio>
+#include <mutex>
+#include <thread>
+#include <unistd.h>
+
+#include <sys/syscall.h>
+
+namespace bank {
+struct Account {
+    std::mutex m;
+    long balance = 0;
+    void deposit(long v)
+    {
+        std::lock_guard<std::mutex> g(m); /* site:deposit_lock */
+        balance += v;
+    }
+};
+} // namespace bank
+
+template <typename T> struct Box {
+    std::mutex m;
+    std::condition_variable cv;
+    T value{};
+    bool full = false;
+    std::atomic<bool> waiting{false}; /* the taker waits (so that the putter wakes it) */
+    void put(T v)
+    {
+        std::unique_lock<std::mutex> l(m); /* site:put_lock */
+        value = v;
+        full = true;
+        cv.notify_one(); /* site:put_notify */
+    }
+    T take()
+    {
+        std::unique_lock<std::mutex> l(m); /* site:take_lock */
+        while (!full) {
+            waiting = true;
+            cv.wait(l); /* site:take_wait */
+        }
+        full = false;
+        return value;
+    }
+};
+
+bank::Account account;
+Box<int> box;
+
+static std::mutex *f1()
+{
+    static std::mutex lock;
+    std::lock_guard<std::mutex> g(lock); /* site:f1_lock */
+    return &lock;
+}
+
+static std::mutex *f2()
+{
+    static std::mutex lock;
+    lock.lock();   /* site:f2_lock */
+    lock.unlock(); /* site:f2_unlock */
+    return &lock;
+}
+
+static int tid()
+{
+    return (int)syscall(SYS_gettid);
+}
+
+static void worker()
+{
+    std::printf("@tid_worker=%d\n", tid());
+    account.deposit(1);
+    std::printf("@f1_lock=%p\n", (void *)f1());
+    std::printf("@f2_lock=%p\n", (void *)f2());
+}
+
+struct Depositor {
+    void operator()() const
+    {
+        std::printf("@tid_functor=%d\n", tid());
+        account.deposit(2);
+    }
+};
+
+int main()
+{
+    std::printf("@tid_main=%d\n", tid());
+    std::thread taker([] {
+        std::printf("@tid_taker=%d\n", tid());
+        std::printf("took=%d\n", box.take());
+    });
+    std::thread putter([] {
+        std::printf("@tid_putter=%d\n", tid());
+        while (!box.waiting) /* then box.m is free only once the taker waits */
+            std::this_thread::yield();
+        box.put(7);
+    });
+    taker.join();
+    putter.join();
+    std::thread w(worker);
+    w.join();
+    std::thread d{Depositor()};
+    d.join();
+    bank::Account *heap[3];
+    for (int i = 0; i < 3; i++) {
+        heap[i] = new bank::Account;
+        heap[i]->deposit(3);
+        std::printf("@heap%d=%p\n", i, (void *)&heap[i]->m);
+    }
+    for (auto a : heap)
+        delete a;
+    std::printf("@account=%p\n@box_m=%p\n@box_cv=%p\n", (void *)&account.m, (void *)&box.m,
+                (void *)&box.cv);
+    return 0;
+}
