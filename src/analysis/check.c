@@ -258,6 +258,11 @@ static void module_load(struct ptt_check *c, const struct ptt_ev *ev)
     *m = (struct cmodule){base, base + ptt_ev_arg(ev, PTT_F(MODULE_LOAD, size), 0)};
     if (m->hi > p->top)
         p->top = m->hi;
+    /* The path, a string after the fixed arguments: is it C++'s runtime? */
+    unsigned from = PTT_F(MODULE_LOAD, path);
+    size_t max = from < ev->nargs ? (ev->nargs - from) * 8 : 0;
+    if (memmem(&ev->args[from], strnlen((const char *)&ev->args[from], max), "libstdc++", 9))
+        p->cxx = 1;
 }
 
 /* A process starts: forked from a traced one, its thread holds what the forking thread held,

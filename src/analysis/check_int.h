@@ -82,6 +82,7 @@ struct cproc {
     int32_t pid;
     unsigned gen;            /* its execs: the generation of its objects */
     int started, hung, exited;
+    int cxx; /* maps libstdc++: its std::mutex and std::condition_variable need no init call */
     struct cthread *threads; /* every thread met, newest first */
     struct cmodule *mods;
     size_t nmods, modcap;

@@ -85,8 +85,8 @@ static void check_uninit(struct ptt_check *c, struct cthread *th, const struct p
                     o->cls == PTT_CLASS_rwlock;
     if (c->partial || !th->complete)
         return;
-    if (static_ok &&
-        (on_stack_or_static(c, ev->pid, o->addr) || system_site(c, ev->pid, check_site_of(ev))))
+    if (static_ok && (th->proc->cxx || on_stack_or_static(c, ev->pid, o->addr) ||
+                      system_site(c, ev->pid, check_site_of(ev))))
         return;
     char s[200];
     snprintf(s, sizeof s, "{t0} uses {o0}, which no %s reached%s",
