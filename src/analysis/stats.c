@@ -21,6 +21,7 @@ struct thread {
 struct object {
     struct ptt_stat_object pub; /* first: the arrays handed out point at it */
     struct ptt_blame blame;
+    struct ptt_hmap more; /* the threads past users[]: +N counts threads, not calls */
 };
 
 struct ptt_stats {
@@ -94,6 +95,7 @@ struct ptt_stats *ptt_stats_new(void)
 static void object_free(void *p)
 {
     ptt_blame_free(&((struct object *)p)->blame);
+    ptt_hmap_free(&((struct object *)p)->more, NULL);
 }
 
 void ptt_stats_free(struct ptt_stats *s)
@@ -130,15 +132,18 @@ static struct object *object_of(struct ptt_stats *s, int32_t pid, uint64_t addr,
     return s->last = o;
 }
 
-static void add_user(struct ptt_stat_object *o, int32_t tid)
+static void add_user(struct object *ob, int32_t tid)
 {
+    struct ptt_stat_object *o = &ob->pub;
     for (unsigned i = 0; i < o->nusers; i++)
         if (o->users[i] == tid)
             return;
     if (o->nusers < PTT_STAT_MAX_USERS)
         o->users[o->nusers++] = tid;
-    else
+    else if (!ptt_hmap_get(&ob->more, (uint32_t)tid, 0)) {
+        ptt_hmap_get(&ob->more, (uint32_t)tid, 1);
         o->more_users++;
+    }
 }
 
 /* The classes whose objects have statistics: locks, semaphores, condvars, barriers. */
@@ -265,7 +270,7 @@ static void close_call(struct ptt_stats *s, struct thread *t, const struct ptt_e
     case R_SEMWAIT: {
         struct object *ob = object_of(s, ev->pid, c->object, cls);
         struct ptt_stat_object *o = &ob->pub;
-        add_user(o, ev->tid);
+        add_user(ob, ev->tid);
         if (r != R_TRYLOCK || ok) /* a trylock that fails waits for nothing */
             hist_add(&o->wait, dur);
         if (ok) {
@@ -281,8 +286,9 @@ static void close_call(struct ptt_stats *s, struct thread *t, const struct ptt_e
         break;
     }
     case R_OBJWAIT: { /* every call waits */
-        struct ptt_stat_object *o = &object_of(s, ev->pid, c->object, cls)->pub;
-        add_user(o, ev->tid);
+        struct object *ob = object_of(s, ev->pid, c->object, cls);
+        struct ptt_stat_object *o = &ob->pub;
+        add_user(ob, ev->tid);
         hist_add(&o->wait, dur);
         o->acquisitions++;
         o->contended++;

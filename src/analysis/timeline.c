@@ -7,6 +7,7 @@
 
 #include "util/hmap.h"
 #include "analysis/timeline.h"
+#include "util/progress.h"
 #include "analysis/tracker.h"
 
 struct tthread {
@@ -424,11 +425,14 @@ int ptt_timeline_run(const char *path, struct ptt_names *names, const struct ptt
     struct tl t = {cb, arg, names, {0}, {0}, {0}, {0}, {0}, ptt_tracker_new(PTT_TRACK_TID)};
     struct ptt_ev ev;
     int64_t end = 0;
+    ptt_progress_start(NULL, r);
     while (ptt_reader_next(r, &ev)) {
+        ptt_progress_tick();
         ptt_names_event(names, &ev);
         on_event(&t, &ev);
         end = ev.ns;
     }
+    ptt_progress_end();
     /* What was still going on at the end: threads, then processes. */
     for (size_t i = 0; i < t.threads.cap; i++) {
         struct tthread *th = ptt_hmap_slot(&t.threads, i);

@@ -14,6 +14,8 @@
 #include "trace/reader.h"
 #include "analysis/stats.h"
 #include "cmd/usage.h"
+#include "util/progress.h"
+#include "util/term.h"
 #include "util/util.h"
 
 static struct ptt_names *names;
@@ -115,6 +117,7 @@ struct stat_opts {
     long top;
     uint64_t kinds;
     const char *names_file, *path;
+    struct ptt_term term;
 };
 
 /* What the writers show: the trace's totals, objects and threads sorted, how many of each. */
@@ -162,13 +165,19 @@ static int stat_options(struct stat_opts *o, int argc, char **argv)
                                          {"kind", required_argument, 0, 'k'},
                                          {"names", required_argument, 0, 'N'},
                                          {"help", no_argument, 0, 'h'},
+                                         PTT_TERM_OPTIONS,
                                          {0, 0, 0, 0}};
     *o = (struct stat_opts){.fmt = FMT_TEXT, .sort_by = PTT_STAT_SORT_WAIT, .top = -1};
     optind = 1;
     opterr = 0;
     int c;
     char *end, bad[32];
-    while ((c = getopt_long(argc, argv, "f:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "f:ho:", opts, NULL)) != -1) {
+        int t = ptt_term_option("stat", &o->term, c, optarg);
+        if (t < 0)
+            return PTT_EXIT_USAGE;
+        if (t)
+            continue;
         switch (c) {
         case 'f':
             if ((o->fmt = stat_word(c, optarg)) < 0)
@@ -196,25 +205,27 @@ static int stat_options(struct stat_opts *o, int argc, char **argv)
         default: ptt_bad_option("stat", argv); return PTT_EXIT_USAGE;
         }
     }
-    if (optind != argc - 1) {
-        ptt_warn("stat", optind >= argc ? "no trace file given; usage: ptt stat [OPTIONS] FILE"
-                                        : "one trace file at a time");
+    if (optind < argc - 1) {
+        ptt_warn("stat", "one trace file at a time");
         return PTT_EXIT_USAGE;
     }
-    o->path = argv[optind];
-    return -1;
+    o->path = optind < argc ? argv[optind] : ptt_default_trace("stat");
+    return o->path ? -1 : PTT_EXIT_USAGE;
 }
 
 /* Every event of the trace into names and stats; the number of events and the last time. */
 static void stat_read(struct ptt_reader *r, struct ptt_stats *stats, struct stat_view *v)
 {
     struct ptt_ev ev;
+    ptt_progress_start("stat", r);
     while (ptt_reader_next(r, &ev)) {
+        ptt_progress_tick();
         ptt_names_event(names, &ev);
         ptt_stats_event(stats, &ev);
         v->nevents++;
         v->end_ns = ev.ns;
     }
+    ptt_progress_end();
 }
 
 /* Who made others wait for o: the "blame" array. */
@@ -332,8 +343,9 @@ static void write_csv(const struct stat_view *v)
 static void text_objects(const struct stat_view *v)
 {
     char b1[512], b2[64], w1[32], w2[32], w3[32], w4[32], w5[32], h99[32];
-    printf("%-8s %-24s %8s %8s %9s %9s %9s %9s %9s %9s  %s\n", "kind", "object", "acquired",
-           "waited", "wait tot", "mean", "p99", "max", "hold tot", "hold p99", "threads");
+    printf("%s%-8s %-24s %8s %8s %9s %9s %9s %9s %9s %9s  %s%s\n", ptt_c(PTT_C_BOLD), "kind",
+           "object", "acquired", "waited", "wait tot", "mean", "p99", "max", "hold tot",
+           "hold p99", "threads", ptt_c(PTT_C_RESET));
     for (size_t i = 0; i < v->shown_o; i++) {
         struct ptt_stat_object *o = v->ov[i];
         fmt_ns(w1, sizeof w1, o->wait.total);
@@ -364,7 +376,8 @@ static void text_sites(const struct stat_view *v)
         if (!ns)
             continue;
         if (!titled++)
-            printf("\ncall sites that waited most:\n");
+            printf("\n%scall sites that waited most:%s\n", ptt_c(PTT_C_BOLD),
+                   ptt_c(PTT_C_RESET));
         printf("  %s:", obj_name(o, b1, sizeof b1));
         for (int k = 0; k < ns; k++) {
             fmt_ns(w1, sizeof w1, o->sites[idx[k]].ns);
@@ -405,7 +418,7 @@ static void text_blame(const struct stat_view *v)
         size_t n;
         struct ptt_stat_blame *bl = ptt_stats_blame(o, names, &n);
         if (n && !titled++)
-            printf("\nwho made others wait:\n");
+            printf("\n%swho made others wait:%s\n", ptt_c(PTT_C_BOLD), ptt_c(PTT_C_RESET));
         if (n)
             printf("  %s:\n", obj_name(o, b1, sizeof b1));
         for (size_t k = 0; k < n && (v->top < 0 || k < (size_t)v->top); k++)
@@ -417,8 +430,8 @@ static void text_blame(const struct stat_view *v)
 static void text_threads(const struct stat_view *v)
 {
     char b1[512], b2[64], w1[32], w2[32], w3[32];
-    printf("\n%-8s %-20s %10s %10s  %s\n", "pid", "thread", "lifetime", "blocked",
-           "blocked most on");
+    printf("\n%s%-8s %-20s %10s %10s  %s%s\n", ptt_c(PTT_C_BOLD), "pid", "thread", "lifetime",
+           "blocked", "blocked most on", ptt_c(PTT_C_RESET));
     for (size_t i = 0; i < v->shown_t; i++) {
         struct ptt_stat_thread *t = v->tv[i];
         fmt_ns(w1, sizeof w1, (uint64_t)(t->last - t->first));
@@ -443,7 +456,8 @@ static void text_threads(const struct stat_view *v)
 static void text_processes(const struct stat_view *v)
 {
     char w1[32];
-    printf("\n%-8s %8s %10s\n", "pid", "threads", "blocked");
+    printf("\n%s%-8s %8s %10s%s\n", ptt_c(PTT_C_BOLD), "pid", "threads", "blocked",
+           ptt_c(PTT_C_RESET));
     for (size_t i = 0; i < v->nt; i++) {
         int32_t pid = v->tv[i]->pid;
         int seen = 0;
@@ -490,7 +504,8 @@ int cmd_stat(int argc, char **argv)
         return rc;
     names = ptt_names_new();
     struct ptt_reader *r = stat_open(&o);
-    if (!r) {
+    if (!r || ptt_term_open("stat", &o.term)) { /* no output made for a trace unread */
+        ptt_reader_close(r);
         ptt_names_free(names);
         return PTT_EXIT_USAGE;
     }
@@ -507,16 +522,16 @@ int cmd_stat(int argc, char **argv)
     v.cls = ptt_classes(&ncls);
     static char obuf[1 << 16];
     setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
+    ptt_term_pager(&o.term);
     if (o.fmt == FMT_JSON)
         write_json(&v);
     else if (o.fmt == FMT_CSV)
         write_csv(&v);
     else
         write_text(&v);
-    fflush(stdout);
+    rc = ptt_term_close("stat", &o.term) ? PTT_EXIT_USAGE : 0;
 
     const char *e = ptt_reader_error(r);
-    rc = 0;
     if (e) {
         ptt_warn("stat", "%s: %s", o.path, e);
         rc = PTT_EXIT_USAGE;

@@ -84,3 +84,16 @@ void *ptt_must(void *p)
     }
     return p;
 }
+
+const char *ptt_default_trace(const char *cmd)
+{
+    static char buf[4096];
+    const char *dir = getenv("PTT_DIR");
+    int has_dir = dir && *dir;
+    if (snprintf(buf, sizeof buf, "%s%s" PTT_DEFAULT_TRACE, has_dir ? dir : "",
+                 has_dir ? "/" : "") >= (int)sizeof buf) {
+        ptt_warn(cmd, "PTT_DIR is too long");
+        return NULL;
+    }
+    return buf;
+}
