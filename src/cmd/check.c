@@ -286,7 +286,7 @@ static struct ptt_reader *check_open(const char *path, const char *names_file,
     if (names_file && ptt_names_load(names, names_file, err, sizeof err))
         ptt_warn("check", "%s", err);
     else if (!(r = ptt_reader_open(path, err, sizeof err)))
-        ptt_warn("check", "%s", err);
+        ptt_warn("check", "%s%s", err, ptt_default_hint(path));
     return r;
 }
 

@@ -69,7 +69,7 @@ static int export_main(const char *cmd, const char *format, int argc, char **arg
     ptt_progress_command(cmd);
     int r = exporters[i].fn(&o, err, sizeof err);
     if (r)
-        ptt_warn(cmd, "%s", err);
+        ptt_warn(cmd, "%s%s", err, ptt_default_hint(in));
     ptt_names_free(names);
     return r ? PTT_EXIT_USAGE : 0;
 }

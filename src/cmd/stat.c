@@ -492,7 +492,7 @@ static struct ptt_reader *stat_open(const struct stat_opts *o)
     if (o->names_file && ptt_names_load(names, o->names_file, err, sizeof err))
         ptt_warn("stat", "%s", err);
     else if (!(r = ptt_reader_open(o->path, err, sizeof err)))
-        ptt_warn("stat", "%s", err);
+        ptt_warn("stat", "%s%s", err, ptt_default_hint(o->path));
     return r;
 }
 

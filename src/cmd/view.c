@@ -151,7 +151,7 @@ static struct ptt_reader *view_open(const struct view_opts *o, struct ptt_names 
     }
     struct ptt_reader *r = ptt_reader_open(o->path, err, sizeof err);
     if (!r)
-        ptt_warn("view", "%s", err);
+        ptt_warn("view", "%s%s", err, ptt_default_hint(o->path));
     return r;
 }
 

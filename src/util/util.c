@@ -5,6 +5,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "util/util.h"
 
@@ -85,13 +86,22 @@ void *ptt_must(void *p)
     return p;
 }
 
+static char default_buf[4096];
+
+const char *ptt_default_hint(const char *path)
+{
+    if (path != default_buf || !access(path, F_OK))
+        return "";
+    return " (the default trace file: give a FILE, or write it with ptt trace)";
+}
+
 const char *ptt_default_trace(const char *cmd)
 {
-    static char buf[4096];
+    char *buf = default_buf;
     const char *dir = getenv("PTT_DIR");
     int has_dir = dir && *dir;
-    if (snprintf(buf, sizeof buf, "%s%s" PTT_DEFAULT_TRACE, has_dir ? dir : "",
-                 has_dir ? "/" : "") >= (int)sizeof buf) {
+    if (snprintf(buf, sizeof default_buf, "%s%s" PTT_DEFAULT_TRACE, has_dir ? dir : "",
+                 has_dir ? "/" : "") >= (int)sizeof default_buf) {
         ptt_warn(cmd, "PTT_DIR is too long");
         return NULL;
     }

@@ -19,6 +19,8 @@ uint64_t ptt_mono_ns(void);
  * said why, as cmd) when $PTT_DIR is too long. */
 #define PTT_DEFAULT_TRACE "ptt.data"
 const char *ptt_default_trace(const char *cmd);
+/* After path could not be read: a hint to append when it is the default and is missing, else "". */
+const char *ptt_default_hint(const char *path);
 uint64_t ptt_real_ns(void);
 
 #endif
