@@ -317,7 +317,8 @@ static int check_run(struct ptt_reader *r, struct ptt_names *names, const char *
     else if (n)
         write_text(&o, found, n);
     else
-        fprintf(f, "%s: %" PRIu64 " events, nothing found\n", path, nevents);
+        fprintf(f, "%s: %" PRIu64 " events, %snothing found%s\n", path, nevents,
+                ptt_c(PTT_C_GREEN), ptt_c(PTT_C_RESET));
     fflush(f);
     int rc = n ? 1 : 0;
     if (term && ptt_term_close("check", term))
