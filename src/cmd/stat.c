@@ -126,6 +126,7 @@ struct stat_view {
     const char *path;
     uint64_t nevents;
     int64_t end_ns;
+    uint64_t bufwait_ns, bufwaits; /* for ptt's buffer: not the program's */
     struct ptt_stat_object **ov;
     struct ptt_stat_thread **tv;
     size_t no, nt, shown_o, shown_t;
@@ -305,8 +306,11 @@ static void write_json(const struct stat_view *v)
 {
     printf("{\"trace\":");
     ptt_json_str(stdout, v->path);
-    printf(",\"events\":%" PRIu64 ",\"duration_ns\":%" PRId64 ",\"objects\":[", v->nevents,
-           v->end_ns);
+    printf(",\"events\":%" PRIu64 ",\"duration_ns\":%" PRId64, v->nevents, v->end_ns);
+    if (v->bufwaits)
+        printf(",\"ptt_buffer_wait\":{\"waits\":%" PRIu64 ",\"wait_ns\":%" PRIu64 "}",
+               v->bufwaits, v->bufwait_ns);
+    printf(",\"objects\":[");
     for (size_t i = 0; i < v->shown_o; i++)
         json_object(v->ov[i], v->cls, v->top, !i);
     printf("],\"threads\":[");
@@ -476,7 +480,14 @@ static void text_processes(const struct stat_view *v)
 
 static void write_text(const struct stat_view *v)
 {
-    printf("%s: %" PRIu64 " events, %.6f s\n\n", v->path, v->nevents, (double)v->end_ns / 1e9);
+    printf("%s: %" PRIu64 " events, %.6f s\n", v->path, v->nevents, (double)v->end_ns / 1e9);
+    if (v->bufwaits) {
+        char w[32];
+        fmt_ns(w, sizeof w, v->bufwait_ns);
+        printf("waited for ptt's buffer: %s in %" PRIu64 " wait%s, not counted as lock waits\n", w,
+               v->bufwaits, v->bufwaits == 1 ? "" : "s");
+    }
+    putchar('\n');
     text_objects(v);
     text_sites(v);
     text_blame(v);
@@ -512,6 +523,7 @@ int cmd_stat(int argc, char **argv)
     struct ptt_stats *stats = ptt_stats_new();
     struct stat_view v = {.top = o.top, .path = o.path};
     stat_read(r, stats, &v);
+    ptt_stats_bufwait(stats, &v.bufwait_ns, &v.bufwaits);
 
     /* Objects, sorted, filtered by kind. */
     v.ov = ptt_stats_objects(stats, (enum ptt_stat_sort)o.sort_by, o.kinds, names, &v.no);
