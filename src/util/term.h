@@ -18,7 +18,6 @@ struct ptt_term {
 enum { PTT_TERM_OPT_COLOR = 0x7001, PTT_TERM_OPT_NO_PAGER };
 #define PTT_TERM_OPTIONS                                                                           \
     {"output", required_argument, 0, 'o'}, {"color", optional_argument, 0, PTT_TERM_OPT_COLOR},    \
-        {"colour", optional_argument, 0, PTT_TERM_OPT_COLOR},                                      \
         {"no-pager", no_argument, 0, PTT_TERM_OPT_NO_PAGER}
 
 /* Option c (getopt_long's value, 'o' for -o) into t: 1 if it was one of PTT_TERM_OPTIONS, 0 if
