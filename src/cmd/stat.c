@@ -308,8 +308,8 @@ static void write_json(const struct stat_view *v)
     ptt_json_str(stdout, v->path);
     printf(",\"events\":%" PRIu64 ",\"duration_ns\":%" PRId64, v->nevents, v->end_ns);
     if (v->bufwaits)
-        printf(",\"ptt_buffer_wait\":{\"waits\":%" PRIu64 ",\"wait_ns\":%" PRIu64 "}",
-               v->bufwaits, v->bufwait_ns);
+        printf(",\"ptt_buffer_wait\":{\"waits\":%" PRIu64 ",\"wait_ns\":%" PRIu64 "}", v->bufwaits,
+               v->bufwait_ns);
     printf(",\"objects\":[");
     for (size_t i = 0; i < v->shown_o; i++)
         json_object(v->ov[i], v->cls, v->top, !i);
@@ -348,8 +348,8 @@ static void text_objects(const struct stat_view *v)
 {
     char b1[512], b2[64], w1[32], w2[32], w3[32], w4[32], w5[32], h99[32];
     printf("%s%-8s %-24s %8s %8s %9s %9s %9s %9s %9s %9s  %s%s\n", ptt_c(PTT_C_BOLD), "kind",
-           "object", "acquired", "waited", "wait tot", "mean", "p99", "max", "hold tot",
-           "hold p99", "threads", ptt_c(PTT_C_RESET));
+           "object", "acquired", "waited", "wait tot", "mean", "p99", "max", "hold tot", "hold p99",
+           "threads", ptt_c(PTT_C_RESET));
     for (size_t i = 0; i < v->shown_o; i++) {
         struct ptt_stat_object *o = v->ov[i];
         fmt_ns(w1, sizeof w1, o->wait.total);
@@ -380,8 +380,7 @@ static void text_sites(const struct stat_view *v)
         if (!ns)
             continue;
         if (!titled++)
-            printf("\n%scall sites that waited most:%s\n", ptt_c(PTT_C_BOLD),
-                   ptt_c(PTT_C_RESET));
+            printf("\n%scall sites that waited most:%s\n", ptt_c(PTT_C_BOLD), ptt_c(PTT_C_RESET));
         printf("  %s:", obj_name(o, b1, sizeof b1));
         for (int k = 0; k < ns; k++) {
             fmt_ns(w1, sizeof w1, o->sites[idx[k]].ns);

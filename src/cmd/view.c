@@ -87,6 +87,7 @@ static int filter_option(struct view_opts *o, int c, const char *arg)
 /* The options and the one file; returns -1 to go on, else the exit status. */
 static int view_options(struct view_opts *o, int argc, char **argv)
 {
+    // clang-format off
     static const struct option opts[] = {
         {"format", required_argument, 0, 'f'}, {"summary", no_argument, 0, 's'},
         {"names", required_argument, 0, 'N'},  {"pid", required_argument, 0, 'p'},
@@ -95,6 +96,7 @@ static int view_options(struct view_opts *o, int argc, char **argv)
         {"from", required_argument, 0, 'F'},   {"to", required_argument, 0, 'T'},
         {"help", no_argument, 0, 'h'},         PTT_TERM_OPTIONS,
         {0, 0, 0, 0}};
+    // clang-format on
     optind = 1;
     opterr = 0;
     int c;

@@ -16,9 +16,11 @@ struct ptt_term {
 
 /* The options every text-writing reader takes, for its getopt_long table (at its end). */
 enum { PTT_TERM_OPT_COLOR = 0x7001, PTT_TERM_OPT_NO_PAGER };
+// clang-format off
 #define PTT_TERM_OPTIONS                                                                           \
     {"output", required_argument, 0, 'o'}, {"color", optional_argument, 0, PTT_TERM_OPT_COLOR},    \
-        {"no-pager", no_argument, 0, PTT_TERM_OPT_NO_PAGER}
+    {"no-pager", no_argument, 0, PTT_TERM_OPT_NO_PAGER}
+// clang-format on
 
 /* Option c (getopt_long's value, 'o' for -o) into t: 1 if it was one of PTT_TERM_OPTIONS, 0 if
  * not, -1 for a bad value (said, as cmd). */
@@ -35,8 +37,16 @@ int ptt_term_paging(void);
 int ptt_term_close(const char *cmd, const struct ptt_term *t);
 
 /* Colours: the escape sequence, or "" when colour is off. */
-enum ptt_color { PTT_C_RESET, PTT_C_BOLD, PTT_C_RED, PTT_C_GREEN, PTT_C_YELLOW, PTT_C_BLUE,
-                 PTT_C_MAGENTA, PTT_C_CYAN };
+enum ptt_color {
+    PTT_C_RESET,
+    PTT_C_BOLD,
+    PTT_C_RED,
+    PTT_C_GREEN,
+    PTT_C_YELLOW,
+    PTT_C_BLUE,
+    PTT_C_MAGENTA,
+    PTT_C_CYAN
+};
 const char *ptt_c(enum ptt_color c);
 /* Whether colour is on (after ptt_term_open). */
 int ptt_color_on(void);
