@@ -80,7 +80,7 @@ static void abandon(void)
 
 /* Take a free sub-buffer, waiting for the daemon when the pool is exhausted (the default), or
  * giving up at once with --overflow=discard. */
-static uint32_t take_buffer(struct ptt_pool *p)
+static uint32_t take_buffer(struct ptt_pool *p, uint64_t *waited)
 {
     uint64_t t0 = mono_ns();
     if (daemon_gone(p, t0)) {
@@ -108,8 +108,11 @@ static uint32_t take_buffer(struct ptt_pool *p)
             break;
         }
     }
-    atomic_fetch_add_explicit(&p->wait_ns, mono_ns() - t0, memory_order_relaxed);
+    uint64_t ns = mono_ns() - t0;
+    atomic_fetch_add_explicit(&p->wait_ns, ns, memory_order_relaxed);
     atomic_fetch_add_explicit(&p->waits, 1, memory_order_relaxed);
+    if (waited)
+        *waited = ns;
     return i;
 }
 
@@ -204,36 +207,50 @@ static void install_taken(struct ptt_thread *t, struct ptt_pool *p, uint32_t i)
     switch_to(t, p, i, 0, d->base_ts);
 }
 
-/* Take a sub-buffer and make it the thread's: -1 if none could be had. */
+/* A meta event of one argument at w, its time stamp ts counted from *last (which becomes ts):
+ * the bytes written. The header last, released: a reader of the sub-buffer sees it whole. */
+static uintptr_t put_meta(uint64_t *w, uint16_t id, uint64_t arg, uint64_t ts, uint64_t *last)
+{
+    uint64_t dts = ts - *last;
+    struct ptt_event h = {id, 16, (uint32_t)dts};
+    if (dts > UINT32_MAX) {
+        h = (struct ptt_event){(uint16_t)(id | PTT_EVF_ABS), 24, 0};
+        w[1] = ts;
+        w[2] = arg;
+    } else {
+        w[1] = arg;
+    }
+    uint64_t hv;
+    __builtin_memcpy(&hv, &h, 8);
+    __atomic_store_n(w, hv, __ATOMIC_RELEASE);
+    *last = ts;
+    return h.size;
+}
+
 /* Ready taken sub-buffer i for the thread, where no handler goes: the events it dropped so far
- * first (TRACE_LOST). Returns the bytes written, and the time stamp the next event counts from
- * in *last. (Also maps its first page now: a fault inside the switch would deliver the pending
- * signals there.) */
-static uintptr_t open_buffer(struct ptt_thread *t, struct ptt_pool *p, uint32_t i, uint64_t *last)
+ * first (TRACE_LOST), then the time it waited for the sub-buffer (TRACE_BUFFER_WAIT: only when
+ * the pool was exhausted and it blocked, never on the fast path). Returns the bytes written, and
+ * the time stamp the next event counts from in *last. (Also maps its first page now: a fault
+ * inside the switch would deliver the pending signals there.) */
+static uintptr_t open_buffer(struct ptt_thread *t, struct ptt_pool *p, uint32_t i, uint64_t *last,
+                             uint64_t waited)
 {
     struct ptt_desc *d = ptt_pool_desc(p, i);
     uint64_t *w0 = (uint64_t *)ptt_pool_data(p, i);
     prepare(t, p, d);
     *last = d->base_ts;
     uint64_t lost = __atomic_exchange_n(&t->lost, 0, __ATOMIC_RELAXED);
-    if (!lost) {
+    if (!lost && !waited) {
         __atomic_store_n(w0, 0, __ATOMIC_RELAXED);
         return 0;
     }
-    uint64_t ts = ptt_now(), dts = ts - *last;
-    struct ptt_event h = {PTT_EV_TRACE_LOST, 16, (uint32_t)dts};
-    if (dts > UINT32_MAX) {
-        h = (struct ptt_event){PTT_EV_TRACE_LOST | PTT_EVF_ABS, 24, 0};
-        w0[1] = ts;
-        w0[2] = lost;
-    } else {
-        w0[1] = lost;
-    }
-    uint64_t hv;
-    __builtin_memcpy(&hv, &h, 8);
-    __atomic_store_n(w0, hv, __ATOMIC_RELEASE);
-    *last = ts;
-    return h.size;
+    uint64_t ts = ptt_now();
+    uintptr_t used = 0;
+    if (lost)
+        used += put_meta(w0, PTT_EV_TRACE_LOST, lost, ts, last);
+    if (waited)
+        used += put_meta(w0 + used / 8, PTT_EV_TRACE_BUFFER_WAIT, waited, ts, last);
+    return used;
 }
 
 /* Called with t->nest == 1 when the event whose slot was reserved at w (tagged) does not fit:
@@ -256,11 +273,12 @@ int ptt_record_slow(struct ptt_thread *t, uintptr_t w, uintptr_t size)
      * the pool is exhausted, the time ptt trace takes to free one). A handler recording meanwhile
      * finds our slot past the end: it hands this sub-buffer over without it, and moves on to
      * another (record_nested). */
-    uint32_t i = take_buffer(p);
+    uint64_t waited = 0;
+    uint32_t i = take_buffer(p, &waited);
     uintptr_t used = 0;
     uint64_t last = 0;
     if (i != PTT_POOL_EMPTY)
-        used = open_buffer(t, p, i, &last);
+        used = open_buffer(t, p, i, &last, waited);
     /* The switch itself, signals blocked (once per sub-buffer): no handler sees it half done. */
     uint64_t mask = block_signals();
     uintptr_t cur = t->pos;
@@ -389,7 +407,7 @@ static void record_nested(struct ptt_thread *t, uint16_t id, unsigned n, const u
         t->parked = 0;
         t->parked_len = 0;
     }
-    uint32_t i = take_buffer(p);
+    uint32_t i = take_buffer(p, NULL);
     if (i == PTT_POOL_EMPTY) {
         ptt_drop(t, PTT_LOST_NWHY);
         return;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ptt_fields.h"
 #include "util/hmap.h"
 #include "analysis/blame.h"
 #include "analysis/stats.h"
@@ -15,12 +16,15 @@
 struct thread {
     struct ptt_stat_thread pub; /* first: the arrays handed out point at it */
     struct ptt_tthread *calls;
+    /* Time waited for ptt's buffer (TRACE_BUFFER_WAIT): in all, and when its call began. */
+    uint64_t bufwait, bufwait_in;
 };
 
 /* An object's statistics, and who made others wait for it (a lock's). */
 struct object {
     struct ptt_stat_object pub; /* first: the arrays handed out point at it */
     struct ptt_blame blame;
+    struct ptt_hmap more; /* the threads past users[]: +N counts threads, not calls */
 };
 
 struct ptt_stats {
@@ -29,6 +33,7 @@ struct ptt_stats {
     /* The object and the thread met last: the next event is mostly about them again. */
     struct object *last;
     struct thread *last_thread;
+    uint64_t bufwait_ns, bufwaits; /* TRACE_BUFFER_WAIT */
 };
 
 unsigned ptt_stat_bucket(uint64_t v)
@@ -94,6 +99,7 @@ struct ptt_stats *ptt_stats_new(void)
 static void object_free(void *p)
 {
     ptt_blame_free(&((struct object *)p)->blame);
+    ptt_hmap_free(&((struct object *)p)->more, NULL);
 }
 
 void ptt_stats_free(struct ptt_stats *s)
@@ -130,15 +136,18 @@ static struct object *object_of(struct ptt_stats *s, int32_t pid, uint64_t addr,
     return s->last = o;
 }
 
-static void add_user(struct ptt_stat_object *o, int32_t tid)
+static void add_user(struct object *ob, int32_t tid)
 {
+    struct ptt_stat_object *o = &ob->pub;
     for (unsigned i = 0; i < o->nusers; i++)
         if (o->users[i] == tid)
             return;
     if (o->nusers < PTT_STAT_MAX_USERS)
         o->users[o->nusers++] = tid;
-    else
+    else if (!ptt_hmap_get(&ob->more, (uint32_t)tid, 0)) {
+        ptt_hmap_get(&ob->more, (uint32_t)tid, 1);
         o->more_users++;
+    }
 }
 
 /* The classes whose objects have statistics: locks, semaphores, condvars, barriers. */
@@ -255,6 +264,8 @@ static void close_call(struct ptt_stats *s, struct thread *t, const struct ptt_e
                        const struct ptt_open *c, int ended)
 {
     uint64_t now = (uint64_t)ev->ns, dur = now - (uint64_t)c->in.ns;
+    uint64_t ptt_wait = t->bufwait - t->bufwait_in; /* ptt's, not the object's: left out */
+    dur -= ptt_wait < dur ? ptt_wait : dur;
     uint16_t id = c->in.id;
     enum role r = role_of(c->in.info);
     int ok = !ended && out_ok(ev, EOWNERDEAD);
@@ -265,7 +276,7 @@ static void close_call(struct ptt_stats *s, struct thread *t, const struct ptt_e
     case R_SEMWAIT: {
         struct object *ob = object_of(s, ev->pid, c->object, cls);
         struct ptt_stat_object *o = &ob->pub;
-        add_user(o, ev->tid);
+        add_user(ob, ev->tid);
         if (r != R_TRYLOCK || ok) /* a trylock that fails waits for nothing */
             hist_add(&o->wait, dur);
         if (ok) {
@@ -281,8 +292,9 @@ static void close_call(struct ptt_stats *s, struct thread *t, const struct ptt_e
         break;
     }
     case R_OBJWAIT: { /* every call waits */
-        struct ptt_stat_object *o = &object_of(s, ev->pid, c->object, cls)->pub;
-        add_user(o, ev->tid);
+        struct object *ob = object_of(s, ev->pid, c->object, cls);
+        struct ptt_stat_object *o = &ob->pub;
+        add_user(ob, ev->tid);
         hist_add(&o->wait, dur);
         o->acquisitions++;
         o->contended++;
@@ -332,6 +344,15 @@ void ptt_stats_event(struct ptt_stats *s, const struct ptt_ev *ev)
     t->pub.last = ev->ns;
     if (!ev->info || ev->nested) /* a signal handler's, inside another event */
         return;
+    if ((ev->id & PTT_EV_ID_MASK) == PTT_EV_TRACE_BUFFER_WAIT) {
+        uint64_t w = ptt_ev_arg(ev, PTT_F(TRACE_BUFFER_WAIT, waited), 0);
+        s->bufwait_ns += w;
+        s->bufwaits++;
+        t->bufwait += w;
+        return;
+    }
+    if (ev->info->kind == PTT_KIND_IN)
+        t->bufwait_in = t->bufwait;
     struct ptt_track tr;
     if (!t->calls)
         t->calls = ptt_tracker_get(s->calls, ev);
@@ -457,6 +478,12 @@ struct ptt_stat_object **ptt_stats_objects(const struct ptt_stats *s, enum ptt_s
     qsort_r(v, k, sizeof *v, cmp_obj, &ctx);
     *n = k;
     return v;
+}
+
+void ptt_stats_bufwait(const struct ptt_stats *s, uint64_t *ns, uint64_t *waits)
+{
+    *ns = s->bufwait_ns;
+    *waits = s->bufwaits;
 }
 
 struct ptt_stat_thread **ptt_stats_threads(const struct ptt_stats *s, size_t *n)

@@ -30,7 +30,7 @@ struct ptt_stat_object {
     uint64_t acquisitions, contended;
     struct ptt_stat_hist wait, hold;
     int32_t users[PTT_STAT_MAX_USERS]; /* the first threads that used it */
-    unsigned nusers, more_users;
+    unsigned nusers, more_users; /* more_users: the other threads that used it */
     struct {
         uint64_t site, ns, waits;
     } sites[PTT_STAT_MAX_SITES]; /* the call sites that waited most (approximately) */
@@ -76,6 +76,10 @@ struct ptt_stat_object **ptt_stats_objects(const struct ptt_stats *s, enum ptt_s
                                            uint64_t kinds, const struct ptt_names *names,
                                            size_t *n);
 struct ptt_stat_thread **ptt_stats_threads(const struct ptt_stats *s, size_t *n);
+/* The time the threads waited for a free sub-buffer of ptt trace's pool (TRACE_BUFFER_WAIT,
+ * --overflow=block), and how many times: ptt's cost, left out of the waits of the objects and
+ * of the threads' blocked time. */
+void ptt_stats_bufwait(const struct ptt_stats *s, uint64_t *ns, uint64_t *waits);
 /* Who made others wait for o (a record of s), most time first, then most waits, then tid: the
  * holds of one thread and of the same source lines (two return addresses of a line, names as
  * names gives them) merged. An array to free(), *n long (0 for an object nobody waited for).

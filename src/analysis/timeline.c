@@ -7,6 +7,7 @@
 
 #include "util/hmap.h"
 #include "analysis/timeline.h"
+#include "util/progress.h"
 #include "analysis/tracker.h"
 
 struct tthread {
@@ -16,6 +17,7 @@ struct tthread {
     int64_t last_create; /* its latest pthread_create */
     uint64_t self;       /* its pthread_t, from THREAD_START */
     struct ptt_tthread *calls;
+    struct tthread *proc_next; /* the next thread of its process (tproc.threads) */
 };
 
 struct tobj {
@@ -46,6 +48,7 @@ struct tproc {
     int32_t pid;
     int begun, ended;
     int64_t last;
+    struct tthread *threads; /* ended with it */
 };
 
 struct tl {
@@ -198,6 +201,8 @@ static struct tthread *thread_of(struct tl *t, const struct ptt_ev *ev)
         th->pid = ev->pid;
         th->tid = ev->tid;
         struct tproc *p = ptt_hmap_get(&t->procs, (uint64_t)(uint32_t)ev->pid, sizeof *p);
+        th->proc_next = p->threads;
+        p->threads = th;
         if (!p->begun) {
             p->begun = 1;
             p->pid = ev->pid;
@@ -381,6 +386,13 @@ static void on_state(struct tl *t, struct tthread *th, struct tproc *p, const st
         thread_end(t, th, ev->ns);
         return;
     case PTT_ROLE_PROCESS_END:
+        /* Its threads end with it: whatever they were in, they are in it no longer. */
+        for (struct tthread *o = p->threads; o; o = o->proc_next)
+            if (!o->ended) {
+                if (o->calls)
+                    close_unfinished(t, o, o->calls->open, o->calls->nopen, ev->ns);
+                thread_end(t, o, ev->ns);
+            }
         if (!p->ended && t->cb->process)
             t->cb->process(t->arg, ev->pid, ev->ns, 0);
         p->ended = 1;
@@ -424,11 +436,14 @@ int ptt_timeline_run(const char *path, struct ptt_names *names, const struct ptt
     struct tl t = {cb, arg, names, {0}, {0}, {0}, {0}, {0}, ptt_tracker_new(PTT_TRACK_TID)};
     struct ptt_ev ev;
     int64_t end = 0;
+    ptt_progress_start(NULL, r);
     while (ptt_reader_next(r, &ev)) {
+        ptt_progress_tick();
         ptt_names_event(names, &ev);
         on_event(&t, &ev);
         end = ev.ns;
     }
+    ptt_progress_end();
     /* What was still going on at the end: threads, then processes. */
     for (size_t i = 0; i < t.threads.cap; i++) {
         struct tthread *th = ptt_hmap_slot(&t.threads, i);

@@ -14,6 +14,8 @@
 #include "cmd/usage.h"
 #include "trace/reader.h"
 #include "util/json.h"
+#include "util/progress.h"
+#include "util/term.h"
 #include "util/util.h"
 
 struct out {
@@ -136,12 +138,26 @@ static void text_step(const struct out *o, const struct ptt_finding *f, const st
     fputc('\n', o->f);
 }
 
+/* A finding's kind in colour on a terminal: red for what stops a program, yellow for what may. */
+static const char *kind_color(enum ptt_fkind k)
+{
+    if (!ptt_color_on())
+        return "";
+    switch (k) {
+    case PTT_FK_DEADLOCK:
+    case PTT_FK_HANG: return "\033[1;31m";
+    case PTT_FK_MISUSE: return "\033[1;35m";
+    default: return "\033[1;33m";
+    }
+}
+
 static void write_text(const struct out *o, struct ptt_finding **f, size_t n)
 {
     char sum[2048];
     for (size_t i = 0; i < n; i++) {
         fill(o, f[i], sum, sizeof sum);
-        fprintf(o->f, "%s%s: %s", i ? "\n" : "", ptt_fkind_name(f[i]->kind), sum);
+        fprintf(o->f, "%s%s%s%s: %s", i ? "\n" : "", kind_color(f[i]->kind),
+                ptt_fkind_name(f[i]->kind), ptt_c(PTT_C_RESET), sum);
         if (f[i]->count > 1)
             fprintf(o->f, " (%" PRIu64 " times)", f[i]->count);
         fprintf(o->f, "\n");
@@ -261,39 +277,52 @@ static void recorded(struct ptt_reader *r, const char *path, struct ptt_check *c
                  path);
 }
 
-int ptt_check_file(const char *path, int json, const char *names_file, FILE *f)
+/* The --names file, then the trace; NULL (having said why) if either cannot be read. */
+static struct ptt_reader *check_open(const char *path, const char *names_file,
+                                     struct ptt_names *names)
 {
     char err[600];
-    struct ptt_names *names = ptt_names_new();
     struct ptt_reader *r = NULL;
     if (names_file && ptt_names_load(names, names_file, err, sizeof err))
         ptt_warn("check", "%s", err);
     else if (!(r = ptt_reader_open(path, err, sizeof err)))
-        ptt_warn("check", "%s", err);
-    if (!r) {
-        ptt_names_free(names);
-        return PTT_EXIT_USAGE;
-    }
+        ptt_warn("check", "%s%s", err, ptt_default_hint(path));
+    return r;
+}
+
+/* The trace read, its findings written to f (after starting the pager, if any); the exit status.
+ * Closes r. */
+static int check_run(struct ptt_reader *r, struct ptt_names *names, const char *path, int json,
+                     FILE *f, const struct ptt_term *term)
+{
     struct ptt_check *c = ptt_check_new(names);
     recorded(r, path, c);
     struct ptt_ev ev;
     uint64_t nevents = 0;
+    ptt_progress_start("check", r);
     while (ptt_reader_next(r, &ev)) {
+        ptt_progress_tick();
         ptt_names_event(names, &ev);
         ptt_check_event(c, &ev);
         nevents++;
     }
+    ptt_progress_end();
     size_t n;
     struct ptt_finding **found = ptt_check_end(c, &n);
     struct out o = {f, names};
+    if (term)
+        ptt_term_pager(term);
     if (json)
         write_json(&o, path, nevents, found, n);
     else if (n)
         write_text(&o, found, n);
     else
-        fprintf(f, "%s: %" PRIu64 " events, nothing found\n", path, nevents);
+        fprintf(f, "%s: %" PRIu64 " events, %snothing found%s\n", path, nevents,
+                ptt_c(PTT_C_GREEN), ptt_c(PTT_C_RESET));
     fflush(f);
     int rc = n ? 1 : 0;
+    if (term && ptt_term_close("check", term))
+        rc = PTT_EXIT_USAGE;
     const char *e = ptt_reader_error(r);
     if (e) {
         ptt_warn("check", "%s: %s", path, e);
@@ -304,6 +333,14 @@ int ptt_check_file(const char *path, int json, const char *names_file, FILE *f)
     }
     ptt_check_free(c);
     ptt_reader_close(r);
+    return rc;
+}
+
+int ptt_check_file(const char *path, int json, const char *names_file, FILE *f)
+{
+    struct ptt_names *names = ptt_names_new();
+    struct ptt_reader *r = check_open(path, names_file, names);
+    int rc = r ? check_run(r, names, path, json, f, NULL) : PTT_EXIT_USAGE;
     ptt_names_free(names);
     return rc;
 }
@@ -313,12 +350,19 @@ int cmd_check(int argc, char **argv)
     static const struct option opts[] = {{"format", required_argument, 0, 'f'},
                                          {"names", required_argument, 0, 'N'},
                                          {"help", no_argument, 0, 'h'},
+                                         PTT_TERM_OPTIONS,
                                          {0, 0, 0, 0}};
     int json = 0, c;
     const char *names_file = NULL;
+    struct ptt_term term = {0};
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "f:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "f:ho:", opts, NULL)) != -1) {
+        int t = ptt_term_option("check", &term, c, optarg);
+        if (t < 0)
+            return PTT_EXIT_USAGE;
+        if (t)
+            continue;
         switch (c) {
         case 'f':
             if (strcmp(optarg, "text") && strcmp(optarg, "json")) {
@@ -332,12 +376,23 @@ int cmd_check(int argc, char **argv)
         default: ptt_bad_option("check", argv); return PTT_EXIT_USAGE;
         }
     }
-    if (optind != argc - 1) {
-        ptt_warn("check", optind >= argc ? "no trace file given; usage: ptt check [OPTIONS] FILE"
-                                         : "one trace file at a time");
+    if (optind < argc - 1) {
+        ptt_warn("check", "one trace file at a time");
         return PTT_EXIT_USAGE;
     }
-    static char obuf[1 << 16];
-    setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
-    return ptt_check_file(argv[optind], json, names_file, stdout);
+    const char *path = optind < argc ? argv[optind] : ptt_default_trace("check");
+    if (!path)
+        return PTT_EXIT_USAGE;
+    struct ptt_names *names = ptt_names_new();
+    struct ptt_reader *r = check_open(path, names_file, names);
+    int rc = PTT_EXIT_USAGE;
+    if (r && ptt_term_open("check", &term))
+        ptt_reader_close(r); /* no output made for a trace unread */
+    else if (r) {
+        static char obuf[1 << 16];
+        setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
+        rc = check_run(r, names, path, json, stdout, &term);
+    }
+    ptt_names_free(names);
+    return rc;
 }

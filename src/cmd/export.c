@@ -7,6 +7,7 @@
 #include "cmd/cmds.h"
 #include "export/export.h"
 #include "cmd/usage.h"
+#include "util/progress.h"
 #include "util/util.h"
 
 static const struct {
@@ -49,11 +50,14 @@ static int export_main(const char *cmd, const char *format, int argc, char **arg
                  format ? "unknown format " : "no format", format ? format : "");
         return PTT_EXIT_USAGE;
     }
-    if (optind != argc - 1 || !out) {
-        ptt_warn(cmd, "usage: ptt %s%s%s FILE -o OUT", cmd,
+    if (optind < argc - 1 || !out) {
+        ptt_warn(cmd, "usage: ptt %s%s%s [FILE] -o OUT", cmd,
                  strcmp(cmd, "export") ? "" : " --format=", strcmp(cmd, "export") ? "" : format);
         return PTT_EXIT_USAGE;
     }
+    const char *in = optind < argc ? argv[optind] : ptt_default_trace(cmd);
+    if (!in)
+        return PTT_EXIT_USAGE;
     char err[600];
     struct ptt_names *names = ptt_names_new();
     if (names_file && ptt_names_load(names, names_file, err, sizeof err)) {
@@ -61,10 +65,11 @@ static int export_main(const char *cmd, const char *format, int argc, char **arg
         ptt_names_free(names);
         return PTT_EXIT_USAGE;
     }
-    struct ptt_export_opts o = {argv[optind], out, names};
+    struct ptt_export_opts o = {in, out, names};
+    ptt_progress_command(cmd);
     int r = exporters[i].fn(&o, err, sizeof err);
     if (r)
-        ptt_warn(cmd, "%s", err);
+        ptt_warn(cmd, "%s%s", err, ptt_default_hint(in));
     ptt_names_free(names);
     return r ? PTT_EXIT_USAGE : 0;
 }

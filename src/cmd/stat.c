@@ -16,6 +16,8 @@
 #include "trace/reader.h"
 #include "analysis/stats.h"
 #include "cmd/usage.h"
+#include "util/progress.h"
+#include "util/term.h"
 #include "util/util.h"
 
 static struct ptt_names *names;
@@ -117,6 +119,7 @@ struct stat_opts {
     long top;
     uint64_t kinds;
     const char *names_file, *path;
+    struct ptt_term term;
 };
 
 /* What the writers show: the trace's totals, objects and threads sorted, how many of each. */
@@ -125,6 +128,7 @@ struct stat_view {
     const char *path;
     uint64_t nevents;
     int64_t end_ns;
+    uint64_t bufwait_ns, bufwaits; /* for ptt's buffer: not the program's */
     struct ptt_stat_object **ov;
     struct ptt_stat_thread **tv;
     size_t no, nt, shown_o, shown_t;
@@ -164,13 +168,19 @@ static int stat_options(struct stat_opts *o, int argc, char **argv)
                                          {"kind", required_argument, 0, 'k'},
                                          {"names", required_argument, 0, 'N'},
                                          {"help", no_argument, 0, 'h'},
+                                         PTT_TERM_OPTIONS,
                                          {0, 0, 0, 0}};
     *o = (struct stat_opts){.fmt = FMT_TEXT, .sort_by = PTT_STAT_SORT_WAIT, .top = -1};
     optind = 1;
     opterr = 0;
     int c;
     char *end, bad[32];
-    while ((c = getopt_long(argc, argv, "f:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "f:ho:", opts, NULL)) != -1) {
+        int t = ptt_term_option("stat", &o->term, c, optarg);
+        if (t < 0)
+            return PTT_EXIT_USAGE;
+        if (t)
+            continue;
         switch (c) {
         case 'f':
             if ((o->fmt = stat_word(c, optarg)) < 0)
@@ -198,25 +208,27 @@ static int stat_options(struct stat_opts *o, int argc, char **argv)
         default: ptt_bad_option("stat", argv); return PTT_EXIT_USAGE;
         }
     }
-    if (optind != argc - 1) {
-        ptt_warn("stat", optind >= argc ? "no trace file given; usage: ptt stat [OPTIONS] FILE"
-                                        : "one trace file at a time");
+    if (optind < argc - 1) {
+        ptt_warn("stat", "one trace file at a time");
         return PTT_EXIT_USAGE;
     }
-    o->path = argv[optind];
-    return -1;
+    o->path = optind < argc ? argv[optind] : ptt_default_trace("stat");
+    return o->path ? -1 : PTT_EXIT_USAGE;
 }
 
 /* Every event of the trace into names and stats; the number of events and the last time. */
 static void stat_read(struct ptt_reader *r, struct ptt_stats *stats, struct stat_view *v)
 {
     struct ptt_ev ev;
+    ptt_progress_start("stat", r);
     while (ptt_reader_next(r, &ev)) {
+        ptt_progress_tick();
         ptt_names_event(names, &ev);
         ptt_stats_event(stats, &ev);
         v->nevents++;
         v->end_ns = ev.ns;
     }
+    ptt_progress_end();
 }
 
 /* Who made others wait for o: the "blame" array. */
@@ -296,8 +308,11 @@ static void write_json(const struct stat_view *v)
 {
     printf("{\"trace\":");
     ptt_json_str(stdout, v->path);
-    printf(",\"events\":%" PRIu64 ",\"duration_ns\":%" PRId64 ",\"objects\":[", v->nevents,
-           v->end_ns);
+    printf(",\"events\":%" PRIu64 ",\"duration_ns\":%" PRId64, v->nevents, v->end_ns);
+    if (v->bufwaits)
+        printf(",\"ptt_buffer_wait\":{\"waits\":%" PRIu64 ",\"wait_ns\":%" PRIu64 "}", v->bufwaits,
+               v->bufwait_ns);
+    printf(",\"objects\":[");
     for (size_t i = 0; i < v->shown_o; i++)
         json_object(v->ov[i], v->cls, v->top, !i);
     printf("],\"threads\":[");
@@ -334,8 +349,9 @@ static void write_csv(const struct stat_view *v)
 static void text_objects(const struct stat_view *v)
 {
     char b1[512], b2[64], w1[32], w2[32], w3[32], w4[32], w5[32], h99[32];
-    printf("%-8s %-24s %8s %8s %9s %9s %9s %9s %9s %9s  %s\n", "kind", "object", "acquired",
-           "waited", "wait tot", "mean", "p99", "max", "hold tot", "hold p99", "threads");
+    printf("%s%-8s %-24s %8s %8s %9s %9s %9s %9s %9s %9s  %s%s\n", ptt_c(PTT_C_BOLD), "kind",
+           "object", "acquired", "waited", "wait tot", "mean", "p99", "max", "hold tot", "hold p99",
+           "threads", ptt_c(PTT_C_RESET));
     for (size_t i = 0; i < v->shown_o; i++) {
         struct ptt_stat_object *o = v->ov[i];
         fmt_ns(w1, sizeof w1, o->wait.total);
@@ -367,7 +383,7 @@ static void text_sites(const struct stat_view *v)
         if (!ns)
             continue;
         if (!titled++)
-            printf("\ncall sites that waited most:\n");
+            printf("\n%scall sites that waited most:%s\n", ptt_c(PTT_C_BOLD), ptt_c(PTT_C_RESET));
         printf("  %s:", obj_name(o, b1, sizeof b1));
         for (int k = 0; k < ns; k++) {
             fmt_ns(w1, sizeof w1, o->sites[idx[k]].ns);
@@ -408,7 +424,7 @@ static void text_blame(const struct stat_view *v)
         size_t n;
         struct ptt_stat_blame *bl = ptt_stats_blame(o, names, &n);
         if (n && !titled++)
-            printf("\nwho made others wait:\n");
+            printf("\n%swho made others wait:%s\n", ptt_c(PTT_C_BOLD), ptt_c(PTT_C_RESET));
         if (n)
             printf("  %s:\n", obj_name(o, b1, sizeof b1));
         for (size_t k = 0; k < n && (v->top < 0 || k < (size_t)v->top); k++)
@@ -420,8 +436,8 @@ static void text_blame(const struct stat_view *v)
 static void text_threads(const struct stat_view *v)
 {
     char b1[512], b2[64], w1[32], w2[32], w3[32];
-    printf("\n%-8s %-8s %-20s %10s %10s  %s\n", "pid", "tid", "thread", "lifetime", "blocked",
-           "blocked most on");
+    printf("\n%s%-8s %-8s %-20s %10s %10s  %s%s\n", ptt_c(PTT_C_BOLD), "pid", "tid", "thread",
+           "lifetime", "blocked", "blocked most on", ptt_c(PTT_C_RESET));
     for (size_t i = 0; i < v->shown_t; i++) {
         struct ptt_stat_thread *t = v->tv[i];
         fmt_ns(w1, sizeof w1, (uint64_t)(t->last - t->first));
@@ -459,7 +475,8 @@ static void text_processes(const struct stat_view *v)
         p->blocked += v->tv[i]->blocked;
         p->n++;
     }
-    printf("\n%-8s %8s %10s\n", "pid", "threads", "blocked");
+    printf("\n%s%-8s %8s %10s%s\n", ptt_c(PTT_C_BOLD), "pid", "threads", "blocked",
+           ptt_c(PTT_C_RESET));
     for (size_t i = 0; i < v->nt; i++) { /* in the threads' order: by blocked time */
         struct proc_sum *p = ptt_hmap_get(&procs, (uint32_t)v->tv[i]->pid + 1ull, 0);
         if (p->printed)
@@ -473,7 +490,14 @@ static void text_processes(const struct stat_view *v)
 
 static void write_text(const struct stat_view *v)
 {
-    printf("%s: %" PRIu64 " events, %.6f s\n\n", v->path, v->nevents, (double)v->end_ns / 1e9);
+    printf("%s: %" PRIu64 " events, %.6f s\n", v->path, v->nevents, (double)v->end_ns / 1e9);
+    if (v->bufwaits) {
+        char w[32];
+        fmt_ns(w, sizeof w, v->bufwait_ns);
+        printf("waited for ptt's buffer: %s in %" PRIu64 " wait%s, not counted as lock waits\n", w,
+               v->bufwaits, v->bufwaits == 1 ? "" : "s");
+    }
+    putchar('\n');
     text_objects(v);
     text_sites(v);
     text_blame(v);
@@ -489,7 +513,7 @@ static struct ptt_reader *stat_open(const struct stat_opts *o)
     if (o->names_file && ptt_names_load(names, o->names_file, err, sizeof err))
         ptt_warn("stat", "%s", err);
     else if (!(r = ptt_reader_open(o->path, err, sizeof err)))
-        ptt_warn("stat", "%s", err);
+        ptt_warn("stat", "%s%s", err, ptt_default_hint(o->path));
     return r;
 }
 
@@ -501,13 +525,15 @@ int cmd_stat(int argc, char **argv)
         return rc;
     names = ptt_names_new();
     struct ptt_reader *r = stat_open(&o);
-    if (!r) {
+    if (!r || ptt_term_open("stat", &o.term)) { /* no output made for a trace unread */
+        ptt_reader_close(r);
         ptt_names_free(names);
         return PTT_EXIT_USAGE;
     }
     struct ptt_stats *stats = ptt_stats_new();
     struct stat_view v = {.top = o.top, .path = o.path};
     stat_read(r, stats, &v);
+    ptt_stats_bufwait(stats, &v.bufwait_ns, &v.bufwaits);
 
     /* Objects, sorted, filtered by kind. */
     v.ov = ptt_stats_objects(stats, (enum ptt_stat_sort)o.sort_by, o.kinds, names, &v.no);
@@ -518,16 +544,16 @@ int cmd_stat(int argc, char **argv)
     v.cls = ptt_classes(&ncls);
     static char obuf[1 << 16];
     setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
+    ptt_term_pager(&o.term);
     if (o.fmt == FMT_JSON)
         write_json(&v);
     else if (o.fmt == FMT_CSV)
         write_csv(&v);
     else
         write_text(&v);
-    fflush(stdout);
+    rc = ptt_term_close("stat", &o.term) ? PTT_EXIT_USAGE : 0;
 
     const char *e = ptt_reader_error(r);
-    rc = 0;
     if (e) {
         ptt_warn("stat", "%s: %s", o.path, e);
         rc = PTT_EXIT_USAGE;

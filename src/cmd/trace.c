@@ -387,19 +387,12 @@ static int trace_options(struct trace_opts *o, int argc, char **argv)
     return -1;
 }
 
-/* The file to write: -o, else ptt-PID.ptt, in $PTT_DIR if set. */
-static int choose_output(struct trace_opts *o, char *buf, size_t len)
+/* The file to write: -o, else ptt.data, in $PTT_DIR if set (the previous one kept as .old). */
+static int choose_output(struct trace_opts *o)
 {
-    if (o->output)
-        return 0;
-    const char *dir = getenv("PTT_DIR");
-    if (snprintf(buf, len, "%s%sptt-%d.ptt", dir && *dir ? dir : "", dir && *dir ? "/" : "",
-                 (int)getpid()) >= (int)len) {
-        ptt_warn("trace", "PTT_DIR is too long");
-        return -1;
-    }
-    o->output = buf;
-    return 0;
+    if (!o->output)
+        o->output = ptt_default_trace("trace");
+    return o->output ? 0 : -1;
 }
 
 /* The pool, under a guardian that is told of the control paths before they exist (a kill may
@@ -616,12 +609,12 @@ int cmd_trace(int argc, char **argv)
     int code = trace_options(&o, argc, argv);
     if (code >= 0)
         return code;
-    char lib[PATH_MAX], outbuf[PATH_MAX];
+    char lib[PATH_MAX];
     if (find_lib(lib, sizeof lib)) {
         ptt_warn("trace", "cannot find libptt.so (looked at %s; set PTT_LIB)", lib);
         return TRACE_FAILED;
     }
-    if (choose_output(&o, outbuf, sizeof outbuf))
+    if (choose_output(&o))
         return TRACE_FAILED;
     return trace_session(&o, lib, &saved);
 }

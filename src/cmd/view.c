@@ -14,6 +14,8 @@
 #include "trace/reader.h"
 #include "export/textfmt.h"
 #include "cmd/usage.h"
+#include "util/progress.h"
+#include "util/term.h"
 #include "util/util.h"
 
 enum { FMT_HUMAN, FMT_RAW, FMT_JSON };
@@ -60,6 +62,7 @@ struct view_opts {
     int fmt, summary, filtered;
     const char *names_file, *path;
     struct ptt_filter *filter;
+    struct ptt_term term;
 };
 
 /* A filter option (--pid, --tid, --object, --event, --kind, --from, --to) into o->filter. */
@@ -68,7 +71,7 @@ static int filter_option(struct view_opts *o, int c, const char *arg)
     char err[600];
     const char *what = c == 'p'   ? "pid"
                        : c == 't' ? "tid"
-                       : c == 'o' ? "object"
+                       : c == 'O' ? "object"
                        : c == 'e' ? "event"
                        : c == 'k' ? "kind"
                        : c == 'F' ? "from"
@@ -84,17 +87,25 @@ static int filter_option(struct view_opts *o, int c, const char *arg)
 /* The options and the one file; returns -1 to go on, else the exit status. */
 static int view_options(struct view_opts *o, int argc, char **argv)
 {
+    // clang-format off
     static const struct option opts[] = {
         {"format", required_argument, 0, 'f'}, {"summary", no_argument, 0, 's'},
         {"names", required_argument, 0, 'N'},  {"pid", required_argument, 0, 'p'},
-        {"tid", required_argument, 0, 't'},    {"object", required_argument, 0, 'o'},
+        {"tid", required_argument, 0, 't'},    {"object", required_argument, 0, 'O'},
         {"event", required_argument, 0, 'e'},  {"kind", required_argument, 0, 'k'},
         {"from", required_argument, 0, 'F'},   {"to", required_argument, 0, 'T'},
-        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+        {"help", no_argument, 0, 'h'},         PTT_TERM_OPTIONS,
+        {0, 0, 0, 0}};
+    // clang-format on
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "f:sh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "f:sho:", opts, NULL)) != -1) {
+        int t = ptt_term_option("view", &o->term, c, optarg);
+        if (t < 0)
+            return PTT_EXIT_USAGE;
+        if (t)
+            continue;
         switch (c) {
         case 'f':
             if (!strcmp(optarg, "human"))
@@ -112,7 +123,7 @@ static int view_options(struct view_opts *o, int argc, char **argv)
         case 'N': o->names_file = optarg; break;
         case 'p':
         case 't':
-        case 'o':
+        case 'O':
         case 'e':
         case 'k':
         case 'F':
@@ -124,13 +135,12 @@ static int view_options(struct view_opts *o, int argc, char **argv)
         default: ptt_bad_option("view", argv); return PTT_EXIT_USAGE;
         }
     }
-    if (optind != argc - 1) {
-        ptt_warn("view", optind >= argc ? "no trace file given; usage: ptt view [OPTIONS] FILE"
-                                        : "one trace file at a time");
+    if (optind < argc - 1) {
+        ptt_warn("view", "one trace file at a time");
         return PTT_EXIT_USAGE;
     }
-    o->path = argv[optind];
-    return -1;
+    o->path = optind < argc ? argv[optind] : ptt_default_trace("view");
+    return o->path ? -1 : PTT_EXIT_USAGE;
 }
 
 /* The --names file, then the trace; NULL (having said why) if either cannot be read. */
@@ -143,7 +153,7 @@ static struct ptt_reader *view_open(const struct view_opts *o, struct ptt_names 
     }
     struct ptt_reader *r = ptt_reader_open(o->path, err, sizeof err);
     if (!r)
-        ptt_warn("view", "%s", err);
+        ptt_warn("view", "%s%s", err, ptt_default_hint(o->path));
     return r;
 }
 
@@ -156,7 +166,9 @@ static void view_events(struct ptt_reader *r, struct ptt_names *names, const str
     struct ptt_tracker *held =
         o->fmt == FMT_HUMAN && !counts ? ptt_tracker_new(PTT_TRACK_SERIAL) : NULL;
     ptt_textfmt_tracker(held);
+    ptt_progress_start("view", r);
     while (ptt_reader_next(r, &ev)) {
+        ptt_progress_tick();
         ptt_names_event(names, &ev);
         if (held && !ev.nested)
             ptt_tracker_event(held, &ev, NULL);
@@ -176,6 +188,7 @@ static void view_events(struct ptt_reader *r, struct ptt_names *names, const str
         else
             ptt_print_human(stdout, &ev);
     }
+    ptt_progress_end();
     ptt_textfmt_tracker(NULL);
     ptt_tracker_free(held);
 }
@@ -188,20 +201,24 @@ static int view_trace(struct view_opts *o, struct ptt_names *names, struct ptt_r
         ptt_textfmt_names(names);
     static char obuf[1 << 20];
     setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
+    if (!o->summary) /* the events as they come: the pager shows them while the rest is read */
+        ptt_term_pager(&o->term);
     uint64_t *counts = o->summary ? calloc(1u << 14, sizeof *counts) : NULL;
     uint64_t total = 0;
     int64_t last_ns = 0;
     view_events(r, names, o, counts, &total, &last_ns);
-    if (counts)
+    if (counts) {
+        ptt_term_pager(&o->term);
         print_summary(r, o->path, counts, total, last_ns);
-    fflush(stdout);
+    }
     free(counts);
+    int rc = ptt_term_close("view", &o->term) ? PTT_EXIT_USAGE : 0;
     const char *e = ptt_reader_error(r);
     if (e) {
         ptt_warn("view", "%s: %s", o->path, e);
         return PTT_EXIT_USAGE;
     }
-    return 0;
+    return rc;
 }
 
 int cmd_view(int argc, char **argv)
@@ -213,7 +230,7 @@ int cmd_view(int argc, char **argv)
     if (rc < 0) {
         names = ptt_names_new();
         r = view_open(&o, names);
-        rc = r ? view_trace(&o, names, r) : PTT_EXIT_USAGE;
+        rc = r && !ptt_term_open("view", &o.term) ? view_trace(&o, names, r) : PTT_EXIT_USAGE;
     }
     ptt_reader_close(r);
     ptt_filter_free(o.filter);

@@ -7,6 +7,8 @@
     var D = JSON.parse(document.getElementById('ptt-data').textContent);
     var main = document.getElementById('main');
     var STATES = D.states;
+    // What the page calls them: state 0 is no blocking pthread call, not "running" on a CPU.
+    var LABELS = D.state_labels || STATES;
     /* Rows are taller when there are few. */
     var LABEL_W = 190, ROW_H = D.rows.length <= 40 ? 20 : 16, BAR_Y = 2, BAR_H = ROW_H - 4, AXIS_H = 24;
 
@@ -82,7 +84,7 @@
 
     /* Legend */
     var legend = document.getElementById('legend');
-    legend.innerHTML = STATES.map(function (s, i) {
+    legend.innerHTML = LABELS.map(function (s, i) {
         return '<span><i class="s' + i + '"></i>' + esc(i ? 'blocked: ' + s : s) + '</span>';
     }).join('');
 
@@ -390,7 +392,7 @@
             var st = stateAt(r, t);
             if (st)
                 lines.push('  ' + fmtAt(st.from) + ' \u2013 ' + fmtAt(st.to) + ': ' +
-                    (st.mixed ? 'mixed, most: ' : 'mostly ') + (st.s ? 'blocked: ' + STATES[st.s] : STATES[0]));
+                    (st.mixed ? 'mixed, most: ' : 'mostly ') + (st.s ? 'blocked: ' + STATES[st.s] : LABELS[0]));
             else if (!found)
                 lines.push('  not alive');
         }

@@ -11,6 +11,7 @@
 #include "analysis/tracker.h"
 #include "export/textfmt.h"
 #include "ptt_fields.h"
+#include "util/term.h"
 
 const char *ptt_ev_name(const struct ptt_ev *ev, char *buf, size_t len)
 {
@@ -424,7 +425,7 @@ void ptt_print_human(FILE *f, const struct ptt_ev *ev)
     }
     switch (e->kind) {
     case PTT_KIND_IN:
-        fprintf(f, "enters function %s", e->routine);
+        fprintf(f, "enters function %s%s%s", ptt_c(PTT_C_CYAN), e->routine, ptt_c(PTT_C_RESET));
         if (ptt_ev_has_field(ev, 0) && e->fields[0].type != PTT_F_SITE) {
             fputs(" (", f);
             print_fields(f, ev, 0);
@@ -438,7 +439,8 @@ void ptt_print_human(FILE *f, const struct ptt_ev *ev)
         break;
     case PTT_KIND_OUT: {
         char vb[1100];
-        fprintf(f, "leaves function %s, returning %s", e->routine,
+        fprintf(f, "leaves function %s%s%s, returning %s", ptt_c(PTT_C_GREEN), e->routine,
+                ptt_c(PTT_C_RESET),
                 ptt_ev_has_field(ev, 0) ? ptt_fmt_ev_field(vb, sizeof vb, ev, 0, 1) : "nothing");
         if (ptt_ev_has_field(ev, 1) &&
             !(e->nfields == 2 && e->fields[1].type == PTT_F_ERRNO && !ev->args[1])) {
@@ -448,7 +450,11 @@ void ptt_print_human(FILE *f, const struct ptt_ev *ev)
         }
         break;
     }
-    default: print_template(f, ev); break;
+    default:
+        fputs(ptt_c(PTT_C_YELLOW), f); /* what happens inside a call, or in the trace */
+        print_template(f, ev);
+        fputs(ptt_c(PTT_C_RESET), f);
+        break;
     }
     uint64_t object, count;
     if (tracker && rwlock_waited(ev, &object, &count)) {

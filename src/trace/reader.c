@@ -681,3 +681,16 @@ void ptt_reader_close(struct ptt_reader *r)
     close(r->fd);
     free(r);
 }
+
+void ptt_reader_progress(const struct ptt_reader *r, uint64_t *done, uint64_t *total)
+{
+    *done = *total = 0;
+    for (size_t i = 0; i < r->nstreams; i++) {
+        const struct stream *s = &r->streams[i];
+        for (size_t k = 0; k < s->nchunks; k++) {
+            *total += s->chunks[k].size;
+            if (k < s->next_chunk)
+                *done += s->chunks[k].size;
+        }
+    }
+}

@@ -59,5 +59,9 @@ const char *ptt_reader_info(const struct ptt_reader *r, const char *key);
 const struct ptt_rec_end *ptt_reader_end(const struct ptt_reader *r);
 uint64_t ptt_reader_nthreads(const struct ptt_reader *r);
 void ptt_reader_close(struct ptt_reader *r);
+/* How far the reading has got, for a progress line: the bytes of the event chunks read so far
+ * and of all of them (the merge reads the threads' chunks in time order, not file order). Costs
+ * a walk over the index: call it now and then. */
+void ptt_reader_progress(const struct ptt_reader *r, uint64_t *done, uint64_t *total);
 
 #endif

@@ -5,6 +5,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "util/util.h"
 
@@ -83,4 +84,26 @@ void *ptt_must(void *p)
         exit(2);
     }
     return p;
+}
+
+static char default_buf[4096];
+
+const char *ptt_default_hint(const char *path)
+{
+    if (path != default_buf || !access(path, F_OK))
+        return "";
+    return " (the default trace file: give a FILE, or write it with ptt trace)";
+}
+
+const char *ptt_default_trace(const char *cmd)
+{
+    char *buf = default_buf;
+    const char *dir = getenv("PTT_DIR");
+    int has_dir = dir && *dir;
+    if (snprintf(buf, sizeof default_buf, "%s%s" PTT_DEFAULT_TRACE, has_dir ? dir : "",
+                 has_dir ? "/" : "") >= (int)sizeof default_buf) {
+        ptt_warn(cmd, "PTT_DIR is too long");
+        return NULL;
+    }
+    return buf;
 }

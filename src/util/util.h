@@ -14,6 +14,13 @@ void ptt_bad_option(const char *cmd, char **argv);
  * do without the memory they ask for. */
 void *ptt_must(void *p);
 uint64_t ptt_mono_ns(void);
+/* The default trace file, as perf's perf.data: ptt.data in $PTT_DIR, else in the current
+ * directory (written by ptt trace without -o, read by the readers without FILE). NULL (having
+ * said why, as cmd) when $PTT_DIR is too long. */
+#define PTT_DEFAULT_TRACE "ptt.data"
+const char *ptt_default_trace(const char *cmd);
+/* After path could not be read: a hint to append when it is the default and is missing, else "". */
+const char *ptt_default_hint(const char *path);
 uint64_t ptt_real_ns(void);
 
 #endif

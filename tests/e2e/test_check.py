@@ -137,13 +137,13 @@ def test_trace_check(tmp_path):
 
 
 @pytest.mark.parametrize("args,msg", [
-    ([], "no trace file given"),
+    ([], "ptt.data: No such file or directory (the default trace file"),
     (["a", "b"], "one trace file at a time"),
     (["--format=xml", "x"], "--format=xml: use text or json"),
     (["/nonexistent.ptt"], "/nonexistent.ptt"),
 ])
-def test_bad_usage(args, msg):
-    p = run([PTT, "check", *args])
+def test_bad_usage(args, msg, tmp_path):
+    p = run([PTT, "check", *args], cwd=tmp_path)
     assert p.returncode == 2
     assert len(p.stderr.splitlines()) == 1 and msg in p.stderr
 

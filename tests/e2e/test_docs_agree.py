@@ -34,6 +34,10 @@ def code_options(cmd):
     names = set()
     for table in re.findall(r"struct option\s+\w+\[\]\s*=\s*\{(.*?)\};", text, re.S):
         names |= set(re.findall(r'\{"([a-z][a-z-]*)",\s*\w+_argument', table))
+        if "PTT_TERM_OPTIONS" in table:  # -o, --color, --no-pager: src/util/term.h
+            term = (SOURCE / "src" / "util" / "term.h").read_text()
+            macro = re.search(r"#define PTT_TERM_OPTIONS(.*?)\n\n", term, re.S)[1]
+            names |= set(re.findall(r'\{"([a-z][a-z-]*)",\s*\w+_argument', macro))
     names |= set(re.findall(r'strcmp\(argv\[\d\],\s*"--([a-z][a-z-]*)"\)', text))
     assert names, f"no option found in src/{COMMANDS[cmd]}"
     return names - NOT_THEIRS.get(cmd, set())

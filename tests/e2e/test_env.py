@@ -1,4 +1,4 @@
-"""ptt trace's environment: PTT_DIR (where ptt-PID.ptt goes without -o), PTT_BUFFER (the pool's
+"""ptt trace's environment: PTT_DIR (where ptt.data goes without -o), PTT_BUFFER (the pool's
 size, as the file's INFO records it), PTT_EVENTS (the classes); the options override them."""
 
 import collections
@@ -20,8 +20,8 @@ def env_with(**kw):
 
 @pytest.mark.parametrize("use_dir", [True, False])
 def test_default_file_name(tmp_path, use_dir):
-    """Without -o: ptt-PID.ptt (PID: ptt trace's) in $PTT_DIR, else in the current
-    directory."""
+    """Without -o: ptt.data in $PTT_DIR, else in the current directory; the readers read it
+    when given no file."""
     d, cwd = tmp_path / "traces", tmp_path / "cwd"
     d.mkdir()
     cwd.mkdir()
@@ -30,16 +30,19 @@ def test_default_file_name(tmp_path, use_dir):
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     stdout, stderr = p.communicate(timeout=TIMEOUT)
     assert p.returncode == 0 and stdout == "slept=0\n", stderr
-    shown = f"{d}/ptt-{p.pid}.ptt" if use_dir else f"ptt-{p.pid}.ptt"
+    shown = f"{d}/ptt.data" if use_dir else "ptt.data"
     lines = stderr.splitlines()
     assert lines[0] == f"ptt: session ptt-{os.getuid()}-{p.pid} records into {shown}"
     m = SUMMARY_RE.match(lines[-1])
     assert m and m[3] == shown
-    path = (d if use_dir else cwd) / f"ptt-{p.pid}.ptt"
+    path = (d if use_dir else cwd) / "ptt.data"
     assert sorted(os.listdir(d)) == ([path.name] if use_dir else [])
     assert sorted(os.listdir(cwd)) == ([] if use_dir else [path.name])
     assert path.stat().st_size == int(m[2])
     assert [e.name for e in parse_raw(view("--format=raw", path))].count("MUTEX_LOCK_IN") == 2
+    r = subprocess.run([PTT, "view", "--format=raw"], env=env, cwd=cwd, capture_output=True,
+                       text=True, timeout=TIMEOUT)
+    assert r.returncode == 0 and r.stdout == view("--format=raw", path)
 
 
 def pool_info(tmp_path, name, opts=(), **env):

@@ -72,14 +72,13 @@ def test_force_overwrites(tmp_path):
 
 
 def test_default_name_kept_as_old(tmp_path):
-    """ptt-PID.ptt in $PTT_DIR: the same rule (the shell's pid is ptt trace's after exec)."""
+    """ptt.data in $PTT_DIR: the same rule, the previous one kept as ptt.data.old."""
     require_build()
-    script = f'echo old > "$PTT_DIR/ptt-$$.ptt"; echo $$; exec "{PTT}" trace -q -- true'
-    p = run(["sh", "-c", script], env={**os.environ, "PTT_DIR": str(tmp_path)})
+    (tmp_path / "ptt.data").write_text("old\n")
+    p = run([PTT, "trace", "-q", "--", "true"], env={**os.environ, "PTT_DIR": str(tmp_path)})
     assert p.returncode == 0, p.stderr
-    pid = int(p.stdout.split()[0])
-    assert (tmp_path / f"ptt-{pid}.ptt.old").read_text() == "old\n"
-    assert info_command(tmp_path / f"ptt-{pid}.ptt") == "true"
+    assert (tmp_path / "ptt.data.old").read_text() == "old\n"
+    assert info_command(tmp_path / "ptt.data") == "true"
 
 
 def test_special_files(tmp_path):

@@ -3,6 +3,8 @@ writers wait for ptt trace and nothing is lost; with --overflow=discard events a
 every dropped event is counted."""
 
 import collections
+import json
+import re
 
 import pytest
 
@@ -41,9 +43,19 @@ def flood(tmp_path, opts):
 def test_block_loses_nothing(tmp_path):
     t, counts, unfinished = flood(tmp_path, SMALL)
     assert t.lost == 0 and unfinished == 0
+    # The pool was far too small: the writers had to wait for ptt trace, each wait recorded
+    # (TRACE_BUFFER_WAIT) as many times as the warning says, and shown apart by ptt stat.
+    m = re.search(r"threads waited [0-9.]+ ms in all, (\d+) times?, for a free sub-buffer",
+                  t.stderr)
+    assert m, t.stderr
+    waits = counts.pop("TRACE_BUFFER_WAIT")
+    assert waits == int(m[1])
     assert counts == expected()
-    # The pool was far too small: the writers had to wait for ptt trace.
-    assert "waited" in t.stderr
+    stat = run([PTT, "stat", "--format=json", t.path])
+    assert json.loads(stat.stdout)["ptt_buffer_wait"]["waits"] == waits
+    text = run([PTT, "stat", t.path]).stdout.splitlines()
+    assert re.fullmatch(rf"waited for ptt's buffer: \S+ in {waits} waits?, not counted as lock "
+                        "waits", text[1])
 
 
 @pytest.mark.parametrize("classes", [None, "mutex"])

@@ -396,3 +396,26 @@ def test_report_bad_input(tmp_path):
     assert "dir.html" in p.stderr
     p = run([PTT, "report", t.path])
     assert p.returncode == 2 and "usage" in p.stderr
+
+
+def test_threads_end_with_their_process(tmp_path):
+    """A process that exits with a thread blocked (exit_status exit 3 blocked): the thread's row
+    ends at the process's PROCESS_EXIT, not at the end of the trace (0.3 s later: the shell
+    sleeps); the first state is called what ptt knows of it, outside pthread calls."""
+    t = ptt_trace(tmp_path, ["sh", "-c", f"{prog('exit_status')} exit 3 blocked; sleep 0.3"])
+    raw = run([PTT, "view", "--format=raw", "--event=PROCESS_EXIT,THREAD_START", t.path]).stdout
+    lines = [l.split(" : ") for l in raw.splitlines()]
+    starts = [l for l in lines if l[0].endswith(":THREAD_START")]
+    assert len(starts) == 1  # the blocked thread
+    pid, tid = int(starts[0][1]), int(starts[0][2])
+    exit_ns = [round(float(l[0].split(":")[0]) * 1e9) for l in lines
+               if l[0].endswith(":PROCESS_EXIT") and int(l[1]) == pid]
+    assert len(exit_ns) == 1
+    out = tmp_path / "r.html"
+    report(t.path, out)
+    data = page_data(out.read_text())
+    row = [r for r in data["rows"] if r["p"] == pid and r["t"] == tid]
+    assert len(row) == 1 and abs(row[0]["e"] - exit_ns[0]) <= 1
+    assert data["info"]["duration_ns"] - row[0]["e"] > 200_000_000
+    assert data["state_labels"][0] == "outside pthread calls"
+    assert data["state_labels"][1:] == data["states"][1:]

@@ -55,12 +55,12 @@ def test_clock_tsc(tmp_path):
 
 
 def test_default_output(tmp_path):
-    """Without -o: ptt-PID.ptt in the current directory, PID that of ptt trace, mode 0600."""
+    """Without -o: ptt.data in the current directory, mode 0600."""
     p = subprocess.Popen([str(PTT), "trace", "--", str(prog("mutex_calls")), "trylock"],
                          cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     _, err = p.communicate(timeout=TIMEOUT)
     assert p.returncode == 0
-    name = f"ptt-{p.pid}.ptt"
+    name = "ptt.data"
     assert os.listdir(tmp_path) == [name]
     # 8 events of the program's, and the modules it maps (MODULE_LOAD).
     modules = summary_counts(tmp_path / name, keep_machine=True)[0]["MODULE_LOAD"]

@@ -299,11 +299,12 @@ static void *mix_worker(void *arg)
     return NULL;
 }
 
-/* Check the merged stream of mix_worker threads: each thread's sequence exactly, in time order. */
-static void check_mix(struct ptt_reader *r, struct worker *w, int nthreads, uint64_t *ids_seen)
+/* Check the merged stream of mix_worker threads: each thread's sequence exactly, in time order.
+ * Returns the number of TRACE_BUFFER_WAIT events (the threads' waits for a sub-buffer). */
+static uint64_t check_mix(struct ptt_reader *r, struct worker *w, int nthreads, uint64_t *ids_seen)
 {
     uint32_t next[RT_THREADS] = {0}, serial[RT_THREADS] = {0};
-    uint64_t last_ticks = 0;
+    uint64_t last_ticks = 0, waits = 0;
     int64_t last_ns = INT64_MIN;
     struct ptt_ev ev;
     while (ptt_reader_next(r, &ev)) {
@@ -313,6 +314,11 @@ static void check_mix(struct ptt_reader *r, struct worker *w, int nthreads, uint
         last_ns = ev.ns;
         assert_int_equal(ev.pid, getpid());
         assert_false(ev.nested);
+        if (ev.id == PTT_EV_TRACE_BUFFER_WAIT) { /* ptt's own wait for a sub-buffer */
+            assert_true(ev.nargs == 1 && ev.args[0] > 0);
+            waits++;
+            continue;
+        }
         int idx = (int)(ev.args[0] >> 32);
         if (ev.id == PTT_EV_TRACE_LOST || idx >= nthreads)
             fail_msg("unexpected event 0x%04x arg 0x%llx", ev.id, (unsigned long long)ev.args[0]);
@@ -339,6 +345,7 @@ static void check_mix(struct ptt_reader *r, struct worker *w, int nthreads, uint
         for (int u = 0; u < t; u++)
             assert_int_not_equal(serial[t], serial[u]);
     }
+    return waits;
 }
 
 static void run_threads(void **state, int tsc)
@@ -356,11 +363,13 @@ static void run_threads(void **state, int tsc)
         pthread_join(th[t], NULL);
     struct ptt_reader *r = finish(s);
     uint64_t ids[4] = {0};
-    check_mix(r, w, RT_THREADS, ids);
+    uint64_t waits = check_mix(r, w, RT_THREADS, ids);
     for (int k = 0; k < 4; k++)
         assert_int_equal(ids[k], RT_THREADS * RT_EVENTS / 4);
     assert_clean_end(r);
-    assert_int_equal(ptt_reader_end(r)->events, RT_THREADS * RT_EVENTS);
+    /* Each wait of a writer for a sub-buffer is recorded once, and only those. */
+    assert_int_equal(waits, atomic_load(&s->d.pool->waits));
+    assert_int_equal(ptt_reader_end(r)->events, RT_THREADS * RT_EVENTS + waits);
     assert_int_equal(ptt_reader_end(r)->lost, 0);
     assert_int_equal(ptt_reader_nthreads(r), RT_THREADS);
     assert_int_equal(atomic_load(&s->d.pool->lost), 0);
