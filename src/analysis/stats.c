@@ -333,7 +333,8 @@ static void close_call(struct ptt_stats *s, struct thread *t, const struct ptt_e
         o->contended++;
         blocked_on(&t->pub, c->object, id, dur);
         site_wait(o, c->site, dur);
-        what = PTT_STAT_IV_WAIT | PTT_STAT_IV_ACQUIRED | PTT_STAT_IV_CONTENDED | PTT_STAT_IV_BLOCKED;
+        what =
+            PTT_STAT_IV_WAIT | PTT_STAT_IV_ACQUIRED | PTT_STAT_IV_CONTENDED | PTT_STAT_IV_BLOCKED;
         break;
     }
     case R_BLOCK:
@@ -586,8 +587,8 @@ struct ptt_stat_blame *ptt_stats_blame(struct ptt_stat_object *o, const struct p
     for (size_t i = 0; i < ne; i++) {
         if (!e[i].waits && !e[i].ns) /* a release that found waiters, charged nothing */
             continue;
-        v[k].b = (struct ptt_stat_blame){e[i].tid, e[i].held_at_end, e[i].take, e[i].release,
-                                         e[i].waits, e[i].ns};
+        v[k].b = (struct ptt_stat_blame){e[i].tid,     e[i].held_at_end, e[i].take,
+                                         e[i].release, e[i].waits,       e[i].ns};
         v[k].take = e[i].take ? ptt_names_site(names, o->pid, e[i].take) : NULL;
         v[k].release = e[i].release ? ptt_names_site(names, o->pid, e[i].release) : NULL;
         k++;

@@ -96,9 +96,9 @@ struct ptt_stat_interval {
     unsigned what; /* PTT_STAT_IV_... */
     int32_t pid, tid;
     uint64_t object;
-    int cls;       /* the object's class (a wait: its call's) */
-    uint16_t call; /* a wait: its call's IN event */
-    uint64_t site; /* a wait: its call site; a hold: where it was taken; 0: not known */
+    int cls;               /* the object's class (a wait: its call's) */
+    uint16_t call;         /* a wait: its call's IN event */
+    uint64_t site;         /* a wait: its call site; a hold: where it was taken; 0: not known */
     uint64_t release_site; /* a hold: where it was released */
     int64_t begin, end;
     int has_result; /* a wait that returned: its result (0, an errno) */
