@@ -127,7 +127,9 @@ static const struct {
         "                            sco       SCO OpenServer per-thread text files and their event map\n"
         "                                      (DIRECTORY)\n"
         "                            report    one self-contained HTML page (FILE)\n"
-        "  -o, --output=OUT        the file (or directory, for ctf and sco) to write (required)\n"
+        "                            tables    relational tables for DuckDB and Spark: CSV files\n"
+        "                                      (DIRECTORY)\n"
+        "  -o, --output=OUT        the file (or directory, for ctf, sco and tables) to write (required)\n"
         "      --names=FILE        names for objects: lines 'ADDRESS NAME' or 'SYMBOL NAME'\n"
         "  -h, --help              print this usage text and exit\n"},
     {"report",
