@@ -139,7 +139,7 @@ static void flush(struct tables *s, int k)
     }
 }
 
-static void put(struct tables *s, int k, const char *p, size_t n)
+static inline void put(struct tables *s, int k, const char *p, size_t n)
 {
     struct tfile *t = s->t[k];
     if (t->n + n > BUF_SIZE)
@@ -208,6 +208,14 @@ static void put_str(struct tables *s, int k, const char *v)
     const unsigned char *p = (const unsigned char *)v;
     size_t n = strlen(v);
     for (size_t i = 0; i < n;) {
+        size_t run = i; /* ASCII but quotes, as is: most strings whole */
+        while (run < n && p[run] < 0x80 && p[run] != '"')
+            run++;
+        if (run > i) {
+            put(s, k, (const char *)p + i, run - i);
+            i = run;
+            continue;
+        }
         size_t bad, len = ptt_utf8_seq(p + i, n - i, &bad);
         if (!len) {
             put(s, k, "\xef\xbf\xbd", 3);
