@@ -6,7 +6,6 @@ numbers exactly, summed here and by the queries of docs/export.md run in DuckDB 
 import collections
 import csv
 import gzip
-import io
 import json
 import re
 import shutil
@@ -155,6 +154,7 @@ def test_sums_are_stat(traced):
     ptt stat does; objects and threads are named as it names them."""
     _, out, s = traced
     objs, blocked = sums(out)
+    assert set(objs) == {(o["pid"], int(o["address"], 16)) for o in s["objects"]}
     names = {(o["pid"], o["address"]): (o["kind"], o["name"]) for o in table(out, "objects")}
     assert len(s["objects"]) >= 4
     for o in s["objects"]:
@@ -166,8 +166,6 @@ def test_sums_are_stat(traced):
              x["hold_total"] // x["hold_count"] if x["hold_count"] else 0, x["hold_max"])
         assert n == stat_numbers(o), o["name"]
         assert names[key] == (o["kind"], o["name"])
-    assert {k for k, x in objs.items()} == {(o["pid"], int(o["address"], 16))
-                                            for o in s["objects"]}
     threads = {(t["pid"], t["tid"]): t for t in table(out, "threads")}
     assert len(threads) == len(s["threads"])
     for t in s["threads"]:
@@ -278,3 +276,39 @@ def test_help_lists_tables():
     p = run([PTT, "export", "--help"])
     assert p.returncode == 0
     assert re.search(r"^\s+tables\s+relational tables for DuckDB", p.stdout, re.M), p.stdout
+
+
+def test_names_not_ascii(tmp_path):
+    """Names that are not ASCII, not UTF-8, or hold quotes, commas, tabs (json_names): every
+    table is valid UTF-8, and the objects and threads are named as ptt stat --format=json names
+    them (each ill-formed part as U+FFFD), read back by Python's csv and by DuckDB."""
+    t = ptt_trace(tmp_path, [prog("json_names")])
+    out = export(t.path, tmp_path / "tables")
+    s = stat_json(t.path)
+    for file, _ in schema(out).values():
+        gzip.decompress((out / file).read_bytes()).decode("utf-8")  # strict: fails if not UTF-8
+    want_objects = {(o["pid"], int(o["address"], 16)): o["name"] for o in s["objects"]}
+    want_threads = {(x["pid"], x["tid"]): x["name"] for x in s["threads"]}
+    assert any("\ufffd" in n for n in want_objects.values())
+    assert any('"' in n for n in want_threads.values())
+    objects = {(o["pid"], o["address"]): o["name"] for o in table(out, "objects")}
+    threads = {(x["pid"], x["tid"]): x["name"] for x in table(out, "threads")}
+    assert {k: objects[k] for k in want_objects} == want_objects
+    assert threads == want_threads
+    r = duckdb(out, {"objects": "SELECT pid, address, name FROM objects",
+                     "threads": "SELECT pid, tid, name FROM threads"})
+    assert {(o["pid"], int(o["address"])): o["name"] for o in r["objects"]} == objects
+    assert {(x["pid"], x["tid"]): x["name"] for x in r["threads"]} == threads
+
+
+def test_truncated(tmp_path):
+    """A truncated trace: the tables hold what could be read, schema.sql is written, one line
+    says what was wrong, exit status 2."""
+    t = trace_prog(tmp_path, "prodcons", 1, 1, 3000, 2)
+    data = t.path.read_bytes()
+    cut = tmp_path / "cut.ptt"
+    cut.write_bytes(data[:len(data) * 2 // 3])
+    p = run([PTT, "export", "--format=tables", cut, "-o", tmp_path / "out"])
+    assert p.returncode == 2 and p.stderr.startswith("ptt export: ")
+    assert len(p.stderr.splitlines()) == 1
+    assert 0 < len(table(tmp_path / "out", "events")) < len(t.events)
