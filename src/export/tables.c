@@ -638,8 +638,12 @@ static void write_site(struct tables *s, const struct site *x)
     char *end = NULL;
     long line = colon ? strtol(colon + 1, &end, 10) : 0;
     int has_line = colon && end && end != colon + 1 && !*end;
-    if (code)
-        snprintf(func, sizeof func, "%.*s", (int)strcspn(code, " "), code);
+    if (code) { /* a C++ name may hold spaces: the line is the last parenthesis */
+        const char *paren = has_line ? strrchr(code, '(') : NULL;
+        size_t n =
+            paren && paren > code && paren[-1] == ' ' ? (size_t)(paren - 1 - code) : strlen(code);
+        snprintf(func, sizeof func, "%.*s", (int)n, code);
+    }
     if (has_line)
         snprintf(file, sizeof file, "%.*s", (int)(colon - name), name);
     put_i64(s, TB_sites, x->pid);
