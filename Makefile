@@ -18,13 +18,13 @@ $(BUILD)/CMakeCache.txt:
 check: check-fast check-san
 
 check-fast:
-	scripts/test-deps
+	scripts/test-deps $(BUILD)
 	$(CMAKE) -S . -B $(BUILD) -DCMAKE_INSTALL_PREFIX=$(PREFIX) -DPTT_WERROR=ON -DPTT_CHECK=ON $(CMAKE_FLAGS)
 	$(CMAKE) --build $(BUILD) -j$(JOBS)
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 
 check-san:
-	scripts/test-deps
+	scripts/test-deps $(SANBUILD)
 	$(CMAKE) -S . -B $(SANBUILD) -DPTT_WERROR=ON -DPTT_SANITIZE=ON -DPTT_FUZZ=ON -DPTT_CHECK=ON $(CMAKE_FLAGS)
 	$(CMAKE) --build $(SANBUILD) -j$(JOBS)
 	cd $(SANBUILD) && ctest --output-on-failure -j$(JOBS)

@@ -34,6 +34,8 @@ struct ptt_stats {
     struct object *last;
     struct thread *last_thread;
     uint64_t bufwait_ns, bufwaits; /* TRACE_BUFFER_WAIT */
+    void (*observe)(void *arg, const struct ptt_stat_interval *iv);
+    void *observe_arg;
 };
 
 unsigned ptt_stat_bucket(uint64_t v)
@@ -110,6 +112,13 @@ void ptt_stats_free(struct ptt_stats *s)
     ptt_hmap_free(&s->threads, NULL);
     ptt_tracker_free(s->calls);
     free(s);
+}
+
+void ptt_stats_observe(struct ptt_stats *s, void (*fn)(void *arg, const struct ptt_stat_interval *),
+                       void *arg)
+{
+    s->observe = fn;
+    s->observe_arg = arg;
 }
 
 /* An object met, or NULL. */
@@ -195,6 +204,18 @@ static void hold_end(struct ptt_stats *s, const struct ptt_ev *ev, const struct 
         return;
     hist_add(&o->pub.hold, (uint64_t)ev->ns - (uint64_t)tr->released.ns);
     ptt_blame_release(&o->blame, ev->tid, opened_site(tr), ev->ns);
+    if (s->observe) {
+        struct ptt_stat_interval iv = {.what = PTT_STAT_IV_HOLD,
+                                       .pid = ev->pid,
+                                       .tid = ev->tid,
+                                       .object = o->pub.addr,
+                                       .cls = o->pub.cls,
+                                       .site = tr->released.site,
+                                       .release_site = opened_site(tr),
+                                       .begin = tr->released.ns,
+                                       .end = ev->ns};
+        s->observe(s->observe_arg, &iv);
+    }
 }
 
 /* An unlock of a lock the trace did not see this thread take (an inner unlock of a recursive
@@ -260,9 +281,29 @@ static void site_wait(struct ptt_stat_object *o, uint64_t site, uint64_t ns)
         o->sites[min].site = site, o->sites[min].ns = ns, o->sites[min].waits = 1;
 }
 
+/* A call that counted (what: PTT_STAT_IV_...), to the observer. */
+static void observe_wait(struct ptt_stats *s, const struct ptt_ev *ev, const struct ptt_open *c,
+                         unsigned what, int ended)
+{
+    uint64_t r = 0;
+    struct ptt_stat_interval iv = {.what = what | (ended ? PTT_STAT_IV_UNFINISHED : 0),
+                                   .pid = ev->pid,
+                                   .tid = ev->tid,
+                                   .object = c->object,
+                                   .cls = PTT_CLASS_OF(c->in.id),
+                                   .call = c->in.id,
+                                   .site = c->site,
+                                   .begin = c->in.ns,
+                                   .end = ev->ns,
+                                   .has_result = !ended && ptt_ev_role_get(ev, PTT_RF_STATUS, &r)};
+    iv.result = iv.has_result ? (int64_t)r : 0;
+    s->observe(s->observe_arg, &iv);
+}
+
 static void close_call(struct ptt_stats *s, struct thread *t, const struct ptt_ev *ev,
                        const struct ptt_open *c, int ended)
 {
+    unsigned what = 0; /* for the observer */
     uint64_t now = (uint64_t)ev->ns, dur = now - (uint64_t)c->in.ns;
     uint64_t ptt_wait = t->bufwait - t->bufwait_in; /* ptt's, not the object's: left out */
     dur -= ptt_wait < dur ? ptt_wait : dur;
@@ -277,13 +318,17 @@ static void close_call(struct ptt_stats *s, struct thread *t, const struct ptt_e
         struct object *ob = object_of(s, ev->pid, c->object, cls);
         struct ptt_stat_object *o = &ob->pub;
         add_user(ob, ev->tid);
-        if (r != R_TRYLOCK || ok) /* a trylock that fails waits for nothing */
+        if (r != R_TRYLOCK || ok) { /* a trylock that fails waits for nothing */
             hist_add(&o->wait, dur);
+            what |= PTT_STAT_IV_WAIT;
+        }
         if (ok) {
             o->acquisitions++;
             o->contended += c->contended;
+            what |= PTT_STAT_IV_ACQUIRED | (c->contended ? PTT_STAT_IV_CONTENDED : 0);
         }
         if (r != R_TRYLOCK && (c->contended || ended)) {
+            what |= PTT_STAT_IV_BLOCKED;
             blocked_on(&t->pub, c->object, id, dur);
             site_wait(o, c->site, dur);
             if (r == R_LOCK) /* a semaphore has no holder */
@@ -300,11 +345,18 @@ static void close_call(struct ptt_stats *s, struct thread *t, const struct ptt_e
         o->contended++;
         blocked_on(&t->pub, c->object, id, dur);
         site_wait(o, c->site, dur);
+        what =
+            PTT_STAT_IV_WAIT | PTT_STAT_IV_ACQUIRED | PTT_STAT_IV_CONTENDED | PTT_STAT_IV_BLOCKED;
         break;
     }
-    case R_BLOCK: blocked_on(&t->pub, c->object, id, dur); break;
+    case R_BLOCK:
+        blocked_on(&t->pub, c->object, id, dur);
+        what = PTT_STAT_IV_BLOCKED;
+        break;
     default: break;
     }
+    if (what && s->observe)
+        observe_wait(s, ev, c, what, ended);
 }
 
 /* A lock call is seen waiting (a CONTENDED event): a waiter of the object from now on. */
@@ -562,8 +614,8 @@ struct ptt_stat_blame *ptt_stats_blame(struct ptt_stat_object *o, const struct p
     for (size_t i = 0; i < ne; i++) {
         if (!e[i].waits && !e[i].ns) /* a release that found waiters, charged nothing */
             continue;
-        v[k].b = (struct ptt_stat_blame){e[i].tid, e[i].held_at_end, e[i].take, e[i].release,
-                                         e[i].waits, e[i].ns};
+        v[k].b = (struct ptt_stat_blame){e[i].tid,     e[i].held_at_end, e[i].take,
+                                         e[i].release, e[i].waits,       e[i].ns};
         v[k].take = e[i].take ? ptt_names_site(names, o->pid, e[i].take) : NULL;
         v[k].release = e[i].release ? ptt_names_site(names, o->pid, e[i].release) : NULL;
         k++;

@@ -88,6 +88,30 @@ struct ptt_stat_blame *ptt_stats_blame(struct ptt_stat_object *o, const struct p
                                        size_t *n);
 void ptt_stats_free(struct ptt_stats *s);
 
+/* One interval as the statistics count it, handed out as it ends (ptt export --format=tables
+ * writes them, so that a query engine adds up to ptt stat's numbers exactly). */
+#define PTT_STAT_IV_WAIT 1u        /* a wait: counts in the object's wait_ns */
+#define PTT_STAT_IV_ACQUIRED 2u    /* an acquisition */
+#define PTT_STAT_IV_CONTENDED 4u   /* a contended acquisition */
+#define PTT_STAT_IV_BLOCKED 8u     /* the thread's blocked time (and its object's call site) */
+#define PTT_STAT_IV_UNFINISHED 16u /* the trace or the thread ended inside the call */
+#define PTT_STAT_IV_HOLD 32u       /* a hold: counts in the object's hold_ns */
+struct ptt_stat_interval {
+    unsigned what; /* PTT_STAT_IV_... */
+    int32_t pid, tid;
+    uint64_t object;
+    int cls;               /* the object's class (a wait: its call's) */
+    uint16_t call;         /* a wait: its call's IN event */
+    uint64_t site;         /* a wait: its call site; a hold: where it was taken; 0: not known */
+    uint64_t release_site; /* a hold: where it was released */
+    int64_t begin, end;
+    int has_result; /* a wait that returned: its result (0, an errno) */
+    int64_t result;
+};
+/* Have fn called with every interval from now on (NULL: none). */
+void ptt_stats_observe(struct ptt_stats *s, void (*fn)(void *arg, const struct ptt_stat_interval *),
+                       void *arg);
+
 /* The histogram bucket of a value, and the value a bucket stands for (its middle). */
 unsigned ptt_stat_bucket(uint64_t v);
 uint64_t ptt_stat_bucket_mid(unsigned b);

@@ -46,7 +46,7 @@ static int export_main(const char *cmd, const char *format, int argc, char **arg
         if (!strcmp(exporters[i].name, format))
             break;
     if (!format || i == NEXPORTERS) {
-        ptt_warn(cmd, "%s%s: give --format=paje, chrome, perfetto, ctf, sco or report",
+        ptt_warn(cmd, "%s%s: give --format=paje, chrome, perfetto, ctf, sco, report or tables",
                  format ? "unknown format " : "no format", format ? format : "");
         return PTT_EXIT_USAGE;
     }

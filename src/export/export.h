@@ -20,12 +20,14 @@ struct ptt_export_opts {
     X(perfetto, ptt_export_chrome, "the same as chrome")                                           \
     X(ctf, ptt_export_ctf, "a CTF 1.8 trace for babeltrace2 and Trace Compass (DIRECTORY)")        \
     X(sco, ptt_export_sco, "SCO OpenServer per-thread text files and their event map (DIRECTORY)") \
-    X(report, ptt_export_report, "one self-contained HTML page (FILE)")
+    X(report, ptt_export_report, "one self-contained HTML page (FILE)")                            \
+    X(tables, ptt_export_tables, "relational tables for DuckDB and Spark: CSV files (DIRECTORY)")
 
 int ptt_export_paje(const struct ptt_export_opts *o, char *err, size_t errlen);
 int ptt_export_chrome(const struct ptt_export_opts *o, char *err, size_t errlen);
 int ptt_export_ctf(const struct ptt_export_opts *o, char *err, size_t errlen);
 int ptt_export_sco(const struct ptt_export_opts *o, char *err, size_t errlen);
 int ptt_export_report(const struct ptt_export_opts *o, char *err, size_t errlen);
+int ptt_export_tables(const struct ptt_export_opts *o, char *err, size_t errlen);
 
 #endif
