@@ -11,6 +11,7 @@
 
 struct ptt_tracker {
     enum ptt_tracker_key key;
+    int calls_only;
     struct ptt_hmap threads;
 };
 
@@ -26,14 +27,15 @@ static void *grow(void *p, unsigned *cap, size_t size)
     return p;
 }
 
-struct ptt_tracker *ptt_tracker_new(enum ptt_tracker_key key)
+struct ptt_tracker *ptt_tracker_new(int key)
 {
     struct ptt_tracker *t = calloc(1, sizeof *t);
     if (!t) {
         fprintf(stderr, "ptt: out of memory\n");
         exit(2);
     }
-    t->key = key;
+    t->key = (enum ptt_tracker_key)(key & ~PTT_TRACK_CALLS_ONLY);
+    t->calls_only = (key & PTT_TRACK_CALLS_ONLY) != 0;
     return t;
 }
 
@@ -145,6 +147,12 @@ static struct ptt_open *push(struct ptt_tthread *th, const struct ptt_ev *ev, in
     if (th->nopen == th->open_cap)
         th->open = grow(th->open, &th->open_cap, sizeof *th->open);
     struct ptt_open *o = &th->open[th->nopen++];
+    if (th->calls_only) {
+        memcpy(&o->in, ev, offsetof(struct ptt_ev, args));
+        o->in.nargs = 0;
+        o->frame = frame;
+        return o;
+    }
     /* The event's recorded arguments only: not the whole array, for every call. */
     unsigned n = ev->nargs < PTT_EVENT_MAX_ARGS ? ev->nargs : PTT_EVENT_MAX_ARGS;
     memcpy(&o->in, ev, offsetof(struct ptt_ev, args));
@@ -196,7 +204,8 @@ static void release(struct ptt_tthread *th, uint64_t obj, int all, struct ptt_tr
     *h = th->held[--th->nheld];
 }
 
-static void on_in(struct ptt_tthread *th, const struct ptt_ev *ev, struct ptt_track *res)
+/* What an IN event lets go: the object it unlocks, the mutex of a condvar wait. */
+static void release_in(struct ptt_tthread *th, const struct ptt_ev *ev, struct ptt_track *res)
 {
     const struct ptt_evinfo *e = ev->info;
     uint64_t v;
@@ -204,6 +213,13 @@ static void on_in(struct ptt_tthread *th, const struct ptt_ev *ev, struct ptt_tr
         release(th, v, 0, res);
     else if (e->role == PTT_ROLE_WAIT && ptt_ev_role_get(ev, PTT_RF_LOCK, &v))
         release(th, v, 1, res); /* the mutex is released while it waits */
+}
+
+static void on_in(struct ptt_tthread *th, const struct ptt_ev *ev, struct ptt_track *res)
+{
+    const struct ptt_evinfo *e = ev->info;
+    if (!th->calls_only)
+        release_in(th, ev, res);
     if (e->noreturn)
         return;
     res->what |= PTT_TRK_OPENED;
@@ -228,6 +244,8 @@ static void on_out(struct ptt_tthread *th, const struct ptt_ev *ev, struct ptt_t
     res->what |= PTT_TRK_CLOSED;
     res->closed = c;
     res->nclosed = 1;
+    if (th->calls_only)
+        return;
     const struct ptt_evinfo *in = c->in.info;
     uint64_t lock;
     if (in->role == PTT_ROLE_ACQUIRE && !(in->rflags & PTT_ROLEF_COUNTED) &&
@@ -292,7 +310,10 @@ static void frame_end(struct ptt_tthread *th)
 static void on_state(struct ptt_tthread *th, const struct ptt_ev *ev, struct ptt_track *res)
 {
     switch (ev->info->role) {
-    case PTT_ROLE_CONTENDED: contended(th, ev, res); return;
+    case PTT_ROLE_CONTENDED:
+        if (!th->calls_only)
+            contended(th, ev, res);
+        return;
     case PTT_ROLE_FRAME_BEGIN:
         res->what |= PTT_TRK_OPENED;
         res->opened = push(th, ev, 1);
@@ -320,6 +341,7 @@ struct ptt_tthread *ptt_tracker_get(struct ptt_tracker *t, const struct ptt_ev *
     th->pid = ev->pid;
     th->tid = ev->tid;
     th->key = key;
+    th->calls_only = t->calls_only;
     return th;
 }
 
