@@ -89,6 +89,9 @@ struct ptt_check {
     struct ptt_hmap pids;    /* pid -> 1 + the execs it made (the objects' generation) */
     struct check_order *order;
     int64_t end_ns;
+    int64_t from;                /* ptt_check_window: findings before are not kept */
+    int no_end;                  /* nor those of the end (the window ends before the trace) */
+    struct ptt_finding *scratch; /* a finding before the window, filled and forgotten */
     int partial; /* events were lost, or recording switched: "not held" cannot be told */
     const struct ptt_names *names;
     int32_t gen_pid; /* the last process whose generation was looked up, and it */

@@ -11,6 +11,7 @@
 #include "analysis/names.h"
 #include "cmd/check.h"
 #include "cmd/cmds.h"
+#include "trace/filter.h"
 #include "cmd/usage.h"
 #include "trace/reader.h"
 #include "util/json.h"
@@ -261,7 +262,37 @@ static void recorded(struct ptt_reader *r, const char *path, struct ptt_check *c
                  path);
 }
 
+/* The events up to --to into names, those the filter selects into the checker; how many were
+ * in the window; *ended: the trace ended before --to. */
+static uint64_t check_read(struct ptt_reader *r, struct ptt_names *names, struct ptt_check *c,
+                           const struct ptt_filter *flt, int *ended)
+{
+    const struct ptt_ev *ev;
+    int filtered = ptt_filter_any(flt);
+    int64_t from = ptt_filter_from(flt), to = ptt_filter_to(flt);
+    uint64_t nevents = 0;
+    *ended = 1;
+    while ((ev = ptt_reader_get(r))) {
+        if (to >= 0 && ev->ns > to) {
+            *ended = 0;
+            break;
+        }
+        ptt_names_event(names, ev);
+        if (filtered && !ptt_filter_select(flt, ev))
+            continue;
+        ptt_check_event(c, ev);
+        nevents += ev->ns >= from;
+    }
+    return nevents;
+}
+
 int ptt_check_file(const char *path, int json, const char *names_file, FILE *f)
+{
+    return ptt_check_filtered(path, json, names_file, NULL, f);
+}
+
+int ptt_check_filtered(const char *path, int json, const char *names_file,
+                       struct ptt_filter *flt, FILE *f)
 {
     char err[600];
     struct ptt_names *names = ptt_names_new();
@@ -276,13 +307,15 @@ int ptt_check_file(const char *path, int json, const char *names_file, FILE *f)
     }
     struct ptt_check *c = ptt_check_new(names);
     recorded(r, path, c);
-    struct ptt_ev ev;
-    uint64_t nevents = 0;
-    while (ptt_reader_next(r, &ev)) {
-        ptt_names_event(names, &ev);
-        ptt_check_event(c, &ev);
-        nevents++;
+    if (flt) {
+        ptt_filter_names(flt, names);
+        if (ptt_filter_selects(flt)) /* some calls of a thread are not seen */
+            ptt_check_partial(c);
     }
+    int ended;
+    ptt_check_window(c, ptt_filter_from(flt), 0);
+    uint64_t nevents = check_read(r, names, c, flt, &ended);
+    ptt_check_window(c, ptt_filter_from(flt), !ended);
     size_t n;
     struct ptt_finding **found = ptt_check_end(c, &n);
     struct out o = {f, names};
@@ -298,7 +331,7 @@ int ptt_check_file(const char *path, int json, const char *names_file, FILE *f)
     if (e) {
         ptt_warn("check", "%s: %s", path, e);
         rc = PTT_EXIT_USAGE;
-    } else if (!nevents) {
+    } else if (!nevents && !ptt_filter_any(flt)) { /* a filter may keep none */
         ptt_warn("check", "%s: no events", path);
         rc = PTT_EXIT_USAGE;
     }
@@ -308,26 +341,34 @@ int ptt_check_file(const char *path, int json, const char *names_file, FILE *f)
     return rc;
 }
 
-int cmd_check(int argc, char **argv)
+/* The options and the one file; returns -1 to go on, else the exit status. */
+static int check_options(int argc, char **argv, int *json, const char **names_file,
+                         struct ptt_filter *flt)
 {
     static const struct option opts[] = {{"format", required_argument, 0, 'f'},
                                          {"names", required_argument, 0, 'N'},
                                          {"help", no_argument, 0, 'h'},
+                                         PTT_FILTER_OPTIONS,
+                                         PTT_FILTER_KIND_OPTION,
                                          {0, 0, 0, 0}};
-    int json = 0, c;
-    const char *names_file = NULL;
+    int c;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "f:h", opts, NULL)) != -1) {
+        int k = ptt_filter_option(flt, "check", c, optarg);
+        if (k < 0)
+            return PTT_EXIT_USAGE;
+        if (k)
+            continue;
         switch (c) {
         case 'f':
             if (strcmp(optarg, "text") && strcmp(optarg, "json")) {
                 ptt_warn("check", "--format=%s: use text or json", optarg);
                 return PTT_EXIT_USAGE;
             }
-            json = !strcmp(optarg, "json");
+            *json = !strcmp(optarg, "json");
             break;
-        case 'N': names_file = optarg; break;
+        case 'N': *names_file = optarg; break;
         case 'h': fputs(ptt_usage("check"), stdout); return 0;
         default: ptt_bad_option("check", argv); return PTT_EXIT_USAGE;
         }
@@ -337,7 +378,20 @@ int cmd_check(int argc, char **argv)
                                          : "one trace file at a time");
         return PTT_EXIT_USAGE;
     }
-    static char obuf[1 << 16];
-    setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
-    return ptt_check_file(argv[optind], json, names_file, stdout);
+    return -1;
+}
+
+int cmd_check(int argc, char **argv)
+{
+    int json = 0;
+    const char *names_file = NULL;
+    struct ptt_filter *flt = ptt_filter_new();
+    int rc = check_options(argc, argv, &json, &names_file, flt);
+    if (rc < 0) {
+        static char obuf[1 << 16];
+        setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
+        rc = ptt_check_filtered(argv[optind], json, names_file, flt, stdout);
+    }
+    ptt_filter_free(flt);
+    return rc;
 }

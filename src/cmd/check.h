@@ -8,5 +8,9 @@
  * was found, 1 when something was, 2 when the trace cannot be read or is damaged (having printed
  * the findings of what could be read). */
 int ptt_check_file(const char *path, int json, const char *names_file, FILE *f);
+/* The same, for the events flt selects (NULL: all; ptt check's --pid ... --from, --to). */
+struct ptt_filter;
+int ptt_check_filtered(const char *path, int json, const char *names_file,
+                       struct ptt_filter *flt, FILE *f);
 
 #endif

@@ -14,6 +14,7 @@
 #include "trace/reader.h"
 #include "analysis/stats.h"
 #include "cmd/usage.h"
+#include "trace/filter.h"
 #include "util/util.h"
 
 static struct ptt_names *names;
@@ -115,6 +116,7 @@ struct stat_opts {
     long top;
     uint64_t kinds;
     const char *names_file, *path;
+    struct ptt_filter *filter;
 };
 
 /* What the writers show: the trace's totals, objects and threads sorted, how many of each. */
@@ -162,13 +164,18 @@ static int stat_options(struct stat_opts *o, int argc, char **argv)
                                          {"kind", required_argument, 0, 'k'},
                                          {"names", required_argument, 0, 'N'},
                                          {"help", no_argument, 0, 'h'},
+                                         PTT_FILTER_OPTIONS,
                                          {0, 0, 0, 0}};
-    *o = (struct stat_opts){.fmt = FMT_TEXT, .sort_by = PTT_STAT_SORT_WAIT, .top = -1};
     optind = 1;
     opterr = 0;
     int c;
     char *end, bad[32];
     while ((c = getopt_long(argc, argv, "f:h", opts, NULL)) != -1) {
+        int k = ptt_filter_option(o->filter, "stat", c, optarg);
+        if (k < 0)
+            return PTT_EXIT_USAGE;
+        if (k)
+            continue;
         switch (c) {
         case 'f':
             if ((o->fmt = stat_word(c, optarg)) < 0)
@@ -205,15 +212,26 @@ static int stat_options(struct stat_opts *o, int argc, char **argv)
     return -1;
 }
 
-/* Every event of the trace into names and stats; the number of events and the last time. */
-static void stat_read(struct ptt_reader *r, struct ptt_stats *stats, struct stat_view *v)
+/* Every event of the trace into names, those the filter selects into stats (before --from:
+ * their state only); the number of events counted and the last time. */
+static void stat_read(struct ptt_reader *r, struct ptt_stats *stats, struct stat_view *v,
+                      const struct ptt_filter *f)
 {
-    struct ptt_ev ev;
-    while (ptt_reader_next(r, &ev)) {
-        ptt_names_event(names, &ev);
-        ptt_stats_event(stats, &ev);
+    const struct ptt_ev *ev;
+    int filtered = ptt_filter_any(f);
+    int64_t from = ptt_filter_from(f), to = ptt_filter_to(f);
+    ptt_stats_window(stats, from);
+    while ((ev = ptt_reader_get(r))) {
+        if (to >= 0 && ev->ns > to)
+            break;
+        ptt_names_event(names, ev);
+        if (filtered && !ptt_filter_select(f, ev))
+            continue;
+        ptt_stats_event(stats, ev);
+        if (ev->ns < from)
+            continue;
         v->nevents++;
-        v->end_ns = ev.ns;
+        v->end_ns = ev->ns;
     }
 }
 
@@ -484,19 +502,24 @@ static struct ptt_reader *stat_open(const struct stat_opts *o)
 
 int cmd_stat(int argc, char **argv)
 {
-    struct stat_opts o;
+    struct stat_opts o = {.fmt = FMT_TEXT, .sort_by = PTT_STAT_SORT_WAIT, .top = -1};
+    o.filter = ptt_filter_new();
     int rc = stat_options(&o, argc, argv);
-    if (rc >= 0)
+    if (rc >= 0) {
+        ptt_filter_free(o.filter);
         return rc;
+    }
     names = ptt_names_new();
+    ptt_filter_names(o.filter, names);
     struct ptt_reader *r = stat_open(&o);
     if (!r) {
         ptt_names_free(names);
+        ptt_filter_free(o.filter);
         return PTT_EXIT_USAGE;
     }
     struct ptt_stats *stats = ptt_stats_new();
     struct stat_view v = {.top = o.top, .path = o.path};
-    stat_read(r, stats, &v);
+    stat_read(r, stats, &v, o.filter);
 
     /* Objects, sorted, filtered by kind. */
     v.ov = ptt_stats_objects(stats, (enum ptt_stat_sort)o.sort_by, o.kinds, names, &v.no);
@@ -523,6 +546,7 @@ int cmd_stat(int argc, char **argv)
     }
     ptt_reader_close(r);
     ptt_names_free(names);
+    ptt_filter_free(o.filter);
     free(v.ov);
     free(v.tv);
     ptt_stats_free(stats);

@@ -29,9 +29,8 @@ struct ptt_filter {
 
 struct ptt_filter *ptt_filter_new(void)
 {
-    struct ptt_filter *f = calloc(1, sizeof *f);
-    if (f)
-        f->to = -1;
+    struct ptt_filter *f = ptt_must(calloc(1, sizeof *f));
+    f->to = -1;
     return f;
 }
 
@@ -162,6 +161,11 @@ int ptt_filter_option(struct ptt_filter *f, const char *cmd, int c, const char *
 int ptt_filter_any(const struct ptt_filter *f)
 {
     return f && f->any;
+}
+
+int ptt_filter_selects(const struct ptt_filter *f)
+{
+    return f && (f->ntid || f->nobj || f->nevent || f->nnot || f->kinds);
 }
 
 int64_t ptt_filter_from(const struct ptt_filter *f)

@@ -38,6 +38,8 @@ int ptt_filter_option(struct ptt_filter *f, const char *cmd, int c, const char *
 /* Whether any option was given; the time span in ns (to: -1 for none). */
 int ptt_filter_any(const struct ptt_filter *f);
 int64_t ptt_filter_from(const struct ptt_filter *f);
+/* Whether some events of a thread may be left out (--tid, --object, --event, --kind). */
+int ptt_filter_selects(const struct ptt_filter *f);
 int64_t ptt_filter_to(const struct ptt_filter *f);
 /* Whether ev passes every criterion but the time span. */
 int ptt_filter_select(const struct ptt_filter *f, const struct ptt_ev *ev);
