@@ -22,7 +22,6 @@
 
 struct chunkref {
     uint64_t offset; /* of the chunk record */
-    uint64_t base;   /* its base time stamp: the chunks of a stream, by time */
     uint32_t size;
     uint32_t seq;
 };
@@ -265,7 +264,7 @@ static void index_file(struct ptt_reader *r, uint64_t off)
             struct stream *s =
                 stream_for(r, c.pid, (c.flags & PTT_CHUNK_DAEMON) ? 0 : c.serial, c.tid);
             s->chunks = grow(s->chunks, &s->cap, s->nchunks + 1, sizeof *s->chunks);
-            s->chunks[s->nchunks++] = (struct chunkref){off, c.base_ts, h.size, c.seq};
+            s->chunks[s->nchunks++] = (struct chunkref){off, h.size, c.seq};
             if (c.flags & PTT_CHUNK_DAEMON)
                 note_daemon_chunk(r, &c, off);
             break;
@@ -498,11 +497,6 @@ fail:
 /* Load the stream's next chunk; 0 when there is none (or it is unreadable). */
 static int load_chunk(struct ptt_reader *r, struct stream *s)
 {
-    /* A chunk the next one follows before skip_below holds nothing to decode: unread, unless
-     * keep wants some of its events. */
-    while (s->skipping && !r->keep && s->next_chunk + 1 < s->nchunks &&
-           (int64_t)(s->chunks[s->next_chunk + 1].base - r->skip_below) <= 0)
-        s->next_chunk++;
     if (s->next_chunk >= s->nchunks)
         return 0;
     struct chunkref *c = &s->chunks[s->next_chunk++];
@@ -584,15 +578,34 @@ static void track_calls(struct ptt_reader *r, struct stream *s, struct ptt_ev *e
     }
 }
 
-/* Whether the event of time t and id, in a stream still before r->skip_below, is passed over
- * (r->keep does not want it); the stream stops looking at its first event past it. */
-static int skipped(const struct ptt_reader *r, struct stream *s, uint64_t t, uint16_t id)
+static void track_calls(struct ptt_reader *r, struct stream *s, struct ptt_ev *ev);
+
+/* Whether the event of header h and time t, in a stream still before r->skip_below, is passed
+ * over: a call's IN or OUT event r->keep does not want. Its call is followed still (from its
+ * header: the calls left unfinished are told as if nothing was skipped). The stream stops
+ * looking at its first event past skip_below. */
+static int skipped(struct ptt_reader *r, struct stream *s, const struct ptt_event *h, uint64_t t)
 {
     if ((int64_t)(t - r->skip_below) >= 0) {
         s->skipping = 0;
         return 0;
     }
-    return !(r->keep && r->keep(id));
+    uint16_t id = h->id & PTT_EV_ID_MASK;
+    const struct ptt_evinfo *info = ptt_evinfo(id);
+    if (!info || (info->kind != PTT_KIND_IN && info->kind != PTT_KIND_OUT) ||
+        (r->keep && r->keep(id)))
+        return 0;
+    struct ptt_ev ev;
+    memset(&ev, 0, offsetof(struct ptt_ev, args));
+    ev.id = id;
+    ev.info = info;
+    ev.nested = (h->id & PTT_EVF_NEST) != 0;
+    ev.ticks = t;
+    ev.pid = s->pid;
+    ev.tid = s->tid;
+    ev.serial = s->serial;
+    track_calls(r, s, &ev);
+    return 1;
 }
 
 /* The stream's next event to decode: its header h at s->buf + s->pos, its time into *t (the
@@ -632,8 +645,7 @@ static int next_raw(struct ptt_reader *r, struct stream *s, struct ptt_event *h,
         if ((int64_t)(x - s->last) < 0 && s->last)
             x = s->last;
         s->last = x;
-        uint16_t id = h->id & PTT_EV_ID_MASK;
-        if (id != PTT_EV_TRACE_PAD && !(s->skipping && skipped(r, s, x, id))) {
+        if ((h->id & PTT_EV_ID_MASK) != PTT_EV_TRACE_PAD && !(s->skipping && skipped(r, s, h, x))) {
             *t = x;
             return 1;
         }
