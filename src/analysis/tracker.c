@@ -355,11 +355,32 @@ unsigned ptt_tracker_event(struct ptt_tracker *t, const struct ptt_ev *ev, struc
     return ptt_tracker_feed(ptt_tracker_get(t, ev), ev, res);
 }
 
+/* PTT_TRACK_CALLS_ONLY, for the reader (every event of every thread): a call's IN pushes its
+ * header, its OUT pops it; the rest as for the others. */
+static unsigned calls_only(struct ptt_tthread *th, const struct ptt_ev *ev, struct ptt_track *res)
+{
+    const struct ptt_evinfo *e = ev->info;
+    if (e->kind == PTT_KIND_IN) {
+        if (!e->noreturn)
+            push(th, ev, 0);
+        return 0;
+    }
+    res->what = 0;
+    if (e->kind == PTT_KIND_OUT) {
+        on_out(th, ev, res);
+        return 0;
+    }
+    on_state(th, ev, res);
+    return 0;
+}
+
 unsigned ptt_tracker_feed(struct ptt_tthread *th, const struct ptt_ev *ev, struct ptt_track *res)
 {
     struct ptt_track none;
     if (!res)
         res = &none;
+    if (th->calls_only && ev->info) /* the caller wants no result */
+        return calls_only(th, ev, res);
     /* The members the flags name are set below (not a memset: every event comes here). */
     res->what = 0;
     res->nclosed = 0;

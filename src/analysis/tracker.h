@@ -56,8 +56,8 @@ struct ptt_tthread {
  * serial number in its process, the analyses of the merged stream by tid. */
 enum ptt_tracker_key { PTT_TRACK_SERIAL, PTT_TRACK_TID };
 /* Or'ed with the key: follow the calls only (which are open, their IN events' headers; no
- * arguments, objects, sites nor blocking), for the reader, which needs no more and sees every
- * event. */
+ * arguments, objects, sites nor blocking; no result from ptt_tracker_feed), for the reader,
+ * which needs no more and sees every event. */
 #define PTT_TRACK_CALLS_ONLY 8
 
 /* What one event did (the ptt_tracker_event flags). The pointers are valid until the next

@@ -19,6 +19,7 @@
 #include "analysis/tracker.h"
 
 #define MAX_CHUNK (1u << 30)
+#define BUF_SLACK 64
 
 struct chunkref {
     uint64_t offset; /* of the chunk record */
@@ -504,7 +505,8 @@ static int load_chunk(struct ptt_reader *r, struct stream *s)
     size_t len = c->size - sizeof h;
     if (len > s->buf_cap) {
         free(s->buf);
-        s->buf = malloc(len);
+        /* Room after the events: advance copies six arguments of an event with fewer. */
+        s->buf = calloc(1, len + BUF_SLACK);
         s->buf_cap = s->buf ? len : 0;
         if (!s->buf) {
             set_err(r, "out of memory for a chunk of %zu bytes", len);
@@ -673,7 +675,10 @@ static int advance(struct ptt_reader *r, struct stream *s)
     ev->id = h.id & PTT_EV_ID_MASK;
     ev->nested = (h.id & PTT_EVF_NEST) != 0;
     ev->nargs = (h.size - hdr) / 8;
-    memcpy(ev->args, s->buf + s->pos + hdr, ev->nargs * 8);
+    if (ev->nargs <= 6) /* most events: a copy of fixed size, inlined (the buffer has room) */
+        memcpy(ev->args, s->buf + s->pos + hdr, 6 * 8);
+    else
+        memcpy(ev->args, s->buf + s->pos + hdr, ev->nargs * 8);
     ev->ticks = t;
     ev->pid = s->pid;
     ev->tid = s->tid;
