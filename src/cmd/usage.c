@@ -87,6 +87,8 @@ static const struct {
         "      --from=SECONDS, --to=SECONDS  a time span, since the start of the trace\n"},
     {"stat",
         "usage: ptt stat [--format=text|json|csv] [--sort=KEY] [--top=N] [--kind=KIND,...] [--names=FILE] FILE\n"
+        "                [--pid=PID,...] [--tid=TID|NAME,...] [--object=ADDR|NAME,...] [--event=NAME|GLOB,...]\n"
+        "                [--from=SECONDS] [--to=SECONDS]\n"
         "Contention, wait and hold times of every mutex, rwlock, spinlock, semaphore, condvar and\n"
         "barrier; who made others wait for the locks; the time each thread spent blocked, and on what;\n"
         "per process.\n"
@@ -96,26 +98,55 @@ static const struct {
         "      --top=N             the first N objects, threads, and holders per object only\n"
         "      --kind=KIND,...     objects of these kinds (mutex, rwlock, spin, sem, cond, barrier)\n"
         "      --names=FILE        names for objects: lines 'ADDRESS NAME' or 'SYMBOL NAME'\n"
-        "  -h, --help              print this usage text and exit\n"},
+        "  -h, --help              print this usage text and exit\n"
+        "\n"
+        "Filters (combined: all must hold; a list: any of its values):\n"
+        "      --pid=PID,...       processes\n"
+        "      --tid=TID|NAME,...  threads, by id or name (main, producer#2, a set name)\n"
+        "      --object=ADDR|NAME,...  events on these objects\n"
+        "      --event=NAME|GLOB,...  events by name or glob (MUTEX_*); !NAME leaves them out\n"
+        "      --from=SECONDS, --to=SECONDS  a time span, since the start of the trace\n"},
     {"check",
         "usage: ptt check [--format=text|json] [--names=FILE] FILE\n"
+        "                 [--pid=PID,...] [--tid=TID|NAME,...] [--object=ADDR|NAME,...] [--event=NAME|GLOB,...]\n"
+        "                 [--kind=KIND,...] [--from=SECONDS] [--to=SECONDS]\n"
         "Deadlocks, lock-order cycles (even in a run that did not deadlock), hangs, misuse of the POSIX\n"
         "threads API and calls that returned an error, found in a trace: one finding per problem, with\n"
         "its threads, objects and the call site of every step. Exit status 0: nothing found; 1: found.\n"
         "\n"
         "  -f, --format=FORMAT     text (default) or json (docs/check.md)\n"
         "      --names=FILE        names for objects: lines 'ADDRESS NAME' or 'SYMBOL NAME'\n"
-        "  -h, --help              print this usage text and exit\n"},
+        "  -h, --help              print this usage text and exit\n"
+        "\n"
+        "Filters (combined: all must hold; a list: any of its values):\n"
+        "      --pid=PID,...       processes\n"
+        "      --tid=TID|NAME,...  threads, by id or name (main, producer#2, a set name)\n"
+        "      --object=ADDR|NAME,...  events on these objects\n"
+        "      --event=NAME|GLOB,...  events by name or glob (MUTEX_*); !NAME leaves them out\n"
+        "      --kind=KIND,...     objects of these kinds (mutex, cond, ...: 'ptt trace --list')\n"
+        "      --from=SECONDS, --to=SECONDS  a time span, since the start of the trace\n"},
     {"paje",
         "usage: ptt paje [--names=FILE] FILE -o OUT.paje\n"
         "       ptt export --format=paje [--names=FILE] FILE -o OUT.paje\n"
+        "                [--pid=PID,...] [--tid=TID|NAME,...] [--object=ADDR|NAME,...] [--event=NAME|GLOB,...]\n"
+        "                [--kind=KIND,...] [--from=SECONDS] [--to=SECONDS]\n"
         "Write a Pajé trace for ViTE and PajeNG.\n"
         "\n"
         "  -o, --output=FILE       the Pajé file to write (required)\n"
         "      --names=FILE        names for objects: lines 'ADDRESS NAME' or 'SYMBOL NAME'\n"
-        "  -h, --help              print this usage text and exit\n"},
+        "  -h, --help              print this usage text and exit\n"
+        "\n"
+        "Filters (combined: all must hold; a list: any of its values):\n"
+        "      --pid=PID,...       processes\n"
+        "      --tid=TID|NAME,...  threads, by id or name (main, producer#2, a set name)\n"
+        "      --object=ADDR|NAME,...  events on these objects\n"
+        "      --event=NAME|GLOB,...  events by name or glob (MUTEX_*); !NAME leaves them out\n"
+        "      --kind=KIND,...     objects of these kinds (mutex, cond, ...: 'ptt trace --list')\n"
+        "      --from=SECONDS, --to=SECONDS  a time span, since the start of the trace\n"},
     {"export",
         "usage: ptt export --format=FORMAT [--names=FILE] FILE -o OUT\n"
+        "                  [--pid=PID,...] [--tid=TID|NAME,...] [--object=ADDR|NAME,...] [--event=NAME|GLOB,...]\n"
+        "                  [--kind=KIND,...] [--from=SECONDS] [--to=SECONDS]\n"
         "Write the trace in another format.\n"
         "\n"
         "  -f, --format=FORMAT     the format to write (required):\n"
@@ -129,15 +160,33 @@ static const struct {
         "                            report    one self-contained HTML page (FILE)\n"
         "  -o, --output=OUT        the file (or directory, for ctf and sco) to write (required)\n"
         "      --names=FILE        names for objects: lines 'ADDRESS NAME' or 'SYMBOL NAME'\n"
-        "  -h, --help              print this usage text and exit\n"},
+        "  -h, --help              print this usage text and exit\n"
+        "\n"
+        "Filters (combined: all must hold; a list: any of its values):\n"
+        "      --pid=PID,...       processes\n"
+        "      --tid=TID|NAME,...  threads, by id or name (main, producer#2, a set name)\n"
+        "      --object=ADDR|NAME,...  events on these objects\n"
+        "      --event=NAME|GLOB,...  events by name or glob (MUTEX_*); !NAME leaves them out\n"
+        "      --kind=KIND,...     objects of these kinds (mutex, cond, ...: 'ptt trace --list')\n"
+        "      --from=SECONDS, --to=SECONDS  a time span, since the start of the trace\n"},
     {"report",
         "usage: ptt report [--names=FILE] FILE -o REPORT.html\n"
         "       ptt export --format=report [--names=FILE] FILE -o REPORT.html\n"
+        "                  [--pid=PID,...] [--tid=TID|NAME,...] [--object=ADDR|NAME,...] [--event=NAME|GLOB,...]\n"
+        "                  [--kind=KIND,...] [--from=SECONDS] [--to=SECONDS]\n"
         "Write one self-contained HTML page.\n"
         "\n"
         "  -o, --output=FILE       the page to write (required)\n"
         "      --names=FILE        names for objects: lines 'ADDRESS NAME' or 'SYMBOL NAME'\n"
-        "  -h, --help              print this usage text and exit\n"},
+        "  -h, --help              print this usage text and exit\n"
+        "\n"
+        "Filters (combined: all must hold; a list: any of its values):\n"
+        "      --pid=PID,...       processes\n"
+        "      --tid=TID|NAME,...  threads, by id or name (main, producer#2, a set name)\n"
+        "      --object=ADDR|NAME,...  events on these objects\n"
+        "      --event=NAME|GLOB,...  events by name or glob (MUTEX_*); !NAME leaves them out\n"
+        "      --kind=KIND,...     objects of these kinds (mutex, cond, ...: 'ptt trace --list')\n"
+        "      --from=SECONDS, --to=SECONDS  a time span, since the start of the trace\n"},
     {"ctl",
         "usage: ptt ctl list\n"
         "       ptt ctl SESSION status\n"
