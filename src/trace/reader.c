@@ -396,6 +396,14 @@ static uint64_t scaled(const struct ptt_reader *r, uint64_t a)
     uint64_t q = (uint64_t)p;
     if (p >> 64) {
         int sh = 64 - __builtin_clzll((uint64_t)(p >> 64));
+        /* Mostly the integer part is p's bits from -e up (past 64), and rounding up at bit sh
+         * (rounding down leaves them) cannot carry into it: p's floor is the answer. */
+        if (e <= -64 && e > -128 && sh < 64) {
+            uint64_t lo = (uint64_t)p, hi = (uint64_t)(p >> 64), up = lo + (1ull << sh);
+            unsigned f = (unsigned)(-e - 64);
+            if (((hi + (up < lo)) >> f) == hi >> f)
+                return hi >> f >= 9200000000000000000ull ? UINT64_MAX : hi >> f;
+        }
         q = (uint64_t)(p >> sh);
         unsigned __int128 rem = p & (((unsigned __int128)1 << sh) - 1);
         unsigned __int128 half = (unsigned __int128)1 << (sh - 1);
