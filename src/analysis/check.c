@@ -63,6 +63,9 @@ struct cthread *check_thread(struct ptt_check *c, int32_t pid, int32_t tid)
 {
     if (c->last && c->last->tid == tid && c->last->pid == pid)
         return c->last;
+    struct cthread **slot = &c->tcache[(uint32_t)tid % PTT_CHECK_TCACHE];
+    if (*slot && (*slot)->tid == tid && (*slot)->pid == pid)
+        return c->last = *slot;
     struct cthread *th =
         ptt_hmap_get(&c->threads, ptt_key2((uint32_t)pid, (uint32_t)tid), sizeof *th);
     if (!th->tt) {
@@ -71,7 +74,7 @@ struct cthread *check_thread(struct ptt_check *c, int32_t pid, int32_t tid)
         struct ptt_ev key = {.pid = pid, .tid = tid};
         th->tt = ptt_tracker_get(c->tracker, &key);
     }
-    return c->last = th;
+    return c->last = *slot = th;
 }
 
 struct cthread *check_thread_of(struct ptt_check *c, int32_t pid, uint64_t handle)

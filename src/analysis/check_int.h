@@ -67,6 +67,7 @@ struct cobj {
 };
 
 #define PTT_CHECK_OCACHE 256
+#define PTT_CHECK_TCACHE 64
 
 struct cmodule {
     int32_t pid;
@@ -97,6 +98,7 @@ struct ptt_check {
     int32_t gen_pid; /* the last process whose generation was looked up, and it */
     unsigned gen;
     struct cobj *ocache[PTT_CHECK_OCACHE];
+    struct cthread *tcache[PTT_CHECK_TCACHE]; /* by tid: threads take turns, event by event */
 };
 
 struct cthread *check_thread(struct ptt_check *c, int32_t pid, int32_t tid);

@@ -156,7 +156,10 @@ static struct ptt_open *push(struct ptt_tthread *th, const struct ptt_ev *ev, in
     /* The event's recorded arguments only: not the whole array, for every call. */
     unsigned n = ev->nargs < PTT_EVENT_MAX_ARGS ? ev->nargs : PTT_EVENT_MAX_ARGS;
     memcpy(&o->in, ev, offsetof(struct ptt_ev, args));
-    memcpy(o->in.args, ev->args, n * sizeof *ev->args);
+    if (n <= 6) /* most: a copy of fixed size, inlined (ev->args has room) */
+        memcpy(o->in.args, ev->args, 6 * sizeof *ev->args);
+    else
+        memcpy(o->in.args, ev->args, n * sizeof *ev->args);
     o->frame = frame;
     o->object = ptt_ev_role(ev, PTT_RF_OBJECT, 0);
     o->site = site_of(ev);
