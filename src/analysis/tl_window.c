@@ -136,8 +136,8 @@ static void w_state(void *arg, int32_t pid, int32_t tid, enum ptt_tl_state state
         w->cb->state(w->arg, pid, tid, state, from < w->from ? w->from : from, to, object, call);
 }
 
-static void w_link(void *arg, enum ptt_tl_link kind, int32_t pid, int32_t from_tid,
-                   int64_t from_ns, int32_t to_tid, int64_t to_ns, uint64_t object)
+static void w_link(void *arg, enum ptt_tl_link kind, int32_t pid, int32_t from_tid, int64_t from_ns,
+                   int32_t to_tid, int64_t to_ns, uint64_t object)
 {
     struct tl_window *w = arg;
     if (w->cb->link && inside(w, to_ns))

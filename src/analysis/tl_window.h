@@ -12,7 +12,7 @@ struct tl_window {
     const struct ptt_tl_callbacks *cb; /* the caller's */
     void *arg;
     int64_t from;
-    int open; /* the window began: what was pending was told */
+    int open;                  /* the window began: what was pending was told */
     struct ptt_hmap pending;   /* processes, threads, owners and counters before it */
     struct tl_pending **order; /* the same, in the order met */
     size_t n, cap;

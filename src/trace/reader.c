@@ -80,7 +80,7 @@ struct ptt_reader {
     size_t nheap;
     struct ptt_tracker *calls; /* each stream's calls entered and not yet left */
     int started;
-    uint64_t skip_below;        /* ptt_reader_skip: the events before are not decoded */
+    uint64_t skip_below;      /* ptt_reader_skip: the events before are not decoded */
     int (*keep)(uint16_t id); /* but these */
     long double ns_per_tick;
     uint64_t tick_m; /* ns_per_tick = tick_m * 2^tick_e exactly, when long double is x87's */
