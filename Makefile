@@ -5,7 +5,7 @@ PREFIX ?= /usr/local
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE ?= cmake
 
-.PHONY: all check check-fast check-san stress demo bench check-peers check-speed install clean events-md docs format
+.PHONY: all check check-fast check-san stress demo bench bench-readers check-peers check-speed install clean events-md docs format
 
 all: $(BUILD)/CMakeCache.txt
 	$(CMAKE) --build $(BUILD) -j$(JOBS)
@@ -53,6 +53,11 @@ bench: all
 # ptt check on a 30-million-event trace: events per second and memory (docs/check.md).
 check-speed: all
 	bench/check_speed.sh $(BUILD)
+
+# Every reader (view, stat, check, report, paje, export) on a 30-million-event trace: events per
+# second, memory, the size of each export (docs/performance.md, "Reading"; a few minutes).
+bench-readers: all
+	bench/readers.sh $(BUILD)
 
 check-peers: all
 	python3 bench/check_peers.py --build $(BUILD) --out $(BUILD)/check_peers.md

@@ -51,6 +51,7 @@ void ptt_check_free(struct ptt_check *c)
     for (size_t i = 0; i < c->nf; i++)
         free(c->f[i]);
     free(c->f);
+    free(c->scratch);
     free(c);
 }
 
@@ -63,6 +64,9 @@ struct cthread *check_thread(struct ptt_check *c, int32_t pid, int32_t tid)
 {
     if (c->last && c->last->tid == tid && c->last->pid == pid)
         return c->last;
+    struct cthread **slot = &c->tcache[(uint32_t)tid % PTT_CHECK_TCACHE];
+    if (*slot && (*slot)->tid == tid && (*slot)->pid == pid)
+        return c->last = *slot;
     struct cthread *th =
         ptt_hmap_get(&c->threads, ptt_key2((uint32_t)pid, (uint32_t)tid), sizeof *th);
     if (!th->tt) {
@@ -74,7 +78,7 @@ struct cthread *check_thread(struct ptt_check *c, int32_t pid, int32_t tid)
         struct ptt_ev key = {.pid = pid, .tid = tid};
         th->tt = ptt_tracker_get(c->tracker, &key);
     }
-    return c->last = th;
+    return c->last = *slot = th;
 }
 
 struct cthread *check_thread_of(struct ptt_check *c, int32_t pid, uint64_t handle)
@@ -134,9 +138,30 @@ struct cobj *check_obj(struct ptt_check *c, int32_t pid, uint64_t addr, int cls)
     return o;
 }
 
+void ptt_check_window(struct ptt_check *c, int64_t from, int no_end)
+{
+    c->from = from;
+    c->no_end = no_end;
+}
+
+/* A finding of an event before the window: filled, then forgotten (the same finding inside the
+ * window is a new one). */
+static struct ptt_finding *scratch(struct ptt_check *c, enum ptt_fkind kind, const char *what)
+{
+    if (!c->scratch)
+        c->scratch = ptt_must(malloc(sizeof *c->scratch));
+    memset(c->scratch, 0, sizeof *c->scratch);
+    c->scratch->kind = kind;
+    c->scratch->what = what;
+    c->scratch->count = 1;
+    return c->scratch;
+}
+
 struct ptt_finding *check_add(struct ptt_check *c, enum ptt_fkind kind, const char *what,
                               uint64_t key, const char *summary)
 {
+    if (c->end_ns < c->from)
+        return scratch(c, kind, what);
     struct ptt_finding **slot = NULL;
     if (key) {
         slot = ptt_hmap_get(&c->dedup, key, sizeof *slot);
@@ -364,15 +389,35 @@ static int finding_cmp(const void *a, const void *b)
     return tx < ty ? -1 : tx > ty;
 }
 
+/* Whether a finding made at the end has no step inside the window. */
+static int before_window(const struct ptt_check *c, const struct ptt_finding *f)
+{
+    for (unsigned i = 0; i < f->nsteps; i++)
+        if (f->steps[i].ns >= c->from)
+            return 0;
+    return f->nsteps > 0;
+}
+
 struct ptt_finding **ptt_check_end(struct ptt_check *c, size_t *n)
 {
-    for (size_t i = 0; i < c->threads.cap; i++) {
-        struct cthread *th = ptt_hmap_slot(&c->threads, i);
-        if (th && !th->ended)
-            snapshot(th);
+    size_t during = c->nf;
+    if (!c->no_end) {
+        for (size_t i = 0; i < c->threads.cap; i++) {
+            struct cthread *th = ptt_hmap_slot(&c->threads, i);
+            if (th && !th->ended)
+                snapshot(th);
+        }
+        check_block_end(c);
     }
-    check_block_end(c);
     check_order_end(c, c->order);
+    size_t k = during; /* those made at the end (keys 0: not in dedup) */
+    for (size_t i = during; i < c->nf; i++) {
+        if (before_window(c, c->f[i]))
+            free(c->f[i]);
+        else
+            c->f[k++] = c->f[i];
+    }
+    c->nf = k;
     if (c->nf) /* qsort wants an array, even of none */
         qsort(c->f, c->nf, sizeof *c->f, finding_cmp);
     *n = c->nf;

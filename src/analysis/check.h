@@ -60,6 +60,10 @@ struct ptt_check *ptt_check_new(const struct ptt_names *names);
  * classes left out): the rules that need them all (an unlock of a lock not held, a use of an
  * object never initialised) are off. */
 void ptt_check_partial(struct ptt_check *c);
+/* Keep only the findings of the window from ns from on (what happens before is followed, not
+ * reported); with no_end, the window ends before the trace: nothing is looked for at the end
+ * (deadlocks, hangs: a thread waiting then may go on after). */
+void ptt_check_window(struct ptt_check *c, int64_t from, int no_end);
 /* Follow one event (every event of the trace, in time order). */
 void ptt_check_event(struct ptt_check *c, const struct ptt_ev *ev);
 /* The trace is over: find what can only be seen at its end (deadlocks, hangs, locks held at a

@@ -72,6 +72,7 @@ struct cobj {
 };
 
 #define PTT_CHECK_OCACHE 256
+#define PTT_CHECK_TCACHE 64
 
 struct cmodule {
     uint64_t lo, hi;
@@ -101,10 +102,14 @@ struct ptt_check {
     struct ptt_hmap procs;   /* pid -> cproc */
     struct check_order *order;
     int64_t end_ns;
+    int64_t from;                /* ptt_check_window: findings before are not kept */
+    int no_end;                  /* nor those of the end (the window ends before the trace) */
+    struct ptt_finding *scratch; /* a finding before the window, filled and forgotten */
     int partial; /* events were lost, or recording switched: "not held" cannot be told */
     const struct ptt_names *names;
     struct cproc *last_proc; /* the last process looked up */
     struct cobj *ocache[PTT_CHECK_OCACHE];
+    struct cthread *tcache[PTT_CHECK_TCACHE]; /* by tid: threads take turns, event by event */
 };
 
 struct cthread *check_thread(struct ptt_check *c, int32_t pid, int32_t tid);

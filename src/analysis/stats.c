@@ -18,6 +18,7 @@ struct thread {
     struct ptt_tthread *calls;
     /* Time waited for ptt's buffer (TRACE_BUFFER_WAIT): in all, and when its call began. */
     uint64_t bufwait, bufwait_in;
+    int shown; /* an event in the window */
 };
 
 /* An object's statistics, and who made others wait for it (a lock's). */
@@ -36,7 +37,14 @@ struct ptt_stats {
     uint64_t bufwait_ns, bufwaits; /* TRACE_BUFFER_WAIT */
     void (*observe)(void *arg, const struct ptt_stat_interval *iv);
     void *observe_arg;
+    int64_t from; /* ptt_stats_window */
 };
+
+/* A time in the window: what began before counts from its start. */
+static inline int64_t since(const struct ptt_stats *s, int64_t ns)
+{
+    return ns < s->from ? s->from : ns;
+}
 
 unsigned ptt_stat_bucket(uint64_t v)
 {
@@ -202,7 +210,7 @@ static void hold_end(struct ptt_stats *s, const struct ptt_ev *ev, const struct 
     struct object *o = find_object(s, ev->pid, tr->released.object);
     if (!o)
         return;
-    hist_add(&o->pub.hold, (uint64_t)ev->ns - (uint64_t)tr->released.ns);
+    hist_add(&o->pub.hold, (uint64_t)ev->ns - (uint64_t)since(s, tr->released.ns));
     ptt_blame_release(&o->blame, ev->tid, opened_site(tr), ev->ns);
     if (s->observe) {
         struct ptt_stat_interval iv = {.what = PTT_STAT_IV_HOLD,
@@ -304,7 +312,7 @@ static void close_call(struct ptt_stats *s, struct thread *t, const struct ptt_e
                        const struct ptt_open *c, int ended)
 {
     unsigned what = 0; /* for the observer */
-    uint64_t now = (uint64_t)ev->ns, dur = now - (uint64_t)c->in.ns;
+    uint64_t now = (uint64_t)ev->ns, dur = now - (uint64_t)since(s, c->in.ns);
     uint64_t ptt_wait = t->bufwait - t->bufwait_in; /* ptt's, not the object's: left out */
     dur -= ptt_wait < dur ? ptt_wait : dur;
     uint16_t id = c->in.id;
@@ -332,7 +340,7 @@ static void close_call(struct ptt_stats *s, struct thread *t, const struct ptt_e
             blocked_on(&t->pub, c->object, id, dur);
             site_wait(o, c->site, dur);
             if (r == R_LOCK) /* a semaphore has no holder */
-                ptt_blame_wait_end(&ob->blame, ev->tid, c->in.ns, ev->ns, ok);
+                ptt_blame_wait_end(&ob->blame, ev->tid, since(s, c->in.ns), ev->ns, ok);
         }
         break;
     }
@@ -365,7 +373,7 @@ static void blocked(struct ptt_stats *s, const struct ptt_ev *ev, const struct p
     if (role_of(c->in.info) != R_LOCK)
         return;
     struct object *o = object_of(s, ev->pid, c->object, PTT_CLASS_OF(c->in.id));
-    ptt_blame_wait(&o->blame, ev->tid, c->in.ns);
+    ptt_blame_wait(&o->blame, ev->tid, since(s, c->in.ns));
 }
 
 /* The waits of a thread that ended inside its lock calls are not counted: nor charged. */
@@ -381,12 +389,34 @@ static void forget_waits(struct ptt_stats *s, const struct ptt_ev *ev, const str
     }
 }
 
+void ptt_stats_window(struct ptt_stats *s, int64_t from)
+{
+    s->from = from;
+}
+
+/* An event before the window: what its thread does and holds, nothing counted. */
+static void state_only(struct ptt_stats *s, const struct ptt_ev *ev)
+{
+    if (!ev->info || ev->nested)
+        return;
+    struct thread *t =
+        ptt_hmap_get(&s->threads, ptt_key2((uint64_t)ev->pid, (uint64_t)ev->tid), sizeof *t);
+    if (!t->calls)
+        t->calls = ptt_tracker_get(s->calls, ev);
+    ptt_tracker_feed(t->calls, ev, NULL);
+}
+
 void ptt_stats_event(struct ptt_stats *s, const struct ptt_ev *ev)
 {
+    if (ev->ns < s->from) {
+        state_only(s, ev);
+        return;
+    }
     struct thread *t = s->last_thread;
     if (!t || t->pub.tid != ev->tid || t->pub.pid != ev->pid) {
         t = ptt_hmap_get(&s->threads, ptt_key2((uint64_t)ev->pid, (uint64_t)ev->tid), sizeof *t);
-        if (!t->pub.tid) {
+        if (!t->shown) {
+            t->shown = 1;
             t->pub.pid = ev->pid;
             t->pub.tid = ev->tid;
             t->pub.first = ev->ns;
@@ -548,7 +578,7 @@ struct ptt_stat_thread **ptt_stats_threads(const struct ptt_stats *s, size_t *n)
     size_t k = 0;
     for (size_t i = 0; i < s->threads.cap; i++) {
         struct thread *t = ptt_hmap_slot(&s->threads, i);
-        if (t)
+        if (t && t->shown)
             v[k++] = &t->pub;
     }
     qsort(v, k, sizeof *v, cmp_thread);

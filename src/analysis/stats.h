@@ -69,6 +69,9 @@ struct ptt_stats;
 struct ptt_stats *ptt_stats_new(void);
 /* One event, in time order. */
 void ptt_stats_event(struct ptt_stats *s, const struct ptt_ev *ev);
+/* Count only from ns from on (--from): the events before build what each thread is inside and
+ * holds; a wait or a hold begun before counts from there. */
+void ptt_stats_window(struct ptt_stats *s, int64_t from);
 /* The objects of the classes in kinds (a class mask; 0: all), sorted by key (names: for the
  * name sort); threads sorted by blocked time. Arrays to free(), *n long; the records live as long
  * as s. */

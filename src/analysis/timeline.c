@@ -8,7 +8,9 @@
 #include "util/hmap.h"
 #include "analysis/timeline.h"
 #include "util/progress.h"
+#include "analysis/tl_window.h"
 #include "analysis/tracker.h"
+#include "trace/filter.h"
 
 struct tthread {
     int32_t pid, tid;
@@ -427,22 +429,54 @@ static void on_event(struct tl *t, const struct ptt_ev *ev)
         on_state(t, th, p, ev, &tr);
 }
 
+static const struct ptt_filter *tl_filter;
+static int tl_skip;
+
+void ptt_timeline_filter(const struct ptt_filter *f, int skip)
+{
+    tl_filter = f;
+    tl_skip = skip;
+}
+
+int64_t ptt_timeline_from(void)
+{
+    return tl_skip ? 0 : ptt_filter_from(tl_filter);
+}
+
+/* The trace's events the filter selects, up to --to, into t; the time of the last one read. */
+static int64_t tl_read(struct tl *t, struct ptt_reader *r)
+{
+    const struct ptt_filter *f = tl_filter;
+    int64_t from = ptt_filter_from(f), to = ptt_filter_to(f), end = 0;
+    const struct ptt_ev *ev;
+    while ((ev = ptt_reader_get(r))) {
+        if (to >= 0 && ev->ns > to)
+            break;
+        ptt_progress_tick();
+        ptt_names_event(t->names, ev);
+        if (f && !ptt_filter_select(f, ev))
+            continue;
+        if (tl_skip && ev->ns < from) /* delivered for the names only */
+            continue;
+        on_event(t, ev);
+        end = ev->ns;
+    }
+    return end;
+}
+
 int ptt_timeline_run(const char *path, struct ptt_names *names, const struct ptt_tl_callbacks *cb,
                      void *arg, char *err, size_t errlen)
 {
-    struct ptt_reader *r = ptt_reader_open(path, err, errlen);
+    struct ptt_reader *r = ptt_filter_open(tl_filter, path, tl_skip, err, errlen);
     if (!r)
         return -1;
+    /* Analyses that follow what came before the window see the callbacks through it. */
+    struct tl_window w = {.cb = cb, .arg = arg, .from = ptt_filter_from(tl_filter)};
+    if (w.from > 0 && !tl_skip)
+        cb = &ptt_tl_window_callbacks, arg = &w;
     struct tl t = {cb, arg, names, {0}, {0}, {0}, {0}, {0}, ptt_tracker_new(PTT_TRACK_TID)};
-    struct ptt_ev ev;
-    int64_t end = 0;
     ptt_progress_start(NULL, r);
-    while (ptt_reader_next(r, &ev)) {
-        ptt_progress_tick();
-        ptt_names_event(names, &ev);
-        on_event(&t, &ev);
-        end = ev.ns;
-    }
+    int64_t end = tl_read(&t, r);
     ptt_progress_end();
     /* What was still going on at the end: threads, then processes. */
     for (size_t i = 0; i < t.threads.cap; i++) {
@@ -468,5 +502,6 @@ int ptt_timeline_run(const char *path, struct ptt_names *names, const struct ptt
     ptt_hmap_free(&t.procs, NULL);
     ptt_hmap_free(&t.created, NULL);
     ptt_tracker_free(t.calls);
+    ptt_tl_window_free(&w);
     return e ? -1 : 0;
 }

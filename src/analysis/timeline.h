@@ -36,6 +36,9 @@ enum ptt_tl_link {
 struct ptt_tl_callbacks {
     /* Every event, first (CTF, SCO: all of them). */
     void (*event)(void *arg, const struct ptt_ev *ev);
+    /* An event before the window of ptt_timeline_filter's --from, when the timeline follows
+     * them (not skip): the state it builds, not to be shown. */
+    void (*before)(void *arg, const struct ptt_ev *ev);
     /* A process or thread is first or last seen. name: its name, or NULL. */
     void (*process)(void *arg, int32_t pid, int64_t ns, int begin);
     void (*thread)(void *arg, int32_t pid, int32_t tid, int64_t ns, int begin, const char *name);
@@ -64,6 +67,16 @@ const char *ptt_tl_state_cname(enum ptt_tl_state s);
 /* The state of a thread blocked on an object of class cls (PTT_TL_RUNNING: it never blocks). */
 enum ptt_tl_state ptt_tl_state_of_class(int cls);
 const char *ptt_tl_link_name(enum ptt_tl_link k);
+
+struct ptt_filter;
+/* The filter (the options --pid, --tid, --object, --event, --kind, --from, --to) every later
+ * ptt_timeline_run applies: only the events it selects are followed; with skip, the events
+ * before --from are not read (calls, states begun before are not seen); else they are followed
+ * and what goes on into the window is shown from its start. Reading stops after --to; what is
+ * still going on then ends at the last event read. NULL: none. */
+void ptt_timeline_filter(const struct ptt_filter *f, int skip);
+/* The start of that window when the events before it are followed (not skip), else 0. */
+int64_t ptt_timeline_from(void);
 
 /* Read the trace at path and call cb (any callback may be NULL). names is fed every event
  * (ptt_names_event) before the callbacks see it. 0; or -1 with a message in err: the file could

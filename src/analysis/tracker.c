@@ -11,6 +11,7 @@
 
 struct ptt_tracker {
     enum ptt_tracker_key key;
+    int calls_only;
     struct ptt_hmap threads;
 };
 
@@ -26,14 +27,15 @@ static void *grow(void *p, unsigned *cap, size_t size)
     return p;
 }
 
-struct ptt_tracker *ptt_tracker_new(enum ptt_tracker_key key)
+struct ptt_tracker *ptt_tracker_new(int key)
 {
     struct ptt_tracker *t = calloc(1, sizeof *t);
     if (!t) {
         fprintf(stderr, "ptt: out of memory\n");
         exit(2);
     }
-    t->key = key;
+    t->key = (enum ptt_tracker_key)(key & ~PTT_TRACK_CALLS_ONLY);
+    t->calls_only = (key & PTT_TRACK_CALLS_ONLY) != 0;
     return t;
 }
 
@@ -145,10 +147,19 @@ static struct ptt_open *push(struct ptt_tthread *th, const struct ptt_ev *ev, in
     if (th->nopen == th->open_cap)
         th->open = grow(th->open, &th->open_cap, sizeof *th->open);
     struct ptt_open *o = &th->open[th->nopen++];
+    if (th->calls_only) {
+        memcpy(&o->in, ev, offsetof(struct ptt_ev, args));
+        o->in.nargs = 0;
+        o->frame = frame;
+        return o;
+    }
     /* The event's recorded arguments only: not the whole array, for every call. */
     unsigned n = ev->nargs < PTT_EVENT_MAX_ARGS ? ev->nargs : PTT_EVENT_MAX_ARGS;
     memcpy(&o->in, ev, offsetof(struct ptt_ev, args));
-    memcpy(o->in.args, ev->args, n * sizeof *ev->args);
+    if (n <= 6) /* most: a copy of fixed size, inlined (ev->args has room) */
+        memcpy(o->in.args, ev->args, 6 * sizeof *ev->args);
+    else
+        memcpy(o->in.args, ev->args, n * sizeof *ev->args);
     o->frame = frame;
     o->object = ptt_ev_role(ev, PTT_RF_OBJECT, 0);
     o->site = site_of(ev);
@@ -196,7 +207,8 @@ static void release(struct ptt_tthread *th, uint64_t obj, int all, struct ptt_tr
     *h = th->held[--th->nheld];
 }
 
-static void on_in(struct ptt_tthread *th, const struct ptt_ev *ev, struct ptt_track *res)
+/* What an IN event lets go: the object it unlocks, the mutex of a condvar wait. */
+static void release_in(struct ptt_tthread *th, const struct ptt_ev *ev, struct ptt_track *res)
 {
     const struct ptt_evinfo *e = ev->info;
     uint64_t v;
@@ -204,6 +216,13 @@ static void on_in(struct ptt_tthread *th, const struct ptt_ev *ev, struct ptt_tr
         release(th, v, 0, res);
     else if (e->role == PTT_ROLE_WAIT && ptt_ev_role_get(ev, PTT_RF_LOCK, &v))
         release(th, v, 1, res); /* the mutex is released while it waits */
+}
+
+static void on_in(struct ptt_tthread *th, const struct ptt_ev *ev, struct ptt_track *res)
+{
+    const struct ptt_evinfo *e = ev->info;
+    if (!th->calls_only)
+        release_in(th, ev, res);
     if (e->noreturn)
         return;
     res->what |= PTT_TRK_OPENED;
@@ -228,6 +247,8 @@ static void on_out(struct ptt_tthread *th, const struct ptt_ev *ev, struct ptt_t
     res->what |= PTT_TRK_CLOSED;
     res->closed = c;
     res->nclosed = 1;
+    if (th->calls_only)
+        return;
     const struct ptt_evinfo *in = c->in.info;
     uint64_t lock;
     if (in->role == PTT_ROLE_ACQUIRE && !(in->rflags & PTT_ROLEF_COUNTED) &&
@@ -292,7 +313,10 @@ static void frame_end(struct ptt_tthread *th)
 static void on_state(struct ptt_tthread *th, const struct ptt_ev *ev, struct ptt_track *res)
 {
     switch (ev->info->role) {
-    case PTT_ROLE_CONTENDED: contended(th, ev, res); return;
+    case PTT_ROLE_CONTENDED:
+        if (!th->calls_only)
+            contended(th, ev, res);
+        return;
     case PTT_ROLE_FRAME_BEGIN:
         res->what |= PTT_TRK_OPENED;
         res->opened = push(th, ev, 1);
@@ -320,6 +344,7 @@ struct ptt_tthread *ptt_tracker_get(struct ptt_tracker *t, const struct ptt_ev *
     th->pid = ev->pid;
     th->tid = ev->tid;
     th->key = key;
+    th->calls_only = t->calls_only;
     return th;
 }
 
@@ -333,11 +358,32 @@ unsigned ptt_tracker_event(struct ptt_tracker *t, const struct ptt_ev *ev, struc
     return ptt_tracker_feed(ptt_tracker_get(t, ev), ev, res);
 }
 
+/* PTT_TRACK_CALLS_ONLY, for the reader (every event of every thread): a call's IN pushes its
+ * header, its OUT pops it; the rest as for the others. */
+static unsigned calls_only(struct ptt_tthread *th, const struct ptt_ev *ev, struct ptt_track *res)
+{
+    const struct ptt_evinfo *e = ev->info;
+    if (e->kind == PTT_KIND_IN) {
+        if (!e->noreturn)
+            push(th, ev, 0);
+        return 0;
+    }
+    res->what = 0;
+    if (e->kind == PTT_KIND_OUT) {
+        on_out(th, ev, res);
+        return 0;
+    }
+    on_state(th, ev, res);
+    return 0;
+}
+
 unsigned ptt_tracker_feed(struct ptt_tthread *th, const struct ptt_ev *ev, struct ptt_track *res)
 {
     struct ptt_track none;
     if (!res)
         res = &none;
+    if (th->calls_only && ev->info) /* the caller wants no result */
+        return calls_only(th, ev, res);
     /* The members the flags name are set below (not a memset: every event comes here). */
     res->what = 0;
     res->nclosed = 0;

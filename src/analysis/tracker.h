@@ -43,6 +43,7 @@ struct ptt_held {
 struct ptt_tthread {
     int32_t pid, tid;
     uint32_t key;           /* the serial or the tid, as the tracker was made */
+    int calls_only;         /* PTT_TRACK_CALLS_ONLY: no objects held, IN events without args */
     int ended;              /* THREAD_END seen */
     struct ptt_open *open;  /* outermost first */
     unsigned nopen, ncalls; /* entries; of them, calls (not frames) */
@@ -54,6 +55,10 @@ struct ptt_tthread {
 /* How a tracker tells threads apart: the reader's streams and the live pool by the thread's
  * serial number in its process, the analyses of the merged stream by tid. */
 enum ptt_tracker_key { PTT_TRACK_SERIAL, PTT_TRACK_TID };
+/* Or'ed with the key: follow the calls only (which are open, their IN events' headers; no
+ * arguments, objects, sites nor blocking; no result from ptt_tracker_feed), for the reader,
+ * which needs no more and sees every event. */
+#define PTT_TRACK_CALLS_ONLY 8
 
 /* What one event did (the ptt_tracker_event flags). The pointers are valid until the next
  * event of the same tracker. */
@@ -77,7 +82,7 @@ struct ptt_track {
 struct ptt_tracker;
 
 /* Exits on out of memory, as the tables of the tools do. */
-struct ptt_tracker *ptt_tracker_new(enum ptt_tracker_key key);
+struct ptt_tracker *ptt_tracker_new(int key);
 void ptt_tracker_free(struct ptt_tracker *t);
 /* Follow ev (events of an unknown id do nothing); res (may be NULL) says what it did. An OUT
  * event closes the innermost call of its routine (the calls above it are dropped: their OUT

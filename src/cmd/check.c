@@ -11,6 +11,7 @@
 #include "analysis/names.h"
 #include "cmd/check.h"
 #include "cmd/cmds.h"
+#include "trace/filter.h"
 #include "cmd/usage.h"
 #include "trace/reader.h"
 #include "util/json.h"
@@ -277,6 +278,31 @@ static void recorded(struct ptt_reader *r, const char *path, struct ptt_check *c
                  path);
 }
 
+/* The events up to --to into names, those the filter selects into the checker; how many were
+ * in the window; *ended: the trace ended before --to. */
+static uint64_t check_read(struct ptt_reader *r, struct ptt_names *names, struct ptt_check *c,
+                           const struct ptt_filter *flt, int *ended)
+{
+    const struct ptt_ev *ev;
+    int filtered = ptt_filter_any(flt);
+    int64_t from = ptt_filter_from(flt), to = ptt_filter_to(flt);
+    uint64_t nevents = 0;
+    *ended = 1;
+    while ((ev = ptt_reader_get(r))) {
+        if (to >= 0 && ev->ns > to) {
+            *ended = 0;
+            break;
+        }
+        ptt_progress_tick();
+        ptt_names_event(names, ev);
+        if (filtered && !ptt_filter_select(flt, ev))
+            continue;
+        ptt_check_event(c, ev);
+        nevents += ev->ns >= from;
+    }
+    return nevents;
+}
+
 /* The --names file, then the trace; NULL (having said why) if either cannot be read. */
 static struct ptt_reader *check_open(const char *path, const char *names_file,
                                      struct ptt_names *names)
@@ -290,23 +316,24 @@ static struct ptt_reader *check_open(const char *path, const char *names_file,
     return r;
 }
 
-/* The trace read, its findings written to f (after starting the pager, if any); the exit status.
- * Closes r. */
+/* The trace read (the filter's events: flt may be NULL), its findings written to f (after
+ * starting the pager, if any); the exit status. Closes r. */
 static int check_run(struct ptt_reader *r, struct ptt_names *names, const char *path, int json,
-                     FILE *f, const struct ptt_term *term)
+                     FILE *f, const struct ptt_term *term, struct ptt_filter *flt)
 {
     struct ptt_check *c = ptt_check_new(names);
     recorded(r, path, c);
-    struct ptt_ev ev;
-    uint64_t nevents = 0;
-    ptt_progress_start("check", r);
-    while (ptt_reader_next(r, &ev)) {
-        ptt_progress_tick();
-        ptt_names_event(names, &ev);
-        ptt_check_event(c, &ev);
-        nevents++;
+    if (flt) {
+        ptt_filter_names(flt, names);
+        if (ptt_filter_selects(flt)) /* some calls of a thread are not seen */
+            ptt_check_partial(c);
     }
+    int ended;
+    ptt_check_window(c, ptt_filter_from(flt), 0);
+    ptt_progress_start("check", r);
+    uint64_t nevents = check_read(r, names, c, flt, &ended);
     ptt_progress_end();
+    ptt_check_window(c, ptt_filter_from(flt), !ended);
     size_t n;
     struct ptt_finding **found = ptt_check_end(c, &n);
     struct out o = {f, names};
@@ -327,7 +354,7 @@ static int check_run(struct ptt_reader *r, struct ptt_names *names, const char *
     if (e) {
         ptt_warn("check", "%s: %s", path, e);
         rc = PTT_EXIT_USAGE;
-    } else if (!nevents) {
+    } else if (!nevents && !ptt_filter_any(flt)) { /* a filter may keep none */
         ptt_warn("check", "%s: no events", path);
         rc = PTT_EXIT_USAGE;
     }
@@ -340,28 +367,32 @@ int ptt_check_file(const char *path, int json, const char *names_file, FILE *f)
 {
     struct ptt_names *names = ptt_names_new();
     struct ptt_reader *r = check_open(path, names_file, names);
-    int rc = r ? check_run(r, names, path, json, f, NULL) : PTT_EXIT_USAGE;
+    int rc = r ? check_run(r, names, path, json, f, NULL, NULL) : PTT_EXIT_USAGE;
     ptt_names_free(names);
     return rc;
 }
 
-int cmd_check(int argc, char **argv)
+/* The options; returns -1 to go on, else the exit status. */
+static int check_options(int argc, char **argv, int *json, const char **names_file,
+                         struct ptt_filter *flt, struct ptt_term *term)
 {
     static const struct option opts[] = {{"format", required_argument, 0, 'f'},
                                          {"names", required_argument, 0, 'N'},
                                          {"help", no_argument, 0, 'h'},
+                                         PTT_FILTER_OPTIONS,
+                                         PTT_FILTER_KIND_OPTION,
                                          PTT_TERM_OPTIONS,
                                          {0, 0, 0, 0}};
-    int json = 0, c;
-    const char *names_file = NULL;
-    struct ptt_term term = {0};
+    int c;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "f:ho:", opts, NULL)) != -1) {
-        int t = ptt_term_option("check", &term, c, optarg);
-        if (t < 0)
+        int k = ptt_filter_option(flt, "check", c, optarg);
+        if (k == 0)
+            k = ptt_term_option("check", term, c, optarg);
+        if (k < 0)
             return PTT_EXIT_USAGE;
-        if (t)
+        if (k)
             continue;
         switch (c) {
         case 'f':
@@ -369,9 +400,9 @@ int cmd_check(int argc, char **argv)
                 ptt_warn("check", "--format=%s: use text or json", optarg);
                 return PTT_EXIT_USAGE;
             }
-            json = !strcmp(optarg, "json");
+            *json = !strcmp(optarg, "json");
             break;
-        case 'N': names_file = optarg; break;
+        case 'N': *names_file = optarg; break;
         case 'h': fputs(ptt_usage("check"), stdout); return 0;
         default: ptt_bad_option("check", argv); return PTT_EXIT_USAGE;
         }
@@ -380,19 +411,38 @@ int cmd_check(int argc, char **argv)
         ptt_warn("check", "one trace file at a time");
         return PTT_EXIT_USAGE;
     }
-    const char *path = optind < argc ? argv[optind] : ptt_default_trace("check");
-    if (!path)
-        return PTT_EXIT_USAGE;
+    return -1;
+}
+
+/* The trace at path checked, the findings on standard output (or -o). */
+static int check_path(const char *path, int json, const char *names_file, struct ptt_filter *flt,
+                      struct ptt_term *term)
+{
     struct ptt_names *names = ptt_names_new();
     struct ptt_reader *r = check_open(path, names_file, names);
     int rc = PTT_EXIT_USAGE;
-    if (r && ptt_term_open("check", &term))
+    if (r && ptt_term_open("check", term))
         ptt_reader_close(r); /* no output made for a trace unread */
     else if (r) {
         static char obuf[1 << 16];
         setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
-        rc = check_run(r, names, path, json, stdout, &term);
+        rc = check_run(r, names, path, json, stdout, term, flt);
     }
     ptt_names_free(names);
+    return rc;
+}
+
+int cmd_check(int argc, char **argv)
+{
+    int json = 0;
+    const char *names_file = NULL;
+    struct ptt_term term = {0};
+    struct ptt_filter *flt = ptt_filter_new();
+    int rc = check_options(argc, argv, &json, &names_file, flt, &term);
+    if (rc < 0) {
+        const char *path = optind < argc ? argv[optind] : ptt_default_trace("check");
+        rc = path ? check_path(path, json, names_file, flt, &term) : PTT_EXIT_USAGE;
+    }
+    ptt_filter_free(flt);
     return rc;
 }

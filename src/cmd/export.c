@@ -4,8 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "analysis/timeline.h"
 #include "cmd/cmds.h"
 #include "export/export.h"
+#include "trace/filter.h"
 #include "cmd/usage.h"
 #include "util/progress.h"
 #include "util/util.h"
@@ -20,19 +22,35 @@ static const struct {
 };
 #define NEXPORTERS (sizeof exporters / sizeof exporters[0])
 
+/* The formats that show the events alone, not what they make of each other: they need no
+ * state from before --from, which is not read. */
+static int reads_window_only(const char *format)
+{
+    return !strcmp(format, "chrome") || !strcmp(format, "perfetto") || !strcmp(format, "ctf") ||
+           !strcmp(format, "sco");
+}
+
 /* The command line of all three: format is fixed for ptt paje and ptt report. */
-static int export_main(const char *cmd, const char *format, int argc, char **argv)
+static int export_main(const char *cmd, const char *format, int argc, char **argv,
+                       struct ptt_filter *filter)
 {
     static const struct option opts[] = {{"format", required_argument, 0, 'f'},
                                          {"output", required_argument, 0, 'o'},
                                          {"names", required_argument, 0, 'N'},
                                          {"help", no_argument, 0, 'h'},
+                                         PTT_FILTER_OPTIONS,
+                                         PTT_FILTER_KIND_OPTION,
                                          {0, 0, 0, 0}};
     const char *out = NULL, *names_file = NULL;
     int c;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, format ? "o:h" : "f:o:h", opts, NULL)) != -1) {
+        int k = ptt_filter_option(filter, cmd, c, optarg);
+        if (k < 0)
+            return PTT_EXIT_USAGE;
+        if (k)
+            continue;
         switch (c) {
         case 'f': format = optarg; break;
         case 'o': out = optarg; break;
@@ -67,24 +85,36 @@ static int export_main(const char *cmd, const char *format, int argc, char **arg
     }
     struct ptt_export_opts o = {in, out, names};
     ptt_progress_command(cmd);
+    ptt_filter_names(filter, names);
+    ptt_timeline_filter(filter, reads_window_only(format));
     int r = exporters[i].fn(&o, err, sizeof err);
+    ptt_timeline_filter(NULL, 0);
     if (r)
         ptt_warn(cmd, "%s%s", err, ptt_default_hint(in));
     ptt_names_free(names);
     return r ? PTT_EXIT_USAGE : 0;
 }
 
+/* export_main with its filter, freed after. */
+static int export_filtered(const char *cmd, const char *format, int argc, char **argv)
+{
+    struct ptt_filter *f = ptt_filter_new();
+    int rc = export_main(cmd, format, argc, argv, f);
+    ptt_filter_free(f);
+    return rc;
+}
+
 int cmd_export(int argc, char **argv)
 {
-    return export_main("export", NULL, argc, argv);
+    return export_filtered("export", NULL, argc, argv);
 }
 
 int cmd_paje(int argc, char **argv)
 {
-    return export_main("paje", "paje", argc, argv);
+    return export_filtered("paje", "paje", argc, argv);
 }
 
 int cmd_report(int argc, char **argv)
 {
-    return export_main("report", "report", argc, argv);
+    return export_filtered("report", "report", argc, argv);
 }

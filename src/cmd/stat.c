@@ -18,6 +18,7 @@
 #include "cmd/usage.h"
 #include "util/progress.h"
 #include "util/term.h"
+#include "trace/filter.h"
 #include "util/util.h"
 
 static struct ptt_names *names;
@@ -120,6 +121,7 @@ struct stat_opts {
     uint64_t kinds;
     const char *names_file, *path;
     struct ptt_term term;
+    struct ptt_filter *filter;
 };
 
 /* What the writers show: the trace's totals, objects and threads sorted, how many of each. */
@@ -168,18 +170,20 @@ static int stat_options(struct stat_opts *o, int argc, char **argv)
                                          {"kind", required_argument, 0, 'k'},
                                          {"names", required_argument, 0, 'N'},
                                          {"help", no_argument, 0, 'h'},
+                                         PTT_FILTER_OPTIONS,
                                          PTT_TERM_OPTIONS,
                                          {0, 0, 0, 0}};
-    *o = (struct stat_opts){.fmt = FMT_TEXT, .sort_by = PTT_STAT_SORT_WAIT, .top = -1};
     optind = 1;
     opterr = 0;
     int c;
     char *end, bad[32];
     while ((c = getopt_long(argc, argv, "f:ho:", opts, NULL)) != -1) {
-        int t = ptt_term_option("stat", &o->term, c, optarg);
-        if (t < 0)
+        int k = ptt_filter_option(o->filter, "stat", c, optarg);
+        if (k == 0)
+            k = ptt_term_option("stat", &o->term, c, optarg);
+        if (k < 0)
             return PTT_EXIT_USAGE;
-        if (t)
+        if (k)
             continue;
         switch (c) {
         case 'f':
@@ -216,17 +220,28 @@ static int stat_options(struct stat_opts *o, int argc, char **argv)
     return o->path ? -1 : PTT_EXIT_USAGE;
 }
 
-/* Every event of the trace into names and stats; the number of events and the last time. */
-static void stat_read(struct ptt_reader *r, struct ptt_stats *stats, struct stat_view *v)
+/* Every event of the trace into names, those the filter selects into stats (before --from:
+ * their state only); the number of events counted and the last time. */
+static void stat_read(struct ptt_reader *r, struct ptt_stats *stats, struct stat_view *v,
+                      const struct ptt_filter *f)
 {
-    struct ptt_ev ev;
+    const struct ptt_ev *ev;
+    int filtered = ptt_filter_any(f);
+    int64_t from = ptt_filter_from(f), to = ptt_filter_to(f);
+    ptt_stats_window(stats, from);
     ptt_progress_start("stat", r);
-    while (ptt_reader_next(r, &ev)) {
+    while ((ev = ptt_reader_get(r))) {
+        if (to >= 0 && ev->ns > to)
+            break;
         ptt_progress_tick();
-        ptt_names_event(names, &ev);
-        ptt_stats_event(stats, &ev);
+        ptt_names_event(names, ev);
+        if (filtered && !ptt_filter_select(f, ev))
+            continue;
+        ptt_stats_event(stats, ev);
+        if (ev->ns < from)
+            continue;
         v->nevents++;
-        v->end_ns = ev.ns;
+        v->end_ns = ev->ns;
     }
     ptt_progress_end();
 }
@@ -519,20 +534,25 @@ static struct ptt_reader *stat_open(const struct stat_opts *o)
 
 int cmd_stat(int argc, char **argv)
 {
-    struct stat_opts o;
+    struct stat_opts o = {.fmt = FMT_TEXT, .sort_by = PTT_STAT_SORT_WAIT, .top = -1};
+    o.filter = ptt_filter_new();
     int rc = stat_options(&o, argc, argv);
-    if (rc >= 0)
+    if (rc >= 0) {
+        ptt_filter_free(o.filter);
         return rc;
+    }
     names = ptt_names_new();
+    ptt_filter_names(o.filter, names);
     struct ptt_reader *r = stat_open(&o);
     if (!r || ptt_term_open("stat", &o.term)) { /* no output made for a trace unread */
         ptt_reader_close(r);
         ptt_names_free(names);
+        ptt_filter_free(o.filter);
         return PTT_EXIT_USAGE;
     }
     struct ptt_stats *stats = ptt_stats_new();
     struct stat_view v = {.top = o.top, .path = o.path};
-    stat_read(r, stats, &v);
+    stat_read(r, stats, &v, o.filter);
     ptt_stats_bufwait(stats, &v.bufwait_ns, &v.bufwaits);
 
     /* Objects, sorted, filtered by kind. */
@@ -560,6 +580,7 @@ int cmd_stat(int argc, char **argv)
     }
     ptt_reader_close(r);
     ptt_names_free(names);
+    ptt_filter_free(o.filter);
     free(v.ov);
     free(v.tv);
     ptt_stats_free(stats);

@@ -59,52 +59,33 @@ static void print_summary(struct ptt_reader *r, const char *path, const uint64_t
 }
 
 struct view_opts {
-    int fmt, summary, filtered;
+    int fmt, summary;
     const char *names_file, *path;
     struct ptt_filter *filter;
     struct ptt_term term;
 };
 
-/* A filter option (--pid, --tid, --object, --event, --kind, --from, --to) into o->filter. */
-static int filter_option(struct view_opts *o, int c, const char *arg)
-{
-    char err[600];
-    const char *what = c == 'p'   ? "pid"
-                       : c == 't' ? "tid"
-                       : c == 'O' ? "object"
-                       : c == 'e' ? "event"
-                       : c == 'k' ? "kind"
-                       : c == 'F' ? "from"
-                                  : "to";
-    if (ptt_filter_add(o->filter, what, arg, err, sizeof err)) {
-        ptt_warn("view", "%s", err);
-        return -1;
-    }
-    o->filtered = 1;
-    return 0;
-}
-
 /* The options and the one file; returns -1 to go on, else the exit status. */
 static int view_options(struct view_opts *o, int argc, char **argv)
 {
-    // clang-format off
-    static const struct option opts[] = {
-        {"format", required_argument, 0, 'f'}, {"summary", no_argument, 0, 's'},
-        {"names", required_argument, 0, 'N'},  {"pid", required_argument, 0, 'p'},
-        {"tid", required_argument, 0, 't'},    {"object", required_argument, 0, 'O'},
-        {"event", required_argument, 0, 'e'},  {"kind", required_argument, 0, 'k'},
-        {"from", required_argument, 0, 'F'},   {"to", required_argument, 0, 'T'},
-        {"help", no_argument, 0, 'h'},         PTT_TERM_OPTIONS,
-        {0, 0, 0, 0}};
-    // clang-format on
+    static const struct option opts[] = {{"format", required_argument, 0, 'f'},
+                                         {"summary", no_argument, 0, 's'},
+                                         {"names", required_argument, 0, 'N'},
+                                         {"help", no_argument, 0, 'h'},
+                                         PTT_FILTER_OPTIONS,
+                                         PTT_FILTER_KIND_OPTION,
+                                         PTT_TERM_OPTIONS,
+                                         {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, "f:sho:", opts, NULL)) != -1) {
-        int t = ptt_term_option("view", &o->term, c, optarg);
-        if (t < 0)
+        int k = ptt_filter_option(o->filter, "view", c, optarg);
+        if (k == 0)
+            k = ptt_term_option("view", &o->term, c, optarg);
+        if (k < 0)
             return PTT_EXIT_USAGE;
-        if (t)
+        if (k)
             continue;
         switch (c) {
         case 'f':
@@ -121,16 +102,6 @@ static int view_options(struct view_opts *o, int argc, char **argv)
             break;
         case 's': o->summary = 1; break;
         case 'N': o->names_file = optarg; break;
-        case 'p':
-        case 't':
-        case 'O':
-        case 'e':
-        case 'k':
-        case 'F':
-        case 'T':
-            if (filter_option(o, c, optarg))
-                return PTT_EXIT_USAGE;
-            break;
         case 'h': fputs(ptt_usage("view"), stdout); return 0;
         default: ptt_bad_option("view", argv); return PTT_EXIT_USAGE;
         }
@@ -151,7 +122,8 @@ static struct ptt_reader *view_open(const struct view_opts *o, struct ptt_names 
         ptt_warn("view", "%s", err);
         return NULL;
     }
-    struct ptt_reader *r = ptt_reader_open(o->path, err, sizeof err);
+    /* Nothing before --from is shown: not decoded, but what names things. */
+    struct ptt_reader *r = ptt_filter_open(o->filter, o->path, 1, err, sizeof err);
     if (!r)
         ptt_warn("view", "%s%s", err, ptt_default_hint(o->path));
     return r;
@@ -161,32 +133,33 @@ static struct ptt_reader *view_open(const struct view_opts *o, struct ptt_names 
 static void view_events(struct ptt_reader *r, struct ptt_names *names, const struct view_opts *o,
                         uint64_t *counts, uint64_t *total, int64_t *last_ns)
 {
-    struct ptt_ev ev;
+    const struct ptt_ev *ev;
+    int filtered = ptt_filter_any(o->filter);
     /* Who holds what, in the order printed: a wait for a rwlock names its readers. */
     struct ptt_tracker *held =
         o->fmt == FMT_HUMAN && !counts ? ptt_tracker_new(PTT_TRACK_SERIAL) : NULL;
     ptt_textfmt_tracker(held);
     ptt_progress_start("view", r);
-    while (ptt_reader_next(r, &ev)) {
+    while ((ev = ptt_reader_get(r))) {
         ptt_progress_tick();
-        ptt_names_event(names, &ev);
-        if (held && !ev.nested)
-            ptt_tracker_event(held, &ev, NULL);
-        if (o->filtered && !ptt_filter_match(o->filter, &ev)) {
-            if (ptt_filter_done(o->filter, ev.ns))
+        ptt_names_event(names, ev);
+        if (held && !ev->nested)
+            ptt_tracker_event(held, ev, NULL);
+        if (filtered && !ptt_filter_match(o->filter, ev)) {
+            if (ptt_filter_done(o->filter, ev->ns))
                 break;
             continue;
         }
         (*total)++;
-        *last_ns = ev.ns;
+        *last_ns = ev->ns;
         if (counts)
-            counts[ev.id & PTT_EV_ID_MASK]++;
+            counts[ev->id & PTT_EV_ID_MASK]++;
         else if (o->fmt == FMT_RAW)
-            ptt_print_raw(stdout, &ev);
+            ptt_print_raw(stdout, ev);
         else if (o->fmt == FMT_JSON)
-            ptt_print_json(stdout, &ev);
+            ptt_print_json(stdout, ev);
         else
-            ptt_print_human(stdout, &ev);
+            ptt_print_human(stdout, ev);
     }
     ptt_progress_end();
     ptt_textfmt_tracker(NULL);

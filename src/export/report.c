@@ -188,6 +188,13 @@ static void on_event(void *arg, const struct ptt_ev *ev)
         R->last_ns = ev->ns;
 }
 
+/* Before the window (--from): what each thread is inside and holds, for the statistics. */
+static void on_before(void *arg, const struct ptt_ev *ev)
+{
+    struct rep *R = arg;
+    ptt_stats_event(R->stats, ev);
+}
+
 static void on_thread(void *arg, int32_t pid, int32_t tid, int64_t ns, int begin, const char *name)
 {
     struct rep *R = arg;
@@ -888,7 +895,9 @@ int ptt_export_report(const struct ptt_export_opts *o, char *err, size_t errlen)
     R.width = 16;
     R.spans = xcalloc(&R, MAX_SPANS, sizeof *R.spans);
 
-    struct ptt_tl_callbacks cb = {.event = on_event, .thread = on_thread, .state = on_state};
+    ptt_stats_window(R.stats, ptt_timeline_from());
+    struct ptt_tl_callbacks cb = {
+        .event = on_event, .before = on_before, .thread = on_thread, .state = on_state};
     char terr[600] = "";
     int damaged = ptt_timeline_run(o->in, o->names, &cb, &R, terr, sizeof terr);
     int rc;

@@ -96,6 +96,9 @@ const char *ptt_ftype_name(enum ptt_ftype t)
 }
 
 static int parsed;
+/* Index + 1 in the table of every id (0: none): ptt_evinfo is called for every event read. */
+static uint8_t ord_of[PTT_EV_ID_MASK + 1];
+_Static_assert(NEVENTS < 255, "ord_of holds the index in a byte");
 
 static const char *role_names[] = {
     "NONE",       "USE",           "CREATE",      "DESTROY",     "ACQUIRE",   "CONTENDED",
@@ -237,6 +240,8 @@ static void parse_table(void)
     }
     for (size_t e = 0; e < NEVENTS; e++)
         parse_role(e);
+    for (unsigned id = 0; id <= PTT_EV_ID_MASK; id++)
+        ord_of[id] = (uint8_t)(index_of((uint16_t)id) + 1);
     parsed = 1;
 }
 
@@ -244,8 +249,8 @@ const struct ptt_evinfo *ptt_evinfo(uint16_t id)
 {
     if (!parsed)
         parse_table();
-    int i = index_of(id);
-    return i < 0 ? NULL : &table[i];
+    unsigned i = id <= PTT_EV_ID_MASK ? ord_of[id] : 0;
+    return i ? &table[i - 1] : NULL;
 }
 
 const struct ptt_evinfo *ptt_evinfo_all(unsigned *n)

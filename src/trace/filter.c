@@ -7,6 +7,7 @@
 
 #include "trace/filter.h"
 #include "analysis/names.h"
+#include "util/util.h"
 
 #define MAXV 64
 
@@ -23,13 +24,13 @@ struct ptt_filter {
     uint64_t kinds;   /* classes; 0: any */
     int64_t from, to; /* ns; to < 0: none */
     const struct ptt_names *names;
+    int any; /* an option was given */
 };
 
 struct ptt_filter *ptt_filter_new(void)
 {
-    struct ptt_filter *f = calloc(1, sizeof *f);
-    if (f)
-        f->to = -1;
+    struct ptt_filter *f = ptt_must(calloc(1, sizeof *f));
+    f->to = -1;
     return f;
 }
 
@@ -143,10 +144,75 @@ static int object_match(const struct ptt_filter *f, const struct ptt_ev *ev)
     return 0;
 }
 
+int ptt_filter_option(struct ptt_filter *f, const char *cmd, int c, const char *arg)
+{
+    static const char *const what[] = {"pid", "tid", "object", "event", "kind", "from", "to"};
+    if (c < PTT_FOPT_PID || c > PTT_FOPT_TO)
+        return 0;
+    char err[600];
+    if (ptt_filter_add(f, what[c - PTT_FOPT_PID], arg, err, sizeof err)) {
+        ptt_warn(cmd, "%s", err);
+        return -1;
+    }
+    f->any = 1;
+    return 1;
+}
+
+int ptt_filter_any(const struct ptt_filter *f)
+{
+    return f && f->any;
+}
+
+int ptt_filter_selects(const struct ptt_filter *f)
+{
+    return f && (f->ntid || f->nobj || f->nevent || f->nnot || f->kinds);
+}
+
+int64_t ptt_filter_from(const struct ptt_filter *f)
+{
+    return f ? f->from : 0;
+}
+
+int64_t ptt_filter_to(const struct ptt_filter *f)
+{
+    return f ? f->to : -1;
+}
+
+int ptt_filter_keep_before(uint16_t id)
+{
+    const struct ptt_evinfo *e = ptt_evinfo(id);
+    if (!e)
+        return 0;
+    switch (id) {
+    case PTT_EV_PROCESS_START:
+    case PTT_EV_PROCESS_EXIT:
+    case PTT_EV_MODULE_LOAD:
+    case PTT_EV_THREAD_START:
+    case PTT_EV_THREAD_SETNAME_NP_IN:
+    case PTT_EV_THREAD_SETNAME_NP_OUT:
+    case PTT_EV_OBJECT_NAME: return 1;
+    default: return e->kind == PTT_KIND_IN && e->role == PTT_ROLE_CREATE;
+    }
+}
+
+struct ptt_reader *ptt_filter_open(const struct ptt_filter *f, const char *path, int skip,
+                                   char *err, size_t errlen)
+{
+    struct ptt_reader *r = ptt_reader_open(path, err, errlen);
+    if (r && skip && ptt_filter_from(f) > 0)
+        ptt_reader_skip(r, ptt_filter_from(f), ptt_filter_keep_before);
+    return r;
+}
+
 int ptt_filter_match(const struct ptt_filter *f, const struct ptt_ev *ev)
 {
     if (ev->ns < f->from || (f->to >= 0 && ev->ns > f->to))
         return 0;
+    return ptt_filter_select(f, ev);
+}
+
+int ptt_filter_select(const struct ptt_filter *f, const struct ptt_ev *ev)
+{
     if (f->kinds && !((f->kinds >> PTT_CLASS_OF(ev->id)) & 1))
         return 0;
     if (f->npid) {

@@ -1,6 +1,8 @@
 /* Trace reader: index pass over the records, then a heap merge of per-thread streams. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <float.h>
+#include <math.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -17,6 +19,7 @@
 #include "analysis/tracker.h"
 
 #define MAX_CHUNK (1u << 30)
+#define BUF_SLACK 64
 
 struct chunkref {
     uint64_t offset; /* of the chunk record */
@@ -35,10 +38,21 @@ struct stream {
     uint64_t base, last;
     struct ptt_tthread *calls; /* its calls entered and not yet left (r->calls) */
     int done;
-    int has_next;
-    struct ptt_ev next;
+    int skipping; /* before r->skip_below still */
+    /* Its next event, ev[cur], decoded; the other, the one ptt_reader_get gave last (valid
+     * until the next call: no copy). */
+    unsigned cur;
+    struct ptt_ev ev[2];
     int has_held;
     struct ptt_ev held; /* delivered after a synthesized event that must precede it */
+};
+
+/* A stream in the merge, with its next event's sort key: the heap compares these alone, not
+ * the streams' events (far apart in memory). order: the stream's index, ptt trace's own
+ * streams (serial 0: a process's end) after its threads' at the same time. */
+struct heapent {
+    uint64_t ticks;
+    uint64_t order;
 };
 
 struct pid_end {
@@ -62,11 +76,15 @@ struct ptt_reader {
     size_t hash_cap;
     struct pid_end *ends;
     size_t nends, ends_cap;
-    size_t *heap;
+    struct heapent *heap;
     size_t nheap;
     struct ptt_tracker *calls; /* each stream's calls entered and not yet left */
     int started;
+    uint64_t skip_below;      /* ptt_reader_skip: the events before are not decoded */
+    int (*keep)(uint16_t id); /* but these */
     long double ns_per_tick;
+    uint64_t tick_m; /* ns_per_tick = tick_m * 2^tick_e exactly, when long double is x87's */
+    int tick_e;
     char err[512];
 };
 
@@ -352,6 +370,75 @@ int ptt_reader_fd(const char *path, char *err, size_t errlen)
     return fd;
 }
 
+/* ns_per_tick as tick_m * 2^tick_e, for to_ns; tick_m stays 0 (long double used) where long
+ * double is not x87's 64-bit mantissa. */
+static void split_ns_per_tick(struct ptt_reader *r)
+{
+#if LDBL_MANT_DIG == 64
+    int e;
+    long double f = frexpl(r->ns_per_tick, &e);
+    if (!(f >= 0.5L && f < 1))
+        return;
+    r->tick_m = (uint64_t)ldexpl(f, 64);
+    r->tick_e = e - 64;
+#else
+    (void)r;
+#endif
+}
+
+/* |d| * tick_m * 2^tick_e rounded to 64 significant bits (to nearest, ties to even) then
+ * truncated: what the long double product gives, in integers (x87 conversions cost a tenth of
+ * the reading). At least 9.2e18: UINT64_MAX. */
+static uint64_t scaled(const struct ptt_reader *r, uint64_t a)
+{
+    unsigned __int128 p = (unsigned __int128)a * r->tick_m;
+    int e = r->tick_e;
+    uint64_t q = (uint64_t)p;
+    if (p >> 64) {
+        int sh = 64 - __builtin_clzll((uint64_t)(p >> 64));
+        /* Mostly the integer part is p's bits from -e up (past 64), and rounding up at bit sh
+         * (rounding down leaves them) cannot carry into it: p's floor is the answer. */
+        if (e <= -64 && e > -128 && sh < 64) {
+            uint64_t lo = (uint64_t)p, hi = (uint64_t)(p >> 64), up = lo + (1ull << sh);
+            unsigned f = (unsigned)(-e - 64);
+            if (((hi + (up < lo)) >> f) == hi >> f)
+                return hi >> f >= 9200000000000000000ull ? UINT64_MAX : hi >> f;
+        }
+        q = (uint64_t)(p >> sh);
+        unsigned __int128 rem = p & (((unsigned __int128)1 << sh) - 1);
+        unsigned __int128 half = (unsigned __int128)1 << (sh - 1);
+        if ((rem > half || (rem == half && (q & 1))) && !++q) {
+            q = 1ull << 63;
+            sh++;
+        }
+        e += sh;
+    }
+    uint64_t v;
+    if (e >= 0)
+        v = e >= 64 || q > (UINT64_MAX >> e) ? UINT64_MAX : q << e;
+    else
+        v = e <= -64 ? 0 : q >> -e;
+    return v >= 9200000000000000000ull ? UINT64_MAX : v;
+}
+
+static int64_t to_ns(const struct ptt_reader *r, uint64_t ticks)
+{
+    int64_t d = (int64_t)(ticks - r->clk_first.ticks);
+    if (r->tick_m) {
+        uint64_t v = scaled(r, d < 0 ? -(uint64_t)d : (uint64_t)d);
+        if (v == UINT64_MAX)
+            return d < 0 ? -INT64_MAX : INT64_MAX;
+        return d < 0 ? -(int64_t)v : (int64_t)v;
+    }
+    long double x = (long double)d * r->ns_per_tick;
+    /* A corrupt time stamp or calibration must not overflow the conversion. */
+    if (x >= 9.2e18L)
+        return INT64_MAX;
+    if (x <= -9.2e18L)
+        return -INT64_MAX;
+    return (int64_t)x;
+}
+
 struct ptt_reader *ptt_reader_open(const char *path, char *err, size_t errlen)
 {
     struct ptt_reader *r = calloc(1, sizeof *r);
@@ -389,7 +476,7 @@ struct ptt_reader *ptt_reader_open(const char *path, char *err, size_t errlen)
         goto fail;
     }
     r->path = strdup(path);
-    r->calls = ptt_tracker_new(PTT_TRACK_SERIAL);
+    r->calls = ptt_tracker_new(PTT_TRACK_SERIAL | PTT_TRACK_CALLS_ONLY);
     index_file(r, fh.header_size);
     if (!r->nstreams && !r->has_end)
         set_err(r, "no events: %s (ptt trace ended before writing any)",
@@ -407,6 +494,7 @@ struct ptt_reader *ptt_reader_open(const char *path, char *err, size_t errlen)
         if (hz && strtod(hz, NULL) > 0)
             r->ns_per_tick = 1e9L / strtold(hz, NULL);
     }
+    split_ns_per_tick(r);
     return r;
 fail:
     if (r->fd >= 0)
@@ -425,7 +513,8 @@ static int load_chunk(struct ptt_reader *r, struct stream *s)
     size_t len = c->size - sizeof h;
     if (len > s->buf_cap) {
         free(s->buf);
-        s->buf = malloc(len);
+        /* Room after the events: advance copies six arguments of an event with fewer. */
+        s->buf = calloc(1, len + BUF_SLACK);
         s->buf_cap = s->buf ? len : 0;
         if (!s->buf) {
             set_err(r, "out of memory for a chunk of %zu bytes", len);
@@ -450,17 +539,6 @@ static uint64_t pid_end_ticks(struct ptt_reader *r, int32_t pid)
         if (r->ends[i].pid == pid)
             return r->ends[i].ticks;
     return 0;
-}
-
-static int64_t to_ns(struct ptt_reader *r, uint64_t ticks)
-{
-    long double d = (long double)(int64_t)(ticks - r->clk_first.ticks) * r->ns_per_tick;
-    /* A corrupt time stamp or calibration must not overflow the conversion. */
-    if (d >= 9.2e18L)
-        return INT64_MAX;
-    if (d <= -9.2e18L)
-        return -INT64_MAX;
-    return (int64_t)d;
 }
 
 /* Calls still open when the stream ended are closed by TRACE_UNFINISHED events, at the end of
@@ -510,120 +588,193 @@ static void track_calls(struct ptt_reader *r, struct stream *s, struct ptt_ev *e
     }
 }
 
-/* Decode the stream's next event into s->next. */
+static void track_calls(struct ptt_reader *r, struct stream *s, struct ptt_ev *ev);
+
+/* Whether the event of header h and time t, in a stream still before r->skip_below, is passed
+ * over: a call's IN or OUT event r->keep does not want. Its call is followed still (from its
+ * header: the calls left unfinished are told as if nothing was skipped). The stream stops
+ * looking at its first event past skip_below. */
+static int skipped(struct ptt_reader *r, struct stream *s, const struct ptt_event *h, uint64_t t)
+{
+    if ((int64_t)(t - r->skip_below) >= 0) {
+        s->skipping = 0;
+        return 0;
+    }
+    uint16_t id = h->id & PTT_EV_ID_MASK;
+    const struct ptt_evinfo *info = ptt_evinfo(id);
+    if (!info || (info->kind != PTT_KIND_IN && info->kind != PTT_KIND_OUT) ||
+        (r->keep && r->keep(id)))
+        return 0;
+    struct ptt_ev ev;
+    memset(&ev, 0, offsetof(struct ptt_ev, args));
+    ev.id = id;
+    ev.info = info;
+    ev.nested = (h->id & PTT_EVF_NEST) != 0;
+    ev.ticks = t;
+    ev.pid = s->pid;
+    ev.tid = s->tid;
+    ev.serial = s->serial;
+    track_calls(r, s, &ev);
+    return 1;
+}
+
+/* The stream's next event to decode: its header h at s->buf + s->pos, its time into *t (the
+ * stream's clock moved on); 0 at the stream's end, or at a corrupt event (the rest of the
+ * stream dropped). Padding and the events skipped are passed over, not decoded. */
+static int next_raw(struct ptt_reader *r, struct stream *s, struct ptt_event *h, uint64_t *t)
+{
+    for (;;) {
+        while (s->pos + 8 > s->len) {
+            if (s->pos != s->len)
+                set_err(r, "corrupt event at offset %llu (chunk ends inside it)",
+                        (unsigned long long)(s->data_off + s->pos));
+            if (!load_chunk(r, s))
+                return 0;
+        }
+        memcpy(h, s->buf + s->pos, 8);
+        int abs = (h->id & PTT_EVF_ABS) != 0;
+        unsigned hdr = abs ? 16 : 8;
+        if (h->size < hdr || h->size % 8 || s->pos + h->size > s->len ||
+            (h->size - hdr) / 8 > PTT_EVENT_MAX_ARGS || (h->id & PTT_EV_ID_MASK) == 0) {
+            set_err(r, "corrupt event (id 0x%04x, size %u) at offset %llu", h->id, h->size,
+                    (unsigned long long)(s->data_off + s->pos));
+            s->nchunks = s->next_chunk; /* the rest of this thread cannot be trusted */
+            return 0;
+        }
+        uint64_t x;
+        if (abs) {
+            memcpy(&x, s->buf + s->pos + 8, 8);
+            if (!(h->id & PTT_EVF_NEST))
+                s->base = x;
+        } else {
+            x = s->base + h->dts;
+            s->base = x;
+        }
+        /* Merge on a per-thread non-decreasing time: an event of a signal handler may carry a
+         * time a little before the event it interrupted. */
+        if ((int64_t)(x - s->last) < 0 && s->last)
+            x = s->last;
+        s->last = x;
+        if ((h->id & PTT_EV_ID_MASK) != PTT_EV_TRACE_PAD && !(s->skipping && skipped(r, s, h, x))) {
+            *t = x;
+            return 1;
+        }
+        s->pos += h->size; /* a slot its writer gave up, or an event skipped */
+    }
+}
+
+/* Decode the stream's next event into ev[cur]; 0 at its end. */
 static int advance(struct ptt_reader *r, struct stream *s)
 {
-    struct ptt_ev *ev = &s->next;
-    s->has_next = 0;
+    struct ptt_ev *ev = &s->ev[s->cur];
     if (s->has_held) {
         s->has_held = 0;
         *ev = s->held;
-        return s->has_next = 1;
-    }
-    if (s->done) /* what is left: the calls it never left */
-        return s->has_next = synth_unfinished(r, s, ev);
-    while (s->pos + 8 > s->len) {
-        if (s->pos != s->len)
-            set_err(r, "corrupt event at offset %llu (chunk ends inside it)",
-                    (unsigned long long)(s->data_off + s->pos));
-        if (!load_chunk(r, s)) {
-            s->done = 1;
-            return s->has_next = synth_unfinished(r, s, ev);
-        }
+        return 1;
     }
     struct ptt_event h;
-    memcpy(&h, s->buf + s->pos, 8);
-    int abs = (h.id & PTT_EVF_ABS) != 0;
-    unsigned hdr = abs ? 16 : 8;
-    if (h.size < hdr || h.size % 8 || s->pos + h.size > s->len ||
-        (h.size - hdr) / 8 > PTT_EVENT_MAX_ARGS || (h.id & PTT_EV_ID_MASK) == 0) {
-        set_err(r, "corrupt event (id 0x%04x, size %u) at offset %llu", h.id, h.size,
-                (unsigned long long)(s->data_off + s->pos));
-        s->done = 1;
-        s->nchunks = s->next_chunk; /* the rest of this thread cannot be trusted */
-        return s->has_next = synth_unfinished(r, s, ev);
+    uint64_t t;
+    if (s->done || !next_raw(r, s, &h, &t)) {
+        s->done = 1; /* what is left: the calls it never left */
+        return synth_unfinished(r, s, ev);
     }
+    unsigned hdr = (h.id & PTT_EVF_ABS) ? 16 : 8;
     memset(ev, 0, offsetof(struct ptt_ev, args));
     ev->id = h.id & PTT_EV_ID_MASK;
     ev->nested = (h.id & PTT_EVF_NEST) != 0;
-    const uint64_t *w = (const uint64_t *)(s->buf + s->pos);
-    uint64_t t;
-    if (abs) {
-        memcpy(&t, s->buf + s->pos + 8, 8);
-        if (!ev->nested)
-            s->base = t;
-    } else {
-        t = s->base + h.dts;
-        s->base = t;
-    }
     ev->nargs = (h.size - hdr) / 8;
-    memcpy(ev->args, (const uint8_t *)w + hdr, ev->nargs * 8);
-    /* Merge on a per-thread non-decreasing time: an event of a signal handler may carry a time
-     * a little before the event it interrupted. */
-    if ((int64_t)(t - s->last) < 0 && s->last)
-        t = s->last;
+    if (ev->nargs <= 6) /* most events: a copy of fixed size, inlined (the buffer has room) */
+        memcpy(ev->args, s->buf + s->pos + hdr, 6 * 8);
+    else
+        memcpy(ev->args, s->buf + s->pos + hdr, ev->nargs * 8);
     ev->ticks = t;
-    s->last = t;
     ev->pid = s->pid;
     ev->tid = s->tid;
     ev->serial = s->serial;
     ev->info = ptt_evinfo(ev->id);
     ev->offset = s->data_off + s->pos;
     s->pos += h.size;
-    if (ev->id == PTT_EV_TRACE_PAD) /* a slot its writer gave up */
-        return advance(r, s);
     track_calls(r, s, ev);
-    return s->has_next = 1;
+    return 1;
 }
 
-static int before(struct ptt_reader *r, size_t a, size_t b)
+static int before(const struct heapent *x, const struct heapent *y)
 {
-    const struct ptt_ev *x = &r->streams[a].next, *y = &r->streams[b].next;
     if (x->ticks != y->ticks)
         return (int64_t)(x->ticks - y->ticks) < 0;
-    if (!x->serial != !y->serial) /* ptt trace's own (a process's end) after its threads' */
-        return x->serial != 0;
-    return a < b;
+    return x->order < y->order;
 }
 
 static void sift_down(struct ptt_reader *r, size_t i)
 {
+    struct heapent *h = r->heap, e = h[i];
     for (;;) {
-        size_t l = 2 * i + 1, m = i;
-        if (l < r->nheap && before(r, r->heap[l], r->heap[m]))
-            m = l;
-        if (l + 1 < r->nheap && before(r, r->heap[l + 1], r->heap[m]))
-            m = l + 1;
-        if (m == i)
-            return;
-        size_t t = r->heap[i];
-        r->heap[i] = r->heap[m];
-        r->heap[m] = t;
+        size_t l = 2 * i + 1, m;
+        if (l >= r->nheap)
+            break;
+        m = l + 1 < r->nheap && before(&h[l + 1], &h[l]) ? l + 1 : l;
+        if (!before(&h[m], &e))
+            break;
+        h[i] = h[m];
         i = m;
     }
+    h[i] = e;
+}
+
+static void start(struct ptt_reader *r)
+{
+    r->started = 1;
+    r->heap = malloc((r->nstreams + 1) * sizeof *r->heap);
+    if (!r->heap)
+        exit(2);
+    for (size_t i = 0; i < r->nstreams; i++) {
+        struct stream *s = &r->streams[i];
+        if (advance(r, s))
+            r->heap[r->nheap++] =
+                (struct heapent){s->ev[s->cur].ticks, (uint64_t)(s->serial == 0) << 32 | i};
+    }
+    for (size_t i = r->nheap; i-- > 0;)
+        sift_down(r, i);
+}
+
+void ptt_reader_skip(struct ptt_reader *r, int64_t from_ns, int (*keep)(uint16_t id))
+{
+    /* A tick or two less than from_ns: what is skipped is surely before it (the events just
+     * before are decoded, for the caller to leave out). */
+    long double k = (long double)from_ns / r->ns_per_tick - 2;
+    if (r->started || !(k > 0) || k > 1.8e19L)
+        return;
+    r->skip_below = r->clk_first.ticks + (uint64_t)k;
+    r->keep = keep;
+    for (size_t i = 0; i < r->nstreams; i++)
+        r->streams[i].skipping = 1;
+}
+
+const struct ptt_ev *ptt_reader_get(struct ptt_reader *r)
+{
+    if (!r->started)
+        start(r);
+    if (!r->nheap)
+        return NULL;
+    struct stream *s = &r->streams[(uint32_t)r->heap[0].order];
+    struct ptt_ev *ev = &s->ev[s->cur];
+    s->cur ^= 1;
+    if (advance(r, s))
+        r->heap[0].ticks = s->ev[s->cur].ticks;
+    else
+        r->heap[0] = r->heap[--r->nheap];
+    sift_down(r, 0);
+    ev->ns = to_ns(r, ev->ticks);
+    return ev;
 }
 
 int ptt_reader_next(struct ptt_reader *r, struct ptt_ev *ev)
 {
-    if (!r->started) {
-        r->started = 1;
-        r->heap = malloc((r->nstreams + 1) * sizeof *r->heap);
-        if (!r->heap)
-            exit(2);
-        for (size_t i = 0; i < r->nstreams; i++)
-            if (advance(r, &r->streams[i]))
-                r->heap[r->nheap++] = i;
-        for (size_t i = r->nheap; i-- > 0;)
-            sift_down(r, i);
-    }
-    if (!r->nheap)
+    const struct ptt_ev *e = ptt_reader_get(r);
+    if (!e)
         return 0;
-    struct stream *s = &r->streams[r->heap[0]];
-    *ev = s->next;
-    ev->ns = to_ns(r, ev->ticks);
-    if (!advance(r, s))
-        r->heap[0] = r->heap[--r->nheap];
-    sift_down(r, 0);
+    /* The header and the recorded arguments: not the whole array. */
+    memcpy(ev, e, offsetof(struct ptt_ev, args) + e->nargs * sizeof ev->args[0]);
     return 1;
 }
 

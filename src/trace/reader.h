@@ -50,6 +50,12 @@ int ptt_reader_fd(const char *path, char *err, size_t errlen);
 struct ptt_reader *ptt_reader_open(const char *path, char *err, size_t errlen);
 /* The next event in time order: 1, or 0 at the end. */
 int ptt_reader_next(struct ptt_reader *r, struct ptt_ev *ev);
+/* The same without a copy: the event, valid until the next call; NULL at the end. */
+const struct ptt_ev *ptt_reader_get(struct ptt_reader *r);
+/* Before the first event: the calls' events before from_ns (since the start) are passed over,
+ * not decoded (but those keep, which may be NULL, wants); the others still come, and a few
+ * events just before from_ns. The calls left unfinished are told as without it. */
+void ptt_reader_skip(struct ptt_reader *r, int64_t from_ns, int (*keep)(uint16_t id));
 /* The first problem met in the file (truncated, corrupt), or NULL: the events before it were
  * delivered. */
 const char *ptt_reader_error(const struct ptt_reader *r);

@@ -28,6 +28,14 @@ def run(args):
     return subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=30)
 
 
+def filter_options(macro):
+    """The long options of a macro of src/trace/filter.h (PTT_FILTER_OPTIONS...)."""
+    text = (SOURCE / "src" / "trace" / "filter.h").read_text()
+    m = re.search(rf"#define {macro}\b(.*?)(?<!\\)\n", text, re.S)
+    assert m, f"no {macro} in src/trace/filter.h"
+    return set(re.findall(r'\{"([a-z][a-z-]*)",\s*\w+_argument', m[1]))
+
+
 def code_options(cmd):
     """The long options of the getopt_long table, and those compared with strcmp (ptt, ctl)."""
     text = (SOURCE / "src" / COMMANDS[cmd]).read_text()
@@ -38,6 +46,8 @@ def code_options(cmd):
             term = (SOURCE / "src" / "util" / "term.h").read_text()
             macro = re.search(r"#define PTT_TERM_OPTIONS(.*?)\n\n", term, re.S)[1]
             names |= set(re.findall(r'\{"([a-z][a-z-]*)",\s*\w+_argument', macro))
+        for macro in re.findall(r"\b(PTT_FILTER_\w+)\b", table):  # the readers' filters
+            names |= filter_options(macro)
     names |= set(re.findall(r'strcmp\(argv\[\d\],\s*"--([a-z][a-z-]*)"\)', text))
     assert names, f"no option found in src/{COMMANDS[cmd]}"
     return names - NOT_THEIRS.get(cmd, set())
