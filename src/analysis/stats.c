@@ -220,7 +220,7 @@ static void hold_end(struct ptt_stats *s, const struct ptt_ev *ev, const struct 
                                        .cls = o->pub.cls,
                                        .site = tr->released.site,
                                        .release_site = opened_site(tr),
-                                       .begin = tr->released.ns,
+                                       .begin = since(s, tr->released.ns),
                                        .end = ev->ns};
         s->observe(s->observe_arg, &iv);
     }
@@ -290,8 +290,9 @@ static void site_wait(struct ptt_stat_object *o, uint64_t site, uint64_t ns)
 }
 
 /* A call that counted (what: PTT_STAT_IV_...), to the observer. */
+/* begin: where the time counted began, so that end - begin is what was counted (dur). */
 static void observe_wait(struct ptt_stats *s, const struct ptt_ev *ev, const struct ptt_open *c,
-                         unsigned what, int ended)
+                         unsigned what, int ended, uint64_t dur)
 {
     uint64_t r = 0;
     struct ptt_stat_interval iv = {.what = what | (ended ? PTT_STAT_IV_UNFINISHED : 0),
@@ -301,7 +302,7 @@ static void observe_wait(struct ptt_stats *s, const struct ptt_ev *ev, const str
                                    .cls = PTT_CLASS_OF(c->in.id),
                                    .call = c->in.id,
                                    .site = c->site,
-                                   .begin = c->in.ns,
+                                   .begin = ev->ns - (int64_t)dur,
                                    .end = ev->ns,
                                    .has_result = !ended && ptt_ev_role_get(ev, PTT_RF_STATUS, &r)};
     iv.result = iv.has_result ? (int64_t)r : 0;
@@ -364,7 +365,7 @@ static void close_call(struct ptt_stats *s, struct thread *t, const struct ptt_e
     default: break;
     }
     if (what && s->observe)
-        observe_wait(s, ev, c, what, ended);
+        observe_wait(s, ev, c, what, ended, dur);
 }
 
 /* A lock call is seen waiting (a CONTENDED event): a waiter of the object from now on. */

@@ -457,6 +457,14 @@ static void on_event(void *arg, const struct ptt_ev *ev)
     ptt_stats_event(s->stats, ev); /* after: its intervals end with this event */
 }
 
+/* An event before --from: the waits and holds it begins go on into the window, where they count
+ * from --from, as ptt stat counts them; it is no row. */
+static void on_before(void *arg, const struct ptt_ev *ev)
+{
+    struct tables *s = arg;
+    ptt_stats_event(s->stats, ev);
+}
+
 static void put_site(struct tables *s, int k, uint64_t site)
 {
     if (site)
@@ -707,7 +715,8 @@ int ptt_export_tables(const struct ptt_export_opts *o, char *err, size_t errlen)
 {
     struct tables s = {.dir = o->out, .names = o->names, .stats = ptt_stats_new()};
     ptt_stats_observe(s.stats, on_interval, &s);
-    static const struct ptt_tl_callbacks cb = {.event = on_event};
+    ptt_stats_window(s.stats, ptt_timeline_from());
+    static const struct ptt_tl_callbacks cb = {.event = on_event, .before = on_before};
     char terr[512] = "";
     int r = ptt_timeline_run(o->in, o->names, &cb, &s, terr, sizeof terr);
     if (s.events && !s.failed) {

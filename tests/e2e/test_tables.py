@@ -312,3 +312,26 @@ def test_truncated(tmp_path):
     assert p.returncode == 2 and p.stderr.startswith("ptt export: ")
     assert len(p.stderr.splitlines()) == 1
     assert 0 < len(table(tmp_path / "out", "events")) < len(t.events)
+
+
+def test_window_sums_are_stat(traced, tmp_path):
+    """With --from in the middle of the trace, the waits and holds still add up to what ptt stat
+    counts with the same --from: a wait or a hold begun before counts from --from, in both."""
+    t, _, s = traced
+    middle = f"{s['duration_ns'] / 2e9:.9f}"
+    out = tmp_path / "window"
+    p = run([PTT, "export", "--format=tables", f"--from={middle}", t.path, "-o", out])
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    p = run([PTT, "stat", "--format=json", f"--from={middle}", t.path])
+    assert p.returncode == 0, p.stderr
+    sw = json.loads(p.stdout)
+    objs, _ = sums(out)
+    counted = [o for o in sw["objects"] if o["wait_ns"]["count"] or o["hold_ns"]["count"]]
+    assert counted
+    for o in counted:
+        x = objs[(o["pid"], int(o["address"], 16))]
+        n = (x["acquisitions"], x["contended"], x["wait_count"], x["wait_total"],
+             x["wait_total"] // x["wait_count"] if x["wait_count"] else 0, x["wait_max"],
+             x["hold_count"], x["hold_total"],
+             x["hold_total"] // x["hold_count"] if x["hold_count"] else 0, x["hold_max"])
+        assert n == stat_numbers(o), o["name"]
