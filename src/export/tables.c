@@ -6,12 +6,14 @@
  * processes, objects and call sites at the end, with the names known then. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #ifdef PTT_HAVE_ZLIB
 #include <zlib.h>
@@ -230,15 +232,36 @@ static void put_str(struct tables *s, int k, const char *v)
     put(s, k, "\"", 1);
 }
 
+/* A file of DIR, written anew: no symbolic link followed, the user's alone (docs/security.md);
+ * -1 with errno. */
+static int table_fd(const char *path)
+{
+    return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+}
+
+/* DIR: made private if missing; an existing one must be a directory of the user's, not a link. */
+static int table_dir(const char *dir)
+{
+    struct stat st;
+    if (mkdir(dir, 0700) && errno != EEXIST)
+        return -1;
+    if (lstat(dir, &st))
+        return -1;
+    if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid()) {
+        errno = S_ISDIR(st.st_mode) ? EPERM : ENOTDIR;
+        return -1;
+    }
+    return 0;
+}
+
 /* DIR and the files with their header lines, at the first event: a file that is not a trace
  * makes nothing. */
 static int open_tables(struct tables *s)
 {
     if (s->dir_ok || s->failed)
         return s->failed ? -1 : 0;
-    struct stat st;
-    if ((mkdir(s->dir, 0777) && errno != EEXIST) || stat(s->dir, &st) || !S_ISDIR(st.st_mode)) {
-        fail(s, errno && errno != EEXIST ? errno : ENOTDIR, s->dir);
+    if (table_dir(s->dir)) {
+        fail(s, errno, s->dir);
         return -1;
     }
     s->dir_ok = 1;
@@ -248,15 +271,19 @@ static int open_tables(struct tables *s)
         s->t[k] = ptt_must(calloc(1, sizeof *s->t[k]));
         /* Level 1: most of gzip's gain at a fraction of its time, on traces of millions of
          * events. */
+        int fd = table_fd(path);
 #ifdef PTT_HAVE_ZLIB
-        s->t[k]->gz = gzopen(path, "wb1");
+        s->t[k]->gz = fd < 0 ? NULL : gzdopen(fd, "wb1");
         s->t[k]->open = s->t[k]->gz != NULL;
 #else
-        s->t[k]->f = fopen(path, "w");
+        s->t[k]->f = fd < 0 ? NULL : fdopen(fd, "w");
         s->t[k]->open = s->t[k]->f != NULL;
 #endif
         if (!s->t[k]->open) {
-            fail(s, errno, path);
+            int e = errno;
+            if (fd >= 0)
+                close(fd);
+            fail(s, e, path);
             return -1;
         }
         for (size_t i = table_entry(k) + 1; i < NLAYOUT && !layout[i].name; i++) {
@@ -683,9 +710,13 @@ static void write_schema(struct tables *s)
 {
     char path[600];
     snprintf(path, sizeof path, "%s/schema.sql", s->dir);
-    FILE *f = fopen(path, "w");
+    int fd = table_fd(path);
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
     if (!f) {
-        fail(s, errno, path);
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        fail(s, e, path);
         return;
     }
     fprintf(f, "-- The tables of ptt export --format=tables (docs/export.md), for DuckDB.\n"

@@ -272,6 +272,31 @@ def test_bad_output_dir(traced, tmp_path):
     assert plain.read_text() == "x"
 
 
+def test_no_link_followed(traced, tmp_path):
+    """A symbolic link planted in DIR in place of a table is not followed: one line, exit status
+    2, its target untouched; DIR as a link is refused too. A new DIR and its files are private."""
+    t, _, _ = traced
+    victim = tmp_path / "victim"
+    victim.write_text("keep")
+    out = tmp_path / "planted"
+    out.mkdir()
+    for name in ("events.csv.gz", "events.csv"):
+        (out / name).symlink_to(victim)
+    line = ptt_usage_error("export", "--format=tables", t.path, "-o", out, cmd="export")
+    assert "events.csv" in line
+    assert victim.read_text() == "keep"
+    linked = tmp_path / "linked"
+    linked.symlink_to(tmp_path / "elsewhere_dir", target_is_directory=True)
+    (tmp_path / "elsewhere_dir").mkdir()
+    line = ptt_usage_error("export", "--format=tables", t.path, "-o", linked, cmd="export")
+    assert str(linked) in line
+    assert not any((tmp_path / "elsewhere_dir").iterdir())
+    fresh = tmp_path / "fresh"
+    export(t.path, fresh)
+    assert fresh.stat().st_mode & 0o777 == 0o700
+    assert {f.stat().st_mode & 0o777 for f in fresh.iterdir()} == {0o600}
+
+
 def test_help_lists_tables():
     p = run([PTT, "export", "--help"])
     assert p.returncode == 0
