@@ -372,7 +372,7 @@ int ptt_check_file(const char *path, int json, const char *names_file, FILE *f)
     return rc;
 }
 
-/* The options; returns -1 to go on, else the exit status. */
+/* The options; returns -1 to go on (the file: ptt_trace_arg), else the exit status. */
 static int check_options(int argc, char **argv, int *json, const char **names_file,
                          struct ptt_filter *flt, struct ptt_term *term)
 {
@@ -407,10 +407,6 @@ static int check_options(int argc, char **argv, int *json, const char **names_fi
         default: ptt_bad_option("check", argv); return PTT_EXIT_USAGE;
         }
     }
-    if (optind < argc - 1) {
-        ptt_warn("check", "one trace file at a time");
-        return PTT_EXIT_USAGE;
-    }
     return -1;
 }
 
@@ -440,7 +436,7 @@ int cmd_check(int argc, char **argv)
     struct ptt_filter *flt = ptt_filter_new();
     int rc = check_options(argc, argv, &json, &names_file, flt, &term);
     if (rc < 0) {
-        const char *path = optind < argc ? argv[optind] : ptt_default_trace("check");
+        const char *path = ptt_trace_arg("check", argc, argv, optind);
         rc = path ? check_path(path, json, names_file, flt, &term) : PTT_EXIT_USAGE;
     }
     ptt_filter_free(flt);

@@ -212,11 +212,7 @@ static int stat_options(struct stat_opts *o, int argc, char **argv)
         default: ptt_bad_option("stat", argv); return PTT_EXIT_USAGE;
         }
     }
-    if (optind < argc - 1) {
-        ptt_warn("stat", "one trace file at a time");
-        return PTT_EXIT_USAGE;
-    }
-    o->path = optind < argc ? argv[optind] : ptt_default_trace("stat");
+    o->path = ptt_trace_arg("stat", argc, argv, optind);
     return o->path ? -1 : PTT_EXIT_USAGE;
 }
 

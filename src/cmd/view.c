@@ -106,11 +106,7 @@ static int view_options(struct view_opts *o, int argc, char **argv)
         default: ptt_bad_option("view", argv); return PTT_EXIT_USAGE;
         }
     }
-    if (optind < argc - 1) {
-        ptt_warn("view", "one trace file at a time");
-        return PTT_EXIT_USAGE;
-    }
-    o->path = optind < argc ? argv[optind] : ptt_default_trace("view");
+    o->path = ptt_trace_arg("view", argc, argv, optind);
     return o->path ? -1 : PTT_EXIT_USAGE;
 }
 

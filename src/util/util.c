@@ -95,6 +95,15 @@ const char *ptt_default_hint(const char *path)
     return " (the default trace file: give a FILE, or write it with ptt trace)";
 }
 
+const char *ptt_trace_arg(const char *cmd, int argc, char **argv, int first)
+{
+    if (first < argc - 1) {
+        ptt_warn(cmd, "one trace file at a time");
+        return NULL;
+    }
+    return first < argc ? argv[first] : ptt_default_trace(cmd);
+}
+
 const char *ptt_default_trace(const char *cmd)
 {
     char *buf = default_buf;

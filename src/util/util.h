@@ -19,6 +19,9 @@ uint64_t ptt_mono_ns(void);
  * said why, as cmd) when $PTT_DIR is too long. */
 #define PTT_DEFAULT_TRACE "ptt.data"
 const char *ptt_default_trace(const char *cmd);
+/* The readers' one FILE after their options (argv[first], first: getopt's optind), else the default trace; NULL
+ * (having said why, as cmd) for more than one file. */
+const char *ptt_trace_arg(const char *cmd, int argc, char **argv, int first);
 /* After path could not be read: a hint to append when it is the default and is missing, else "". */
 const char *ptt_default_hint(const char *path);
 uint64_t ptt_real_ns(void);
