@@ -200,6 +200,50 @@ static int callable_name(struct ptt_symbols *sym, uint64_t vtable, char *out, si
     return 1;
 }
 
+/* std::thread(f, args...) with f a pointer to a function or member function: the callable's
+ * type is only f's ("void (*)(int)"), shared by every such function, but f is one of the words
+ * of the _State object after its vtable (THREAD_START's word_one to word_three: after the
+ * arguments, in memory). The word that is the start of a function with f's parameters names it
+ * ("worker"), else the first that starts a function whose symbol has no parameters (a C
+ * function). 1 when named. */
+static int function_called(struct ptt_symbols *sym, const struct ptt_ev *ev, const char *type,
+                           char *out, size_t len)
+{
+    const char *star = strstr(type, "*)(");
+    if (!star)
+        return 0;
+    char want[256], f[256];
+    snprintf(want, sizeof want, "%s", star + 2);
+    size_t wl = strlen(want);
+    if (wl > 9 && !strcmp(want + wl - 9, " noexcept"))
+        want[wl - 9] = 0;
+    static const unsigned words[] = {PTT_F(THREAD_START, word_one), PTT_F(THREAD_START, word_two),
+                                     PTT_F(THREAD_START, word_three)};
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < sizeof words / sizeof *words; i++) {
+            if (ptt_symbols_function(sym, ptt_ev_arg(ev, words[i], 0), f, sizeof f))
+                continue;
+            const char *params = ptt_symbols_params(f);
+            if (pass == 0 ? params && !strcmp(params, want) : !strchr(f, '(')) {
+                ptt_symbols_strip_params(f);
+                snprintf(out, len, "%s", f);
+                return 1;
+            }
+        }
+    return 0;
+}
+
+/* What a std::thread runs: its callable's type, or the function it was given. 1 when named. */
+static int std_thread_name(struct ptt_symbols *sym, const struct ptt_ev *ev, char *out, size_t len)
+{
+    char type[256];
+    if (!callable_name(sym, ptt_ev_arg(ev, PTT_F(THREAD_START, callable), 0), type, sizeof type))
+        return 0;
+    if (!function_called(sym, ev, type, out, len))
+        snprintf(out, len, "%s", type);
+    return 1;
+}
+
 /* A thread starts: named by its creator (before it ran), else by its start routine. */
 static void thread_start(struct ptt_names *n, const struct ptt_ev *ev)
 {
@@ -223,7 +267,7 @@ static void thread_start(struct ptt_names *n, const struct ptt_ev *ev)
     char func[256], file[128];
     int line;
     struct ptt_symbols *sym = symbols_of(n, ev->pid);
-    if (!callable_name(sym, ptt_ev_arg(ev, PTT_F(THREAD_START, callable), 0), func, sizeof func) &&
+    if (!std_thread_name(sym, ev, func, sizeof func) &&
         ptt_symbols_code(sym, ev->args[PTT_F(THREAD_START, start)], func, sizeof func, file,
                          sizeof file, &line))
         return;
