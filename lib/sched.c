@@ -67,9 +67,9 @@ PTT_EXPORT int ptt_pthread_yield(void)
     return r;
 }
 
-/* prctl(PR_SET_NAME) names the calling thread (what Python's ctypes or the prctl module call, and
- * glibc's pthread_setname_np for the caller, which reaches the kernel without this symbol).
- * prctl takes up to four more words, whatever the option: all are passed on. */
+/* prctl(PR_SET_NAME) names the calling thread, as pthread_setname_np does (glibc's reaches the
+ * kernel without this symbol: no event twice); Python programs call it through ctypes or the
+ * prctl module. prctl takes up to four more words, whatever the option: all are passed on. */
 PTT_EXPORT int prctl(int option, ...)
 {
     va_list ap;
