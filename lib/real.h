@@ -87,6 +87,7 @@
     X(int, pthread_setaffinity_np, (pthread_t, size_t, const cpu_set_t *))                         \
     X(int, pthread_yield, (void))                                                                  \
     X(int, sched_yield, (void))                                                                    \
+    X(int, prctl, (int, ...))                                                                      \
     X(int, timer_create, (clockid_t, struct sigevent *, timer_t *))                                \
     X(int, timer_settime, (timer_t, int, const struct itimerspec *, struct itimerspec *))          \
     X(int, timer_delete, (timer_t))                                                                \

@@ -3,6 +3,8 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
+#include <stdarg.h>
+#include <sys/prctl.h>
 
 #include "libptt.h"
 
@@ -62,6 +64,29 @@ PTT_EXPORT int ptt_pthread_yield(void)
     PTT_REC0(THREAD_YIELD_IN);
     int r = REAL(pthread_yield)();
     PTT_REC(THREAD_YIELD_OUT, PTT_I(r));
+    return r;
+}
+
+/* prctl(PR_SET_NAME) names the calling thread, as pthread_setname_np does (glibc's reaches the
+ * kernel without this symbol: no event twice); Python programs call it through ctypes or the
+ * prctl module. prctl takes up to four more words, whatever the option: all are passed on. */
+PTT_EXPORT int prctl(int option, ...)
+{
+    va_list ap;
+    va_start(ap, option);
+    unsigned long a2 = va_arg(ap, unsigned long), a3 = va_arg(ap, unsigned long),
+                  a4 = va_arg(ap, unsigned long), a5 = va_arg(ap, unsigned long);
+    va_end(ap);
+    if (option != PR_SET_NAME || !ptt_on())
+        return REAL(prctl)(option, a2, a3, a4, a5);
+    /* What the kernel keeps: 15 bytes at most (TASK_COMM_LEN). */
+    char name[16] = "";
+    const char *s = (const char *)a2;
+    for (int i = 0; s && i < 15 && s[i]; i++)
+        name[i] = s[i];
+    PTT_REC_STR(PRCTL_IN, name, PTT_I(option));
+    int r = REAL(prctl)(option, a2, a3, a4, a5);
+    PTT_REC(PRCTL_OUT, PTT_I(r), PTT_ERRNO(r));
     return r;
 }
 

@@ -62,6 +62,18 @@ static void thread_end(void *arg)
     t->guard = 1; /* THREAD_END is the thread's last event */
 }
 
+/* std::thread's start routine gets its _State object: its vtable names the callable's type, the
+ * words after it hold the callable and its arguments (for std::thread(f, args...), f is one of
+ * them). The object has two words at least; the next ones are read only in the page of the
+ * second, which is mapped: a word past the object is harmless, a fault is not. */
+static void state_words(const void *arg, uint64_t w[4])
+{
+    const uint64_t *o = arg;
+    uintptr_t page = (uintptr_t)&o[1] >> 12;
+    for (unsigned i = 0; i < 4 && (i < 2 || (uintptr_t)&o[i] >> 12 == page); i++)
+        w[i] = o[i];
+}
+
 static void *thread_main(void *v)
 {
     struct start_slot *s = v;
@@ -71,10 +83,11 @@ static void *thread_main(void *v)
     atomic_store_explicit(&s->busy, 0, memory_order_release);
     struct end_ctx c = {0, 0};
     if (ptt_on()) {
-        /* std::thread's start routine gets its _State object: its vtable names the callable. */
-        uint64_t callable = arg && ptt_in_libstdcxx(PTT_U(fn)) ? *(const uint64_t *)arg : 0;
-        PTT_REC(THREAD_START, PTT_U(fn), PTT_U(arg), PTT_I(creator), PTT_U(pthread_self()),
-                callable);
+        uint64_t w[4] = {0, 0, 0, 0};
+        if (arg && ptt_in_libstdcxx(PTT_U(fn)))
+            state_words(arg, w);
+        PTT_REC(THREAD_START, PTT_U(fn), PTT_U(arg), PTT_I(creator), PTT_U(pthread_self()), w[0],
+                w[1], w[2], w[3]);
     }
     pthread_cleanup_push(thread_end, &c);
     c.value = fn(arg);

@@ -78,7 +78,7 @@ struct ptt_names {
     struct ptt_hmap sites;    /* (pid, addr) -> "file:line", num: in a system header */
     struct ptt_hmap details;  /* (pid, addr) -> the header line of an inlined call site */
     struct ptt_hmap pthreads; /* (pid, pthread_t) -> tid */
-    struct ptt_hmap starts;   /* (pid, symbol hash) -> threads started there */
+    struct ptt_hmap starts;   /* (pid, name hash) -> threads that had that name (name_thread) */
     struct ptt_hmap setname;  /* (pid, tid) -> pending name of a pthread_setname_np (num: target) */
     struct ptt_hmap early;    /* (pid, pthread_t) -> the name set before that thread started */
     struct ptt_hmap born;     /* (pid, addr) -> where it was initialized or first used: str "class",
@@ -176,6 +176,27 @@ static void module_load(struct ptt_names *n, const struct ptt_ev *ev)
         ptt_symbols_add(p->sym, base, size, p->mods[p->nmods - 1].path);
 }
 
+/* Name thread (pid, tid) after base: base itself, or base#K when K-1 threads of the process had it
+ * before (set by the program, or from their start routine), so that no two threads show the
+ * same name. A thread named again after the base it has keeps its name. */
+static void name_thread(struct ptt_names *n, int32_t pid, int32_t tid, const char *base)
+{
+    char s[300];
+    uint64_t key = ptt_key2((uint64_t)pid, (uint64_t)tid), h = hash_str(base);
+    struct entry *e = map_get(&n->threads, key, 0);
+    if (e && e->str && e->aux == h)
+        return;
+    struct entry *cnt = map_get(&n->starts, ptt_key2((uint64_t)pid, h), 1);
+    uint64_t k = cnt ? ++cnt->num : 1;
+    if (k > 1)
+        snprintf(s, sizeof s, "%s#%llu", base, (unsigned long long)k);
+    else
+        snprintf(s, sizeof s, "%s", base);
+    map_set(&n->threads, key, s);
+    if ((e = map_get(&n->threads, key, 0)))
+        e->aux = h;
+}
+
 /* What a std::thread runs, from its _State object's vtable (THREAD_START's callable):
  * "vtable for std::thread::_State_impl<std::thread::_Invoker<std::tuple<F, ARGS...> > >" names
  * the callable's type F: a lambda (main::{lambda()#1}), a class (Worker) or, for a function
@@ -200,10 +221,53 @@ static int callable_name(struct ptt_symbols *sym, uint64_t vtable, char *out, si
     return 1;
 }
 
+/* std::thread(f, args...) with f a pointer to a function or member function: the callable's
+ * type is only f's ("void (*)(int)"), shared by every such function, but f is one of the words
+ * of the _State object after its vtable (THREAD_START's word_one to word_three: after the
+ * arguments, in memory). The word that is the start of a function with f's parameters names it
+ * ("worker"), else the first that starts a function whose symbol has no parameters (a C
+ * function). 1 when named. */
+static int function_called(struct ptt_symbols *sym, const struct ptt_ev *ev, const char *type,
+                           char *out, size_t len)
+{
+    const char *star = strstr(type, "*)(");
+    if (!star)
+        return 0;
+    char want[256], f[256];
+    snprintf(want, sizeof want, "%s", star + 2);
+    size_t wl = strlen(want);
+    if (wl > 9 && !strcmp(want + wl - 9, " noexcept"))
+        want[wl - 9] = 0;
+    static const unsigned words[] = {PTT_F(THREAD_START, word_one), PTT_F(THREAD_START, word_two),
+                                     PTT_F(THREAD_START, word_three)};
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < sizeof words / sizeof *words; i++) {
+            if (ptt_symbols_function(sym, ptt_ev_arg(ev, words[i], 0), f, sizeof f))
+                continue;
+            const char *params = ptt_symbols_params(f);
+            if (pass == 0 ? params && !strcmp(params, want) : !strchr(f, '(')) {
+                ptt_symbols_strip_params(f);
+                snprintf(out, len, "%s", f);
+                return 1;
+            }
+        }
+    return 0;
+}
+
+/* What a std::thread runs: its callable's type, or the function it was given. 1 when named. */
+static int std_thread_name(struct ptt_symbols *sym, const struct ptt_ev *ev, char *out, size_t len)
+{
+    char type[256];
+    if (!callable_name(sym, ptt_ev_arg(ev, PTT_F(THREAD_START, callable), 0), type, sizeof type))
+        return 0;
+    if (!function_called(sym, ev, type, out, len))
+        snprintf(out, len, "%s", type);
+    return 1;
+}
+
 /* A thread starts: named by its creator (before it ran), else by its start routine. */
 static void thread_start(struct ptt_names *n, const struct ptt_ev *ev)
 {
-    char s[300];
     if (ev->nargs <= PTT_F(THREAD_START, self))
         return;
     uint64_t self = ev->args[PTT_F(THREAD_START, self)];
@@ -213,7 +277,7 @@ static void thread_start(struct ptt_names *n, const struct ptt_ev *ev)
     uint64_t key = ptt_key2((uint64_t)ev->pid, (uint64_t)ev->tid);
     struct entry *early = map_get(&n->early, ptt_key2((uint64_t)ev->pid, self), 0);
     if (early && early->str) { /* its creator named it before it ran */
-        map_set(&n->threads, key, early->str);
+        name_thread(n, ev->pid, ev->tid, early->str);
         free(early->str);
         early->str = NULL;
         return;
@@ -223,18 +287,11 @@ static void thread_start(struct ptt_names *n, const struct ptt_ev *ev)
     char func[256], file[128];
     int line;
     struct ptt_symbols *sym = symbols_of(n, ev->pid);
-    if (!callable_name(sym, ptt_ev_arg(ev, PTT_F(THREAD_START, callable), 0), func, sizeof func) &&
+    if (!std_thread_name(sym, ev, func, sizeof func) &&
         ptt_symbols_code(sym, ev->args[PTT_F(THREAD_START, start)], func, sizeof func, file,
                          sizeof file, &line))
         return;
-    /* producer, producer#2, ...: numbered by start routine */
-    struct entry *cnt = map_get(&n->starts, ptt_key2((uint64_t)ev->pid, hash_str(func)), 1);
-    uint64_t k = cnt ? ++cnt->num : 1;
-    if (k > 1)
-        snprintf(s, sizeof s, "%s#%llu", func, (unsigned long long)k);
-    else
-        snprintf(s, sizeof s, "%s", func);
-    map_set(&n->threads, key, s);
+    name_thread(n, ev->pid, ev->tid, func); /* producer, producer#2, ... */
 }
 
 /* An object's place (+ 1) in the order objects are first used, 0 when out of memory. */
@@ -289,8 +346,15 @@ void ptt_names_event(struct ptt_names *n, const struct ptt_ev *ev)
             p->ppid = (int32_t)ptt_ev_arg(ev, PTT_F(PROCESS_START, ppid), 0);
             p->fresh = 1;
         }
-        if (ev->tid == ev->pid)
-            map_set(&n->threads, ptt_key2((uint64_t)ev->pid, (uint64_t)ev->tid), "main");
+        if (ev->tid == ev->pid) { /* "main" again after an exec, whatever it was named */
+            struct entry *cnt =
+                map_get(&n->starts, ptt_key2((uint64_t)ev->pid, hash_str("main")), 1);
+            if (cnt && !cnt->num)
+                cnt->num = 1;
+            uint64_t key = ptt_key2((uint64_t)ev->pid, (uint64_t)ev->tid);
+            map_set(&n->threads, key, "main");
+            map_get(&n->threads, key, 0)->aux = hash_str("main");
+        }
         break;
     }
     case PTT_EV_MODULE_LOAD: module_load(n, ev); break;
@@ -312,12 +376,27 @@ void ptt_names_event(struct ptt_names *n, const struct ptt_ev *ev)
         if (ptt_ev_arg(ev, PTT_F(THREAD_SETNAME_NP_OUT, ret), 1) == 0) {
             struct entry *t = map_get(&n->pthreads, ptt_key2((uint64_t)ev->pid, e->num), 0);
             if (t) /* the target, by its pthread_t */
-                map_set(&n->threads, ptt_key2((uint64_t)ev->pid, t->num), e->str);
+                name_thread(n, ev->pid, (int32_t)t->num, e->str);
             else /* not started yet: named when it starts */
                 map_set(&n->early, ptt_key2((uint64_t)ev->pid, e->num), e->str);
         }
         free(e->str);
         e->str = NULL;
+        break;
+    }
+    case PTT_EV_PRCTL_IN: /* PR_SET_NAME: the calling thread, when it succeeds */
+        if (ptt_ev_arg(ev, PTT_F(PRCTL_IN, option), 0) == 15)
+            map_set(&n->setname, ptt_key2((uint64_t)ev->pid, (uint64_t)ev->tid),
+                    arg_str(ev, PTT_F(PRCTL_IN, name), s, sizeof s));
+        break;
+    case PTT_EV_PRCTL_OUT: {
+        struct entry *e = map_get(&n->setname, ptt_key2((uint64_t)ev->pid, (uint64_t)ev->tid), 0);
+        if (e && e->str && ptt_ev_arg(ev, PTT_F(PRCTL_OUT, ret), 1) == 0)
+            name_thread(n, ev->pid, ev->tid, e->str);
+        if (e) {
+            free(e->str);
+            e->str = NULL;
+        }
         break;
     }
     default: break;

@@ -60,6 +60,13 @@ void ptt_symbols_strip_params(char *name)
         name[o] = 0;
 }
 
+const char *ptt_symbols_params(const char *name)
+{
+    long l = (long)strlen(name);
+    long o = l > 1 && name[l - 1] == ')' ? opening(name, l - 1, '(', ')') : -1;
+    return o > 0 ? name + o : NULL;
+}
+
 int ptt_symbols_system_file(const char *path)
 {
     return path && (!strncmp(path, "/usr/include/", 13) || !strncmp(path, "/usr/lib/gcc/", 13) ||
@@ -164,6 +171,18 @@ int ptt_symbols_code(struct ptt_symbols *s, uint64_t addr, char *func, size_t fl
     const char *src = l ? dwfl_lineinfo(l, NULL, line, NULL, NULL, NULL) : NULL;
     if (src)
         snprintf(file, filelen, "%s", base_name(src));
+    return 0;
+}
+
+int ptt_symbols_function(struct ptt_symbols *s, uint64_t addr, char *func, size_t flen)
+{
+    Dwfl_Module *m = s && addr ? dwfl_addrmodule(s->dwfl, addr) : NULL;
+    GElf_Off off;
+    GElf_Sym sym;
+    const char *name = m ? dwfl_module_addrinfo(m, addr, &off, &sym, NULL, NULL, NULL) : NULL;
+    if (!name || off || GELF_ST_TYPE(sym.st_info) != STT_FUNC)
+        return -1;
+    ptt_symbols_demangle(name, func, flen);
     return 0;
 }
 
@@ -515,6 +534,12 @@ int ptt_symbols_code(struct ptt_symbols *s, uint64_t addr, char *func, size_t fl
 int ptt_symbols_data(struct ptt_symbols *s, uint64_t addr, char *name, size_t len)
 {
     (void)s, (void)addr, (void)name, (void)len;
+    return -1;
+}
+
+int ptt_symbols_function(struct ptt_symbols *s, uint64_t addr, char *func, size_t flen)
+{
+    (void)s, (void)addr, (void)func, (void)flen;
     return -1;
 }
 

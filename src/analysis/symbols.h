@@ -26,6 +26,13 @@ int ptt_symbols_site(struct ptt_symbols *s, uint64_t addr, char *site, size_t le
 /* The variable containing a data address, with the member or element path to it
  * ("cache.lock", "locks[3]"). 0, or -1 when unknown. */
 int ptt_symbols_data(struct ptt_symbols *s, uint64_t addr, char *name, size_t len);
+/* The function whose code starts at addr (a function pointer's value), demangled with its
+ * parameters ("worker(int)", "Pool::run(long)"; a C function: "worker"). 0, or -1 when no
+ * function starts there. */
+int ptt_symbols_function(struct ptt_symbols *s, uint64_t addr, char *func, size_t flen);
+/* The parameter list that ends a demangled function name or function type: "(int)" of
+ * "worker(int)"; NULL without one. */
+const char *ptt_symbols_params(const char *name);
 /* The address of a symbol (for --names), 0 if unknown. */
 uint64_t ptt_symbols_lookup(struct ptt_symbols *s, const char *name);
 int ptt_symbols_available(void);

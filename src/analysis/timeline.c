@@ -11,6 +11,7 @@
 #include "analysis/tl_window.h"
 #include "analysis/tracker.h"
 #include "trace/filter.h"
+#include "ptt_fields.h"
 
 struct tthread {
     int32_t pid, tid;
@@ -68,6 +69,13 @@ const char *ptt_tl_state_name(enum ptt_tl_state s)
 #include "analysis/states.def"
     };
     return s < PTT_TL_NSTATES ? n[s] : "?";
+}
+
+const char *ptt_tl_state_label(enum ptt_tl_state s)
+{
+    return s == PTT_TL_RUNNING      ? "outside pthread calls"
+           : s == PTT_TL_PTT_BUFFER ? "waiting for ptt's buffer"
+                                    : ptt_tl_state_name(s);
 }
 
 uint32_t ptt_tl_state_rgb(enum ptt_tl_state s)
@@ -170,12 +178,19 @@ static void link(struct tl *t, enum ptt_tl_link k, int32_t pid, int32_t from, in
         t->cb->link(t->arg, k, pid, from, from_ns, to, to_ns, addr);
 }
 
+/* What an open call has the thread blocked on since c->block_ns (PTT_TL_RUNNING: nothing). */
+static enum ptt_tl_state blocked_on(const struct ptt_open *c)
+{
+    enum ptt_tl_state st = ptt_tl_state_of_class(c->block_cls);
+    return c->block == PTT_OPEN_CONTENDED || c->block == PTT_OPEN_WAITS ? st : PTT_TL_RUNNING;
+}
+
 /* A call ends (returns, or the thread ends inside it). */
 static void close_call(struct tl *t, struct tthread *th, const struct ptt_open *c, int64_t ns,
                        int unfinished)
 {
-    enum ptt_tl_state st = ptt_tl_state_of_class(c->block_cls);
-    if (c->block == PTT_OPEN_CONTENDED || (c->block == PTT_OPEN_WAITS && st != PTT_TL_RUNNING)) {
+    enum ptt_tl_state st = blocked_on(c);
+    if (st != PTT_TL_RUNNING) {
         if (t->cb->state)
             t->cb->state(t->arg, th->pid, th->tid, st, c->block_ns, ns, c->object, c->in.id);
         if (c->block == PTT_OPEN_CONTENDED) /* it was one of the object's waiters */
@@ -183,6 +198,28 @@ static void close_call(struct tl *t, struct tthread *th, const struct ptt_open *
     }
     if (t->cb->call)
         t->cb->call(t->arg, &c->in, ns, unfinished);
+}
+
+/* libptt waited for a free sub-buffer before it recorded ev (TRACE_BUFFER_WAIT, at the wait's
+ * end): a span of ptt's own. The program was not waiting then: the blocked span of the
+ * innermost call blocking the thread stops where it began and goes on from its end. */
+static void buffer_wait(struct tl *t, struct tthread *th, const struct ptt_ev *ev)
+{
+    int64_t from = ev->ns - (int64_t)ptt_ev_arg(ev, PTT_F(TRACE_BUFFER_WAIT, waited), 0);
+    for (unsigned k = th->calls ? th->calls->nopen : 0; k-- > 0;) {
+        struct ptt_open *c = &th->calls->open[k];
+        enum ptt_tl_state st = blocked_on(c);
+        if (c->frame || st == PTT_TL_RUNNING)
+            continue;
+        if (from < c->block_ns) /* clocks of two CPUs */
+            from = c->block_ns;
+        if (t->cb->state && from > c->block_ns)
+            t->cb->state(t->arg, th->pid, th->tid, st, c->block_ns, from, c->object, c->in.id);
+        c->block_ns = ev->ns;
+        break;
+    }
+    if (t->cb->state && from < ev->ns)
+        t->cb->state(t->arg, th->pid, th->tid, PTT_TL_PTT_BUFFER, from, ev->ns, 0, 0);
 }
 
 /* Calls left without returning (the thread or the trace ended inside), innermost first. */
@@ -194,11 +231,22 @@ static void close_unfinished(struct tl *t, struct tthread *th, const struct ptt_
             close_call(t, th, &c[n], ns, 1);
 }
 
+/* When a thread is first seen: at ev, or, when ev tells the time its thread waited for its
+ * first sub-buffer (a TRACE_BUFFER_WAIT comes first in a sub-buffer), when that wait began. */
+static int64_t first_seen(const struct ptt_ev *ev)
+{
+    if ((ev->id & PTT_EV_ID_MASK) != PTT_EV_TRACE_BUFFER_WAIT)
+        return ev->ns;
+    uint64_t w = ptt_ev_arg(ev, PTT_F(TRACE_BUFFER_WAIT, waited), 0);
+    return w < (uint64_t)ev->ns ? ev->ns - (int64_t)w : 0;
+}
+
 static struct tthread *thread_of(struct tl *t, const struct ptt_ev *ev)
 {
     struct tthread *th =
         ptt_hmap_get(&t->threads, ptt_key2((uint64_t)ev->pid, (uint64_t)ev->tid), sizeof *th);
     if (!th->begun) {
+        int64_t ns = first_seen(ev);
         th->begun = 1;
         th->pid = ev->pid;
         th->tid = ev->tid;
@@ -209,10 +257,10 @@ static struct tthread *thread_of(struct tl *t, const struct ptt_ev *ev)
             p->begun = 1;
             p->pid = ev->pid;
             if (t->cb->process)
-                t->cb->process(t->arg, ev->pid, ev->ns, 1);
+                t->cb->process(t->arg, ev->pid, ns, 1);
         }
         if (t->cb->thread)
-            t->cb->thread(t->arg, ev->pid, ev->tid, ev->ns, 1,
+            t->cb->thread(t->arg, ev->pid, ev->tid, ns, 1,
                           ptt_names_thread(t->names, ev->pid, ev->tid));
     }
     return th;
@@ -420,7 +468,9 @@ static void on_event(struct tl *t, const struct ptt_ev *ev)
     if (!th->calls)
         th->calls = ptt_tracker_get(t->calls, ev);
     ptt_tracker_feed(th->calls, ev, &tr);
-    if (ev->info->kind == PTT_KIND_IN)
+    if ((ev->id & PTT_EV_ID_MASK) == PTT_EV_TRACE_BUFFER_WAIT)
+        buffer_wait(t, th, ev);
+    else if (ev->info->kind == PTT_KIND_IN)
         on_in(t, th, ev);
     else if (ev->info->kind == PTT_KIND_OUT) {
         if (tr.what & PTT_TRK_CLOSED)

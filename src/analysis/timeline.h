@@ -60,6 +60,9 @@ struct ptt_tl_callbacks {
 };
 
 const char *ptt_tl_state_name(enum ptt_tl_state s);
+/* What a person reads for a state: running is "outside pthread calls" (ptt does not know whether
+ * the thread ran on a CPU), ptt_buffer "waiting for ptt's buffer", the others their names. */
+const char *ptt_tl_state_label(enum ptt_tl_state s);
 /* A state's colour (0xRRGGBB) and the Chrome trace viewer's reserved colour name nearest to it:
  * every picture colours a state with these. */
 uint32_t ptt_tl_state_rgb(enum ptt_tl_state s);

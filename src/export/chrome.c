@@ -155,7 +155,11 @@ static void write_blocked(struct chrome *c)
         return;
     c->blocked.set = 0;
     char name[64];
-    snprintf(name, sizeof name, "blocked on %s", ptt_tl_state_name(c->blocked.state));
+    enum ptt_tl_state st = c->blocked.state;
+    if (st == PTT_TL_PTT_BUFFER) /* ptt's own wait, not the program's */
+        snprintf(name, sizeof name, "%s", ptt_tl_state_label(st));
+    else
+        snprintf(name, sizeof name, "blocked on %s", ptt_tl_state_name(st));
     begin_event(c, 'X', name, "blocked");
     /* The state's colour in every picture (states.def), as chrome://tracing names colours. */
     fprintf(c->f, ",\"cname\":\"%s\"", ptt_tl_state_cname(c->blocked.state));
@@ -163,7 +167,12 @@ static void write_blocked(struct chrome *c)
     fputs(",\"dur\":", c->f);
     jtime(c->f, c->blocked.to > c->blocked.from ? c->blocked.to - c->blocked.from : 0);
     const struct ptt_evinfo *call = ptt_evinfo(c->blocked.call);
-    fprintf(c->f, ",\"args\":{\"state\":\"%s\",\"call\":", ptt_tl_state_name(c->blocked.state));
+    fprintf(c->f, ",\"args\":{\"state\":\"%s\"", ptt_tl_state_name(c->blocked.state));
+    if (st == PTT_TL_PTT_BUFFER) { /* in no call of the program's, on no object */
+        fputs("}}", c->f);
+        return;
+    }
+    fputs(",\"call\":", c->f);
     ptt_json_str(c->f, call ? call->routine : "?");
     const char *oname = NULL;
     if (c->blocked.state == PTT_TL_JOIN) {

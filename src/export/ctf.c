@@ -24,6 +24,7 @@
 
 #include "export/export.h"
 #include "util/hmap.h"
+#include "util/outdir.h"
 #include "export/textfmt.h"
 #include "analysis/timeline.h"
 
@@ -252,9 +253,13 @@ static int write_metadata(struct ctf *c, const struct ptt_reader *r, int have_re
 {
     char path[4096], uuid[40];
     snprintf(path, sizeof path, "%s/metadata", c->dir);
-    FILE *f = fopen(path, "w");
+    int fd = ptt_outdir_create(path);
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
     if (!f) {
-        snprintf(c->err, sizeof c->err, "%.400s: %m", path);
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        snprintf(c->err, sizeof c->err, "%.400s: %s", path, ptt_outdir_strerror(e));
         return -1;
     }
     uuid_str(uuid, c->uuid);
@@ -325,9 +330,9 @@ static void flush(struct ctf *c, struct stream *s)
         return;
     char path[4096];
     snprintf(path, sizeof path, "%s/" STREAM_PREFIX "%d", c->dir, s->pid);
-    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (s->created ? O_APPEND : O_TRUNC), 0644);
+    int fd = s->created ? ptt_outdir_append(path) : ptt_outdir_create(path);
     if (fd < 0) {
-        snprintf(c->err, sizeof c->err, "%.400s: %m", path);
+        snprintf(c->err, sizeof c->err, "%.400s: %s", path, ptt_outdir_strerror(errno));
         return;
     }
     s->created = 1;
@@ -416,14 +421,13 @@ static void free_stream(void *p)
     free(((struct stream *)p)->buf);
 }
 
-/* The directory: created, or emptied of an earlier export's files; anything else in it is not
- * ours, and a CTF reader would take it for a stream. */
+/* The directory: created private, or emptied of an earlier export's files (the user's own,
+ * none a link); anything else in it is not ours, and a CTF reader would take it for a stream. */
 static int prepare_dir(const char *dir, char *err, size_t errlen)
 {
-    if (mkdir(dir, 0777) == 0)
-        return 0;
-    if (errno != EEXIST) {
-        snprintf(err, errlen, "%s: %m", dir);
+    struct stat st;
+    if (ptt_outdir_make(dir)) {
+        snprintf(err, errlen, "%s: %s", dir, ptt_outdir_strerror(errno));
         return -1;
     }
     DIR *d = opendir(dir);
@@ -441,6 +445,13 @@ static int prepare_dir(const char *dir, char *err, size_t errlen)
             snprintf(err, errlen,
                      "%s: not empty (%s is not from a CTF export): give a new directory", dir,
                      e->d_name);
+            r = -1;
+        } else if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW)) {
+            snprintf(err, errlen, "%s/%s: %m", dir, e->d_name);
+            r = -1;
+        } else if (!S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+            int k = S_ISLNK(st.st_mode) ? ELOOP : EPERM;
+            snprintf(err, errlen, "%s/%s: %s", dir, e->d_name, ptt_outdir_strerror(k));
             r = -1;
         }
     }

@@ -486,10 +486,12 @@ static void data_info(struct rep *R, FILE *f, const char *path, const struct hea
     for (int s = 0; s < PTT_TL_NSTATES; s++)
         fprintf(f, "%s\"%s\"", s ? "," : "", ptt_tl_state_name((enum ptt_tl_state)s));
     /* What the page shows: ptt knows a thread is in no blocking pthread call, not that it runs
-     * on a CPU (it may sleep in read(2)). */
-    fputs("],\"state_labels\":[\"outside pthread calls\"", f);
-    for (int s = 1; s < PTT_TL_NSTATES; s++)
-        fprintf(f, ",\"%s\"", ptt_tl_state_name((enum ptt_tl_state)s));
+     * on a CPU (it may sleep in read(2)); ptt's own wait for its buffer is not the program's. */
+    fputs("],\"state_labels\":[", f);
+    for (int s = 0; s < PTT_TL_NSTATES; s++) {
+        fputs(s ? "," : "", f);
+        json_str(f, ptt_tl_state_label((enum ptt_tl_state)s));
+    }
 }
 
 /* The rows' order on the page (order[i]: the row shown i-th) and its inverse (rank). */

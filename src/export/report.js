@@ -9,6 +9,7 @@
     var STATES = D.states;
     // What the page calls them: state 0 is no blocking pthread call, not "running" on a CPU.
     var LABELS = D.state_labels || STATES;
+    var BUF = STATES.indexOf('ptt_buffer'); /* ptt's own wait for its buffer: not the program's */
     /* Rows are taller when there are few. */
     var LABEL_W = 190, ROW_H = D.rows.length <= 40 ? 20 : 16, BAR_Y = 2, BAR_H = ROW_H - 4, AXIS_H = 24;
 
@@ -85,7 +86,7 @@
     /* Legend */
     var legend = document.getElementById('legend');
     legend.innerHTML = LABELS.map(function (s, i) {
-        return '<span><i class="s' + i + '"></i>' + esc(i ? 'blocked: ' + s : s) + '</span>';
+        return '<span><i class="s' + i + '"></i>' + esc(i && i !== BUF ? 'blocked: ' + s : s) + '</span>';
     }).join('');
 
     /* Timeline data */
@@ -378,21 +379,26 @@
             'alive ' + fmtNs(row.b) + ' \u2013 ' + fmtNs(row.e)];
         var blocked = [];
         row.bl.forEach(function (ns, s) {
-            if (s && ns) blocked.push(STATES[s] + ' ' + fmtNs(ns));
+            if (s && ns && s !== BUF) blocked.push(STATES[s] + ' ' + fmtNs(ns));
         });
         lines.push('blocked: ' + (blocked.length ? blocked.join(', ') : 'never'));
+        if (BUF > 0 && row.bl[BUF]) /* ptt's own wait, not the program's */
+            lines.push(LABELS[BUF] + ': ' + fmtNs(row.bl[BUF]));
         if (x > LABEL_W) {
             var t = T(x), found = null, sp = spansOf[r], tol = 3 / scale();
             lines.push('at ' + fmtAt(t) + ':');
             for (var j = 0; j < sp.length; j++)
                 if (t >= sp[j][2] - tol && t <= sp[j][2] + sp[j][3] + tol) found = sp[j];
-            if (found)
+            if (found && found[1] === BUF)
+                lines.push('  ' + LABELS[BUF] + ' for ' + fmtNs(found[3]) + ' (from ' + fmtAt(found[2]) + ')');
+            else if (found)
                 lines.push('  blocked in ' + (D.calls[found[5]] || STATES[found[1]]) + ' on ' +
                     D.span_objects[found[4]] + ' for ' + fmtNs(found[3]) + ' (from ' + fmtAt(found[2]) + ')');
             var st = stateAt(r, t);
             if (st)
                 lines.push('  ' + fmtAt(st.from) + ' \u2013 ' + fmtAt(st.to) + ': ' +
-                    (st.mixed ? 'mixed, most: ' : 'mostly ') + (st.s ? 'blocked: ' + STATES[st.s] : LABELS[0]));
+                    (st.mixed ? 'mixed, most: ' : 'mostly ') +
+                    (st.s && st.s !== BUF ? 'blocked: ' + STATES[st.s] : LABELS[st.s]));
             else if (!found)
                 lines.push('  not alive');
         }

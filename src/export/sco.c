@@ -14,9 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "export/export.h"
 #include "util/hmap.h"
+#include "util/outdir.h"
 #include "export/textfmt.h"
 #include "analysis/timeline.h"
 
@@ -70,15 +72,12 @@ static void close_file(struct sco *s, struct sfile *sf)
 /* DIR, made when there is something to write into it: 0, or -1 with s->failed set. */
 static int make_dir(struct sco *s)
 {
-    struct stat st;
     if (s->dir_ok)
         return 0;
     if (s->failed)
         return -1;
-    if (mkdir(s->dir, 0777) && errno != EEXIST)
+    if (ptt_outdir_make(s->dir))
         s->failed = errno;
-    else if (stat(s->dir, &st) || !S_ISDIR(st.st_mode))
-        s->failed = ENOTDIR;
     if (s->failed) {
         snprintf(s->failed_path, sizeof s->failed_path, "%s", s->dir);
         return -1;
@@ -110,8 +109,11 @@ static FILE *file_of(struct sco *s, int32_t pid, int32_t tid)
     sf->lwp = lwp;
     char path[512];
     path_of(s, sf, path, sizeof path);
-    sf->f = fopen(path, sf->written ? "a" : "w");
+    int fd = sf->written ? ptt_outdir_append(path) : ptt_outdir_create(path);
+    sf->f = fd < 0 ? NULL : fdopen(fd, "w");
     if (!sf->f) {
+        if (fd >= 0)
+            close(fd);
         if (!s->failed) {
             s->failed = errno;
             snprintf(s->failed_path, sizeof s->failed_path, "%s", path);
@@ -191,9 +193,12 @@ static int write_map(const char *dir, char *err, size_t errlen)
     const struct ptt_evinfo **v = malloc((n ? n : 1) * sizeof *v);
     char path[512];
     snprintf(path, sizeof path, "%s/tracemap.h", dir);
-    FILE *f = v ? fopen(path, "w") : NULL;
+    int fd = v ? ptt_outdir_create(path) : -1;
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
     if (!f) {
-        snprintf(err, errlen, "%s: %s", path, strerror(v ? errno : ENOMEM));
+        snprintf(err, errlen, "%s: %s", path, ptt_outdir_strerror(v ? errno : ENOMEM));
+        if (fd >= 0)
+            close(fd);
         free(v);
         return -1;
     }
@@ -226,7 +231,7 @@ int ptt_export_sco(const struct ptt_export_opts *o, char *err, size_t errlen)
     if (make_dir(&s) == 0 && write_map(o->out, err, errlen))
         return -1;
     if (s.failed) {
-        snprintf(err, errlen, "%s: %s", s.failed_path, strerror(s.failed));
+        snprintf(err, errlen, "%s: %s", s.failed_path, ptt_outdir_strerror(s.failed));
         return -1;
     }
     if (r) {

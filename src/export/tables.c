@@ -29,6 +29,7 @@
 #include "export/textfmt.h"
 #include "util/hmap.h"
 #include "util/json.h"
+#include "util/outdir.h"
 #include "util/util.h"
 
 enum table {
@@ -232,35 +233,13 @@ static void put_str(struct tables *s, int k, const char *v)
     put(s, k, "\"", 1);
 }
 
-/* A file of DIR, written anew: no symbolic link followed, the user's alone (docs/security.md);
- * -1 with errno. */
-static int table_fd(const char *path)
-{
-    return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-}
-
-/* DIR: made private if missing; an existing one must be a directory of the user's, not a link. */
-static int table_dir(const char *dir)
-{
-    struct stat st;
-    if (mkdir(dir, 0700) && errno != EEXIST)
-        return -1;
-    if (lstat(dir, &st))
-        return -1;
-    if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid()) {
-        errno = S_ISDIR(st.st_mode) ? EPERM : ENOTDIR;
-        return -1;
-    }
-    return 0;
-}
-
 /* DIR and the files with their header lines, at the first event: a file that is not a trace
  * makes nothing. */
 static int open_tables(struct tables *s)
 {
     if (s->dir_ok || s->failed)
         return s->failed ? -1 : 0;
-    if (table_dir(s->dir)) {
+    if (ptt_outdir_make(s->dir)) {
         fail(s, errno, s->dir);
         return -1;
     }
@@ -271,7 +250,7 @@ static int open_tables(struct tables *s)
         s->t[k] = ptt_must(calloc(1, sizeof *s->t[k]));
         /* Level 1: most of gzip's gain at a fraction of its time, on traces of millions of
          * events. */
-        int fd = table_fd(path);
+        int fd = ptt_outdir_create(path);
 #ifdef PTT_HAVE_ZLIB
         s->t[k]->gz = fd < 0 ? NULL : gzdopen(fd, "wb1");
         s->t[k]->open = s->t[k]->gz != NULL;
@@ -710,7 +689,7 @@ static void write_schema(struct tables *s)
 {
     char path[600];
     snprintf(path, sizeof path, "%s/schema.sql", s->dir);
-    int fd = table_fd(path);
+    int fd = ptt_outdir_create(path);
     FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
     if (!f) {
         int e = errno;
@@ -765,7 +744,7 @@ int ptt_export_tables(const struct ptt_export_opts *o, char *err, size_t errlen)
     ptt_hmap_free(&s.procs, NULL);
     ptt_hmap_free(&s.threads, NULL);
     if (s.failed)
-        snprintf(err, errlen, "%s: %s", s.failed_path, strerror(s.failed));
+        snprintf(err, errlen, "%s: %s", s.failed_path, ptt_outdir_strerror(s.failed));
     else if (r && !s.events) /* not a trace: nothing written, not even DIR */
         snprintf(err, errlen, "%s", terr);
     else if (r)

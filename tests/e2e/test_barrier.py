@@ -57,7 +57,7 @@ def test_barrier_wait(tmp_path):
         EXIT0,
     ]
     assert t.thread(o["tid_t2"]) == [
-        E("THREAD_START", o["fn"], "0x0", me, o["th"], "0x0"),
+        E("THREAD_START", o["fn"], "0x0", me, o["th"], "0x0", "0x0", "0x0", "0x0"),
         E("BARRIER_WAIT_IN", b), *released(b, o["t2_wait"]),
         E("THREAD_END", "0x0", "return"),
     ]

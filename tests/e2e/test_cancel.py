@@ -102,7 +102,7 @@ def test_cancel_testcancel(tmp_path):
     assert (o["t2_enable"], o["t2_enable.old"]) == ("0", str(DISABLE))
     assert o["cleanup"] == "outer(testcancel);"
     assert without_unwinder(t.thread(o["tid_t2"])) == [
-        E("THREAD_START", o["fn"], o["arg"], o["tid_main"], o["th"], "0x0"),
+        E("THREAD_START", o["fn"], o["arg"], o["tid_main"], o["th"], "0x0", "0x0", "0x0", "0x0"),
         E("THREAD_SETCANCELSTATE_IN", DISABLE),
         E("THREAD_SETCANCELSTATE_OUT", o["t2_disable"], o["t2_disable.old"]),
         E("THREAD_SETCANCELSTATE_IN", ENABLE),
@@ -137,7 +137,7 @@ def test_cancel_in_wait(tmp_path, where):
         before = [wait_in, E("SEM_BLOCK", s)]
         handlers = [E("SEM_GETVALUE_IN", s), E("SEM_GETVALUE_OUT", 0, 0, 0)]
     assert without_unwinder(t.thread(o["tid_t2"])) == [
-        E("THREAD_START", o["fn"], o["arg"], o["tid_main"], o["th"], "0x0"),
+        E("THREAD_START", o["fn"], o["arg"], o["tid_main"], o["th"], "0x0", "0x0", "0x0", "0x0"),
         *before,
         *handlers,
         E("THREAD_CANCELLED", wait_in[0]),
@@ -154,7 +154,7 @@ def check_async(t, ev):
     assert (o["t2_async"], o["t2_async.old"]) == ("0", str(DEFERRED))
     t2 = without_unwinder(t.thread(o["tid_t2"]))
     assert t2[:3] == [
-        E("THREAD_START", o["fn"], o["arg"], o["tid_main"], o["th"], "0x0"),
+        E("THREAD_START", o["fn"], o["arg"], o["tid_main"], o["th"], "0x0", "0x0", "0x0", "0x0"),
         E("THREAD_SETCANCELTYPE_IN", ASYNCHRONOUS),
         E("THREAD_SETCANCELTYPE_OUT", o["t2_async"], o["t2_async.old"]),
     ]

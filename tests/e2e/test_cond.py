@@ -22,7 +22,7 @@ def waiter_events(t, name, timed):
                      "clock": ("COND_CLOCKWAIT", (c, m, 1, o.get(f"{name}_abs")))}[timed]
     assert (o[f"{name}_lock"], o[f"{name}_wait"], o[f"{name}_unlock"]) == ("0", "0", "0")
     return [
-        E("THREAD_START", o["fn"], o[f"{name}_arg"], o["tid_main"], o[f"{name}_th"], "0x0"),
+        E("THREAD_START", o["fn"], o[f"{name}_arg"], o["tid_main"], o[f"{name}_th"], "0x0", "0x0", "0x0", "0x0"),
         E("MUTEX_LOCK_IN", m), E("MUTEX_LOCK_OUT", o[f"{name}_lock"]),
         E(f"{wait}_IN", *wait_in), E("COND_WOKEN", c, m, o[f"{name}_wait"]),
         E(f"{wait}_OUT", o[f"{name}_wait"]),

@@ -1,6 +1,7 @@
 """Names of a C++ program (tests/progs/cxx_names.cc, built when CMake finds a C++ compiler):
 demangled names of members, static locals (f1::lock) and functions; std::threads named after the
-lambda, class or function type they run; the program's own line for calls that libstdc++'s
+lambda or class they run, or the function given as a pointer (without arguments, with arguments,
+a static member function, a member function, an extern "C" function); the program's own line for calls that libstdc++'s
 inline wrappers make (std::lock_guard, std::unique_lock), with the header's line as detail;
 objects that come to the same name numbered (#2, #3); stat's thread table with the tids. The
 same program without debug information, stripped, and stripped with its debug information in a
@@ -29,8 +30,9 @@ def lines():
 
 L = lines()
 THREADS = {"tid_main": "main", "tid_taker": "main::{lambda()#1}",
-           "tid_putter": "main::{lambda()#2}", "tid_worker": "void (*)()",
-           "tid_functor": "Depositor"}
+           "tid_putter": "main::{lambda()#2}", "tid_worker": "worker",
+           "tid_functor": "Depositor", "tid_paid": "paid", "tid_logged": "logged",
+           "tid_open": "Teller::open", "tid_c_worker": "c_worker", "tid_serve": "Teller::serve"}
 HEAP = f"mutex@{SRC}:{L['deposit_lock']}"
 OBJECTS = {"account": "account.m", "box_m": "box.m", "box_cv": "box.cv", "f1_lock": "f1::lock",
            "f2_lock": "f2::lock", "heap0": HEAP, "heap1": HEAP + "#2", "heap2": HEAP + "#3"}
@@ -97,7 +99,7 @@ def test_human(full):
     out = t.out
     human = view(t.path)
     tid = out["tid_worker"]
-    assert (f"Thread void (*)() ({tid}) enters function pthread_mutex_lock (mutex f1::lock) at "
+    assert (f"Thread worker ({tid}) enters function pthread_mutex_lock (mutex f1::lock) at "
             f"{SRC}:{L['f1_lock']} (via gthr-default.h:") in human
 
 
@@ -138,7 +140,8 @@ def test_split_debug_file(split):
 
 def test_without_debug_info(tmp_path_factory):
     """Without debug information: symbols demangled (the static locals as f1::lock), the
-    threads by their callable's type, call sites by function; heap objects numbered."""
+    threads by what they run (the symbol table names the static functions), call sites by
+    function; heap objects numbered."""
     t, events = traced_as(tmp_path_factory, "cxx_names_nodebug")
     out = t.out
     want = {"account": "account", "box_m": "box", "f1_lock": "f1::lock", "f2_lock": "f2::lock",

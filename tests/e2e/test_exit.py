@@ -57,7 +57,7 @@ def test_exit_with_blocked_thread(tmp_path, action, n):
         exit_event,
     ]
     assert t.thread(o["tid_t2"]) == [
-        E("THREAD_START", o["fn"], "0x0", me, o["th"], "0x0"),
+        E("THREAD_START", o["fn"], "0x0", me, o["th"], "0x0", "0x0", "0x0", "0x0"),
         E("MUTEX_LOCK_IN", m), E("MUTEX_WAIT", m, me),
         E("TRACE_UNFINISHED", "MUTEX_LOCK_IN"),
     ]

@@ -45,7 +45,7 @@ def expected(t):
         EXIT0,
     ]
     t2 = [
-        E("THREAD_START", o["fn"], "0x5678", me, o["th"], "0x0"),
+        E("THREAD_START", o["fn"], "0x5678", me, o["th"], "0x0", "0x0", "0x0", "0x0"),
         E("THREAD_SETSPECIFIC_IN", k, "0x5678"), E("THREAD_SETSPECIFIC_OUT", o["t2_set"]),
         E("THREAD_GETSPECIFIC_IN", k), E("THREAD_GETSPECIFIC_OUT", o["t2_get"]),
         # The destructor runs after the thread's end, untraced.

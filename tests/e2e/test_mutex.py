@@ -82,7 +82,7 @@ def contended(t, lock_in):
                       "MUTEX_CLOCKLOCK_IN": ("t2_clocklock", (m, 1, o.get("t2_abs")))}[lock_in]
     assert o[out] == "0" and o["t2_unlock"] == "0"
     assert t.thread(t2) == [
-        E("THREAD_START", o["fn"], "0x7", me, o["th"], "0x0"),
+        E("THREAD_START", o["fn"], "0x7", me, o["th"], "0x0", "0x0", "0x0", "0x0"),
         E(lock_in, *in_fields), E("MUTEX_WAIT", m, me), E("MUTEX_ACQUIRED", m),
         E(lock_in.replace("_IN", "_OUT"), o[out]),
         E("MUTEX_UNLOCK_IN", m), E("MUTEX_UNLOCK_OUT", o["t2_unlock"]),
@@ -152,7 +152,7 @@ def test_mutex_unlock(tmp_path):
         EXIT0,
     ]
     assert t.thread(t2) == [
-        E("THREAD_START", o["fn"], "0x0", me, o["th"], "0x0"),
+        E("THREAD_START", o["fn"], "0x0", me, o["th"], "0x0", "0x0", "0x0", "0x0"),
         E("MUTEX_LOCK_IN", e), E("MUTEX_LOCK_OUT", o["t2_lock_e"]),
         E("MUTEX_UNLOCK_IN", e), E("MUTEX_UNLOCK_OUT", o["t2_unlock_e"]),
         E("THREAD_END", "0x0", "return"),
@@ -266,7 +266,7 @@ def test_mutex_robust(tmp_path):
         EXIT0,
     ]
     assert t.thread(t2) == [
-        E("THREAD_START", o["fn"], "0x0", me, o["th"], "0x0"),
+        E("THREAD_START", o["fn"], "0x0", me, o["th"], "0x0", "0x0", "0x0", "0x0"),
         E("MUTEX_LOCK_IN", r1), E("MUTEX_LOCK_OUT", o["t2_lock_r1"]),
         E("MUTEX_LOCK_IN", r2), E("MUTEX_LOCK_OUT", o["t2_lock_r2"]),
         E("MUTEX_LOCK_IN", r3), E("MUTEX_LOCK_OUT", o["t2_lock_r3"]),

@@ -28,7 +28,7 @@ def test_once(tmp_path):
     ]
     # t1 runs the init routine, and its calls are seen inside it.
     assert t.thread(o["tid_t1"]) == [
-        E("THREAD_START", o["fn"], o["t1_arg"], me, o["t1"], "0x0"),
+        E("THREAD_START", o["fn"], o["t1_arg"], me, o["t1"], "0x0", "0x0", "0x0", "0x0"),
         E("THREAD_ONCE_IN", once, init, NOT_RUN),
         E("ONCE_RUN", once, init),
         E("MUTEX_LOCK_IN", m), E("MUTEX_LOCK_OUT", o["init_lock"]),
@@ -39,7 +39,7 @@ def test_once(tmp_path):
     ]
     # t2 came while t1 ran it: state 1, it waited, ran nothing.
     assert t.thread(o["tid_t2"]) == [
-        E("THREAD_START", o["fn"], o["t2_arg"], me, o["t2"], "0x0"),
+        E("THREAD_START", o["fn"], o["t2_arg"], me, o["t2"], "0x0", "0x0", "0x0", "0x0"),
         E("THREAD_ONCE_IN", once, init, RUNNING), E("THREAD_ONCE_OUT", o["t2_once"], 0),
         E("THREAD_END", "0x0", "return"),
     ]

@@ -57,19 +57,22 @@ def lab(rgb):
 
 
 def test_table():
-    """The table: the states the timeline knows, named once, running a neutral grey, the waits
-    warm (red to yellow, pink to purple, browns), all told apart (CIE76 distance 20 at least),
-    each with its own reserved Chrome colour name."""
+    """The table: the states the timeline knows, named once, running a neutral grey, the
+    program's waits warm (red to yellow, pink to purple, browns), ptt's own wait for its buffer
+    cool (blue), all told apart (CIE76 distance 20 at least), each with its own reserved Chrome
+    colour name."""
     rows = states()
     names = [s.name for s in rows]
     assert names == ["running", "mutex", "rwlock", "spin", "cond", "barrier", "sem", "join",
-                     "once", "signal", "mq"]
+                     "once", "signal", "mq", "ptt_buffer"]
     assert len({s.rgb for s in rows}) == len({s.cname for s in rows}) == len(rows)
     assert {s.cname for s in rows} <= RESERVED
     for s in rows:
         h, sat, _ = colorsys.rgb_to_hsv(*(c / 255 for c in s.rgb))
         if s.name == "running":
             assert sat <= 0.1, f"running is not neutral: {s.rgb}"
+        elif s.name == "ptt_buffer":
+            assert sat >= 0.2 and 180 <= h * 360 <= 240, f"{s.name} is not blue"
         else:
             assert sat >= 0.2 and (h * 360 <= 60 or h * 360 >= 280), f"{s.name} is not warm"
     for a, b in itertools.combinations(rows, 2):
@@ -120,7 +123,8 @@ def test_chrome_colours(mix):
     for e in events:
         if e.get("cat") == "blocked":
             state = e["args"]["state"]
-            assert e["name"] == f"blocked on {state}"
+            assert e["name"] == ("waiting for ptt's buffer" if state == "ptt_buffer"
+                                 else f"blocked on {state}")
             assert e.get("cname") == table[state].cname, e
             seen.add(state)
         else:

@@ -401,7 +401,8 @@ def test_report_bad_input(tmp_path):
 def test_threads_end_with_their_process(tmp_path):
     """A process that exits with a thread blocked (exit_status exit 3 blocked): the thread's row
     ends at the process's PROCESS_EXIT, not at the end of the trace (0.3 s later: the shell
-    sleeps); the first state is called what ptt knows of it, outside pthread calls."""
+    sleeps); the first state is called what ptt knows of it, outside pthread calls, the last
+    what ptt itself did, waiting for its buffer."""
     t = ptt_trace(tmp_path, ["sh", "-c", f"{prog('exit_status')} exit 3 blocked; sleep 0.3"])
     raw = run([PTT, "view", "--format=raw", "--event=PROCESS_EXIT,THREAD_START", t.path]).stdout
     lines = [l.split(" : ") for l in raw.splitlines()]
@@ -418,4 +419,6 @@ def test_threads_end_with_their_process(tmp_path):
     assert len(row) == 1 and abs(row[0]["e"] - exit_ns[0]) <= 1
     assert data["info"]["duration_ns"] - row[0]["e"] > 200_000_000
     assert data["state_labels"][0] == "outside pthread calls"
-    assert data["state_labels"][1:] == data["states"][1:]
+    assert data["state_labels"][1:-1] == data["states"][1:-1]
+    assert (data["states"][-1], data["state_labels"][-1]) == \
+        ("ptt_buffer", "waiting for ptt's buffer")

@@ -145,7 +145,7 @@ def test_rwlock_timeout(tmp_path):
         EXIT0,
     ]
     assert t.thread(t2) == [
-        E("THREAD_START", o["fn"], "0x0", me, o["th"], "0x0"),
+        E("THREAD_START", o["fn"], "0x0", me, o["th"], "0x0", "0x0", "0x0", "0x0"),
         *call(o, "WRLOCK", "t2_wrlock", lk),
         *call(o, "UNLOCK", "t2_unlock", lk),
         E("THREAD_END", "0x0", "return"),
@@ -180,7 +180,7 @@ def test_rwlock_wait(tmp_path, case, kind):
               "clock": (lk, MONOTONIC, o.get("t2_lock_abs"))}[kind]
     mode = WR if writer else RD
     assert t.thread(t2) == [
-        E("THREAD_START", o["fn"], arg, me, o["th"], "0x0"),
+        E("THREAD_START", o["fn"], arg, me, o["th"], "0x0", "0x0", "0x0", "0x0"),
         E(f"RWLOCK_{op}_IN", *fields),
         # A writer waits for main's read lock (no writer, one reader); a reader for main's
         # write lock (writer main, no reader).

@@ -134,6 +134,6 @@ def test_create_attr(tmp_path):
     ]
     for n in ("t1", "t2"):
         assert t.thread(o[f"tid_{n}"]) == [
-            E("THREAD_START", o["fn"], o[f"{n}_arg"], me, o[n], "0x0"),
+            E("THREAD_START", o["fn"], o[f"{n}_arg"], me, o[n], "0x0", "0x0", "0x0", "0x0"),
             E("THREAD_END", "0x0", "return"),
         ]

@@ -187,7 +187,7 @@ def test_sem_block(tmp_path, kind):
     name, fields = {"plain": ("WAIT", ()), "timed": ("TIMEDWAIT", (o.get("t2_abs"),)),
                     "clock": ("CLOCKWAIT", (MONOTONIC, o.get("t2_abs")))}[kind]
     assert t.thread(o["tid_t2"]) == [
-        E("THREAD_START", o["fn"], "0x3", me, o["th"], "0x0"),
+        E("THREAD_START", o["fn"], "0x3", me, o["th"], "0x0", "0x0", "0x0", "0x0"),
         E(f"SEM_{name}_IN", s, 0, *fields), E("SEM_BLOCK", s), E("SEM_ACQUIRED", s),
         out(name, o, "t2_wait", 0),
         E("THREAD_END", "0x3", "return"),

@@ -169,7 +169,7 @@ def test_signal_thread(tmp_path):
         EXIT0,
     ]
     assert t.thread(o["tid_t2"]) == [
-        E("THREAD_START", o["fn"], "0x0", o["tid_main"], o["th"], "0x0"),
+        E("THREAD_START", o["fn"], "0x0", o["tid_main"], o["th"], "0x0", "0x0", "0x0", "0x0"),
         E("SEM_WAIT_IN", s, 0), E("SEM_BLOCK", s),
         *handler(o, usr1, SI_TKILL),
         E("SEM_ACQUIRED", s), E("SEM_WAIT_OUT", o["t2_wait"], 0, 0),

@@ -64,7 +64,7 @@ def test_spin_contended(tmp_path):
         E("THREAD_JOIN_IN", o["th"]), E("THREAD_JOIN_OUT", o["join"], "0x9"),
     ]
     assert t.thread(o["tid_t2"]) == [
-        E("THREAD_START", o["fn"], "0x9", me, o["th"], "0x0"),
+        E("THREAD_START", o["fn"], "0x9", me, o["th"], "0x0", "0x0", "0x0", "0x0"),
         E("SPIN_LOCK_IN", s), E("SPIN_WAIT", s), E("SPIN_ACQUIRED", s),
         E("SPIN_LOCK_OUT", o["t2_lock"]),
         E("SPIN_UNLOCK_IN", s), E("SPIN_UNLOCK_OUT", o["t2_unlock"]),

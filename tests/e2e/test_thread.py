@@ -36,7 +36,7 @@ def test_thread_create(tmp_path):
     ]
     for arg, th in (("0x11", o["t1"]), ("0x22", o["t2"])):
         assert t.thread(o[f"tid_{arg[2:]}"]) == [
-            E("THREAD_START", o["fn"], arg, me, th, "0x0"),
+            E("THREAD_START", o["fn"], arg, me, th, "0x0", "0x0", "0x0", "0x0"),
             E("THREAD_END", arg, "return"),
         ]
     assert t.counts()["THREAD_START"] == 2
@@ -62,12 +62,12 @@ def test_thread_exit(tmp_path):
     ]
     # pthread_exit from a function the thread's function called: the value, and how it ended.
     assert t.thread(o["tid_t2"]) == [
-        E("THREAD_START", o["fn2"], "0x0", me, o["t2"], "0x0"),
+        E("THREAD_START", o["fn2"], "0x0", me, o["t2"], "0x0", "0x0", "0x0", "0x0"),
         E("THREAD_EXIT_IN", "0x2a"),
         E("THREAD_END", "0x2a", "exit"),
     ]
     assert t.thread(o["tid_t3"]) == [
-        E("THREAD_START", o["fn3"], "0x3", me, o["t3"], "0x0"),
+        E("THREAD_START", o["fn3"], "0x3", me, o["t3"], "0x0", "0x0", "0x0", "0x0"),
         E("THREAD_END", "0x3", "return"),
     ]
     assert "not reached" not in t.stdout
@@ -95,7 +95,7 @@ def test_thread_join(tmp_path):
     ]
     for arg, th in (("0x44", o["t1"]), ("0x45", o["t2"])):
         assert t.thread(o[f"tid_{arg[2:]}"]) == [
-            E("THREAD_START", o["fn"], arg, me, th, "0x0"),
+            E("THREAD_START", o["fn"], arg, me, th, "0x0", "0x0", "0x0", "0x0"),
             E("THREAD_END", arg, "return"),
         ]
 
@@ -104,7 +104,7 @@ def blocked_child(t):
     """thread_calls' blocked_child: waits for main's go, returns 0x55."""
     o = t.out
     return [
-        E("THREAD_START", o["fn"], "0x0", o["tid_main"], o["th"], "0x0"),
+        E("THREAD_START", o["fn"], "0x0", o["tid_main"], o["th"], "0x0", "0x0", "0x0", "0x0"),
         E("THREAD_END", "0x55", "return"),
     ]
 

@@ -1,7 +1,8 @@
 /* Names of C++ code (tests/e2e/test_cxx_names.py): a class with a mutex member, a class template
- * with a mutex and a condition variable, threads running lambdas, a functor and a function, a
- * static local mutex in two functions, three heap objects first used on the same line. Every
- * lock, unlock and wait goes through libstdc++'s inline wrappers (std::lock_guard,
+ * with a mutex and a condition variable, threads running lambdas, a functor, functions given as
+ * pointers (without arguments, with arguments, a static member function, a member function, an
+ * extern "C" function), a static local mutex in two functions, three heap objects first used on the
+ * same line. Every lock, unlock and wait goes through libstdc++'s inline wrappers (std::lock_guard,
  * std::unique_lock, std::condition_variable::wait, gthr-default.h). Prints KEY=VALUE lines. */
 #include <atomic>
 #include <condition_variable>
@@ -80,6 +81,36 @@ static void worker()
     std::printf("@f2_lock=%p\n", (void *)f2());
 }
 
+static void paid(int times, long amount)
+{
+    std::printf("@tid_paid=%d\n", tid());
+    for (int i = 0; i < times; i++)
+        account.deposit(amount);
+}
+
+static void logged(const char *what)
+{
+    std::printf("@tid_logged=%d\nlogged=%s\n", tid(), what);
+}
+
+extern "C" void c_worker(int k)
+{
+    std::printf("@tid_c_worker=%d\nc_worker=%d\n", tid(), k);
+}
+
+struct Teller {
+    long served = 0;
+    static void open(int desk)
+    {
+        std::printf("@tid_open=%d\ndesk=%d\n", tid(), desk);
+    }
+    void serve(int n)
+    {
+        std::printf("@tid_serve=%d\n", tid());
+        served += n;
+    }
+};
+
 struct Depositor {
     void operator()() const
     {
@@ -107,6 +138,14 @@ int main()
     w.join();
     std::thread d{Depositor()};
     d.join();
+    std::thread p(paid, 2, 5L), l(logged, "ok"), o(Teller::open, 4), c(c_worker, 9);
+    p.join();
+    l.join();
+    o.join();
+    c.join();
+    Teller teller;
+    std::thread s(&Teller::serve, &teller, 3);
+    s.join();
     bank::Account *heap[3];
     for (int i = 0; i < 3; i++) {
         heap[i] = new bank::Account;

@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "src/analysis/timeline.h"
 #include "src/trace/reader.h"
 #include "src/export/textfmt.h"
 #include "src/trace/writer.h"
@@ -951,6 +952,60 @@ static void test_many_streams(void **state)
     close_r(r);
 }
 
+/* ------------------------------------------------------------------------ the timeline */
+
+struct span {
+    enum ptt_tl_state state;
+    int64_t from, to;
+};
+
+static void keep_span(void *arg, int32_t pid, int32_t tid, enum ptt_tl_state state, int64_t from,
+                      int64_t to, uint64_t object, uint16_t call)
+{
+    struct span *v = arg;
+    (void)pid, (void)tid, (void)object, (void)call;
+    while (v->to)
+        v++;
+    *v = (struct span){state, from, to};
+}
+
+/* ptt's own wait for a sub-buffer (TRACE_BUFFER_WAIT, at its end) is a state of its own: a mutex
+ * wait around it is cut where it began and goes on from its end; while the thread runs it is
+ * the only span. */
+static void test_timeline_buffer_wait(void **state)
+{
+    struct file *f = *state;
+    struct chunkb c;
+    fopen_w(f);
+    info(f, "name=bufwait\nticks_per_second=1000000000\n");
+    clk(f, 1000, 5000);
+    cb_init(&c, 1000); /* 1 ns per tick, the trace's 0 at tick 1000 */
+    EV(&c, PTT_EV_MUTEX_LOCK_IN, 100, 0x50, 0x60);
+    EV(&c, PTT_EV_MUTEX_WAIT, 100, 0x50, 7);
+    EV(&c, PTT_EV_TRACE_BUFFER_WAIT, 500, 300); /* at 700, since 400 */
+    EV(&c, PTT_EV_MUTEX_ACQUIRED, 50, 0x50);
+    EV(&c, PTT_EV_MUTEX_LOCK_OUT, 50, 0);
+    EV(&c, PTT_EV_TRACE_BUFFER_WAIT, 1000, 400); /* at 1800, since 1400 */
+    chunk(f, &c, 42, 42, 1, 0, 1000, 0, NULL, NULL);
+    fclose_w(f);
+    struct span got[8] = {{0, 0, 0}};
+    const struct ptt_tl_callbacks cb = {.state = keep_span};
+    char err[512];
+    struct ptt_names *names = ptt_names_new();
+    assert_int_equal(ptt_timeline_run(f->path, names, &cb, got, err, sizeof err), 0);
+    ptt_names_free(names);
+    const struct span want[] = {{PTT_TL_MUTEX, 200, 400},
+                                {PTT_TL_PTT_BUFFER, 400, 700},
+                                {PTT_TL_MUTEX, 700, 800},
+                                {PTT_TL_PTT_BUFFER, 1400, 1800}};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        assert_int_equal(got[i].state, want[i].state);
+        assert_int_equal(got[i].from, want[i].from);
+        assert_int_equal(got[i].to, want[i].to);
+    }
+    assert_int_equal(got[sizeof want / sizeof *want].to, 0);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -960,6 +1015,7 @@ int main(void)
         T(test_corrupt_record),   T(test_unknown_event), T(test_time_decoding),
         T(test_clock_conversion), T(test_unfinished),    T(test_extreme_times),
         T(test_many_streams),     T(test_end_versions),  T(test_unfinished_deep),
+        T(test_timeline_buffer_wait),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,164 @@
+"""The directories of ptt export's CTF and SCO (docs/export.md): made 0700 with files 0600, an
+earlier export replaced, and, run as root, another user's links refused: uid 12002 plants a
+symbolic link in place of the directory or of one of its files in a sticky world-writable
+directory (like /tmp), uid 12001 exports there: one line on stderr, exit status 2, the link's
+target untouched."""
+
+import os
+import shutil
+import stat
+import tempfile
+
+import pytest
+
+from conftest import PTT, run, trace_prog
+
+VICTIM, ATTACKER = 12001, 12002
+# (format, a file the export writes first in DIR)
+FORMATS = [("ctf", "metadata"), ("sco", "tracemap.h")]
+
+
+@pytest.fixture(scope="module")
+def traced(tmp_path_factory):
+    return trace_prog(tmp_path_factory.mktemp("dirs"), "prodcons", 1, 1, 20, 4)
+
+
+def export(trace, fmt, out, uid=None):
+    cmd = [PTT, "export", f"--format={fmt}", str(trace), "-o", str(out)]
+    if uid is not None:
+        cmd = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--", *cmd]
+    return run(cmd)
+
+
+def mode(path):
+    return stat.S_IMODE(os.lstat(path).st_mode)
+
+
+@pytest.mark.parametrize("fmt,first", FORMATS)
+def test_private_and_replaced(traced, tmp_path, fmt, first):
+    """A new DIR is 0700, its files 0600; exporting again replaces them."""
+    out = tmp_path / "out"
+    p = export(traced.path, fmt, out)
+    assert p.returncode == 0, p.stderr
+    files = sorted(os.listdir(out))
+    assert first in files and len(files) > 1
+    assert mode(out) == 0o700
+    assert {mode(out / f) for f in files} == {0o600}
+    before = {f: (out / f).read_bytes() for f in files}
+    p = export(traced.path, fmt, out)
+    assert p.returncode == 0, p.stderr
+    assert {f: (out / f).read_bytes() for f in os.listdir(out)} == before
+
+
+@pytest.mark.parametrize("fmt,first", FORMATS)
+def test_own_links_refused(traced, tmp_path, fmt, first):
+    """A link in place of DIR or of its first file is not followed, even the user's own."""
+    victim = tmp_path / "victim"
+    victim.write_text("keep\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / first).symlink_to(victim)
+    p = export(traced.path, fmt, out)
+    assert p.returncode == 2 and p.stdout == ""
+    assert p.stderr.splitlines() == [
+        f"ptt export: {out}/{first}: a symbolic link: refused, ptt export follows none"]
+    assert victim.read_text() == "keep\n"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    linked = tmp_path / "linked"
+    linked.symlink_to(elsewhere, target_is_directory=True)
+    p = export(traced.path, fmt, linked)
+    assert p.returncode == 2
+    assert p.stderr.splitlines() == [
+        f"ptt export: {linked}: a symbolic link: refused, ptt export follows none"]
+    assert os.listdir(elsewhere) == []
+
+
+@pytest.fixture
+def sticky(traced):
+    """A sticky world-writable directory in a directory every uid can cross, the victim's trace
+    and a file of the victim's outside it."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root: exports as two other users")
+    if not shutil.which("setpriv"):
+        pytest.skip("needs setpriv")
+    base = tempfile.mkdtemp(prefix="ptt-dirs-")
+    try:
+        os.chmod(base, 0o755)
+        shared = os.path.join(base, "shared")
+        os.mkdir(shared)
+        os.chmod(shared, 0o1777)
+        trace = os.path.join(base, "t.ptt")
+        shutil.copyfile(traced.path, trace)
+        os.chown(trace, VICTIM, VICTIM)
+        victim_file = os.path.join(base, "victim.txt")
+        with open(victim_file, "w") as f:
+            f.write("precious\n")
+        os.chown(victim_file, VICTIM, VICTIM)
+        victim_dir = os.path.join(base, "victim_dir")
+        os.mkdir(victim_dir, 0o700)
+        os.chown(victim_dir, VICTIM, VICTIM)
+        yield base, shared, trace, victim_file, victim_dir
+    finally:
+        shutil.rmtree(base)
+
+
+def as_attacker(*cmd):
+    p = run(["setpriv", f"--reuid={ATTACKER}", f"--regid={ATTACKER}", "--clear-groups", "--",
+             *cmd])
+    assert p.returncode == 0, p.stderr
+
+
+def untouched(victim_file, victim_dir):
+    with open(victim_file) as f:
+        assert f.read() == "precious\n"
+    assert os.listdir(victim_dir) == []
+
+
+@pytest.mark.parametrize("fmt,first", FORMATS)
+def test_planted_dir_link_refused(sticky, fmt, first):
+    """DIR is the attacker's link to a directory of the victim's: refused."""
+    base, shared, trace, victim_file, victim_dir = sticky
+    out = os.path.join(shared, "out")
+    as_attacker("ln", "-s", victim_dir, out)
+    p = export(trace, fmt, out, uid=VICTIM)
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.splitlines() == [
+        f"ptt export: {out}: a symbolic link: refused, ptt export follows none"]
+    untouched(victim_file, victim_dir)
+    assert os.readlink(out) == victim_dir and os.lstat(out).st_uid == ATTACKER
+
+
+@pytest.mark.parametrize("fmt,first", FORMATS)
+def test_planted_dir_refused(sticky, fmt, first):
+    """DIR is the attacker's directory, a link in it in place of the first file: refused, as
+    another user's directory, before any file is opened."""
+    base, shared, trace, victim_file, victim_dir = sticky
+    out = os.path.join(shared, "out")
+    as_attacker("mkdir", "-m", "0777", out)
+    as_attacker("ln", "-s", victim_file, os.path.join(out, first))
+    p = export(trace, fmt, out, uid=VICTIM)
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.splitlines() == [
+        f"ptt export: {out}: not a file or directory of the user's own: refused"]
+    untouched(victim_file, victim_dir)
+    assert sorted(os.listdir(out)) == [first]
+
+
+@pytest.mark.parametrize("fmt,first", FORMATS)
+def test_planted_link_in_open_dir_refused(sticky, fmt, first):
+    """DIR is the victim's but world-writable (made so by hand): the attacker's link in place
+    of the first file is refused, not followed nor removed."""
+    base, shared, trace, victim_file, victim_dir = sticky
+    out = os.path.join(shared, "out")
+    os.mkdir(out)
+    os.chmod(out, 0o777)
+    os.chown(out, VICTIM, VICTIM)
+    link = os.path.join(out, first)
+    as_attacker("ln", "-s", victim_file, link)
+    p = export(trace, fmt, out, uid=VICTIM)
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.splitlines() == [
+        f"ptt export: {link}: a symbolic link: refused, ptt export follows none"]
+    untouched(victim_file, victim_dir)
+    assert os.readlink(link) == victim_file and os.lstat(link).st_uid == ATTACKER
