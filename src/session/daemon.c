@@ -188,6 +188,15 @@ static void account(struct ptt_daemon *d, const struct ptt_rec_chunk *c, uint32_
     d->chunks++;
 }
 
+/* Chunk records into the file, or with rotation into its parts (in each thread's order). */
+static void out_records(struct ptt_daemon *d, const struct ptt_writer_rec *r, unsigned n)
+{
+    if (d->rot)
+        ptt_rotate_chunks(d->rot, r, n);
+    else
+        ptt_writer_records(d->out, r, n);
+}
+
 /* One of ptt trace's own chunks: to the file or the flight recorder's window. */
 static void write_chunk(struct ptt_daemon *d, const struct ptt_rec_chunk *proto, const void *data,
                         uint32_t len)
@@ -196,10 +205,11 @@ static void write_chunk(struct ptt_daemon *d, const struct ptt_rec_chunk *proto,
     c.nevents = walk(data, &len, 1, &d->corrupt, &d->lost_marked);
     if (!c.nevents)
         return;
+    struct ptt_writer_rec r = {PTT_REC_CHUNK, &c, sizeof c, data, len};
     if (d->sink)
         d->sink(d->sink_arg, &c, data, len, 1);
     else
-        ptt_writer_record(d->out, PTT_REC_CHUNK, &c, sizeof c, data, len);
+        out_records(d, &r, 1);
     account(d, &c, len);
 }
 
@@ -216,8 +226,11 @@ static int writer_gone(const struct ptt_desc *b, int which)
 }
 
 /* Sub-buffers written to the file in one writev: the kernel's cost per byte into the page cache
- * is about half that of one writev per sub-buffer (docs/performance.md). */
+ * is about half that of one writev per sub-buffer (docs/performance.md). With rotation, more are
+ * taken at once and put in each thread's order first: most come out of order (the free list
+ * hands sub-buffers out last freed first, the drain takes them in pool order). */
 #define DRAIN_BATCH 32
+#define DRAIN_SORTED 256
 
 struct drained {
     struct ptt_rec_chunk c;
@@ -230,20 +243,21 @@ struct drained {
 static void flush(struct ptt_daemon *d, struct drained *b, unsigned n)
 {
     struct ptt_pool *p = d->pool;
-    struct ptt_writer_rec r[DRAIN_BATCH];
+    struct ptt_writer_rec r[DRAIN_SORTED];
     unsigned k = 0;
     for (unsigned i = 0; i < n; i++) {
-        if (!b[i].c.nevents)
+        if (!b[i].c.nevents && !d->rot) /* rotation orders the chunks: it must see every one */
             continue;
         const void *data = ptt_pool_data(p, b[i].index);
         if (d->sink)
             d->sink(d->sink_arg, &b[i].c, data, b[i].len, 0);
         else
             r[k++] = (struct ptt_writer_rec){PTT_REC_CHUNK, &b[i].c, sizeof b[i].c, data, b[i].len};
-        account(d, &b[i].c, b[i].len);
+        if (b[i].c.nevents)
+            account(d, &b[i].c, b[i].len);
     }
     if (k)
-        ptt_writer_records(d->out, r, k);
+        out_records(d, r, k);
     for (unsigned i = 0; i < n; i++) {
         struct ptt_desc *desc = ptt_pool_desc(p, b[i].index);
         /* Zeroed for its next writer: only its own events may read as events. */
@@ -254,11 +268,23 @@ static void flush(struct ptt_daemon *d, struct drained *b, unsigned n)
     }
 }
 
+/* By thread, then by sub-buffer number. */
+static int by_stream(const void *a, const void *b)
+{
+    const struct ptt_rec_chunk *x = &((const struct drained *)a)->c;
+    const struct ptt_rec_chunk *y = &((const struct drained *)b)->c;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->serial != y->serial)
+        return x->serial < y->serial ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
 size_t ptt_daemon_drain(struct ptt_daemon *d, int which)
 {
     struct ptt_pool *p = d->pool;
-    struct drained batch[DRAIN_BATCH];
-    unsigned n = 0;
+    struct drained batch[DRAIN_SORTED];
+    unsigned n = 0, max = d->rot ? DRAIN_SORTED : DRAIN_BATCH;
     size_t done = 0;
     for (uint32_t i = 0; i < p->nbufs; i++) {
         struct ptt_desc *b = ptt_pool_desc(p, i);
@@ -278,11 +304,15 @@ size_t ptt_daemon_drain(struct ptt_daemon *d, int which)
         if (d->drained)
             d->drained(d->drained_arg, i, x->len);
         done++;
-        if (n == DRAIN_BATCH) {
+        if (n == max) {
+            if (d->rot)
+                qsort(batch, n, sizeof *batch, by_stream);
             flush(d, batch, n);
             n = 0;
         }
     }
+    if (n && d->rot)
+        qsort(batch, n, sizeof *batch, by_stream);
     if (n)
         flush(d, batch, n);
     return done;
