@@ -587,8 +587,8 @@ static int add_part(struct ptt_reader *r, const char *path, int fd, char *err, s
         return -1;
     }
     r->parts = ptt_must(realloc(r->parts, (r->nparts + 1) * sizeof *r->parts));
-    r->parts[r->nparts++] = (struct part){ptt_must(strdup(path)), fd, (uint64_t)st.st_size, 0, hs,
-                                          0, 0};
+    r->parts[r->nparts++] =
+        (struct part){ptt_must(strdup(path)), fd, (uint64_t)st.st_size, 0, hs, 0, 0};
     r->nopen++;
     return 0;
 }
@@ -635,10 +635,9 @@ static int open_parts(struct ptt_reader *r, const char *path, const unsigned *nu
             continue;
         int fd = open(name, O_RDONLY | O_CLOEXEC);
         struct stat st;
-        uint32_t hs = fd >= 0 && !fstat(fd, &st)
-                          ? check_header(fd, (uint64_t)st.st_size, name, e + strlen(e),
-                                         e[0] ? 0 : sizeof e)
-                          : 0;
+        uint32_t hs = fd >= 0 && !fstat(fd, &st) ? check_header(fd, (uint64_t)st.st_size, name,
+                                                                e + strlen(e), e[0] ? 0 : sizeof e)
+                                                 : 0;
         if (fd < 0 && !e[0])
             snprintf(e, sizeof e, "%s: %s", name, strerror(errno));
         if (hs)
@@ -940,7 +939,7 @@ static int next_raw(struct ptt_reader *r, struct stream *s, struct ptt_event *h,
         while (s->pos + 8 > s->len) {
             if (s->pos != s->len)
                 part_err(r, s->part, "corrupt event at offset %llu (chunk ends inside it)",
-                        (unsigned long long)(s->data_off + s->pos));
+                         (unsigned long long)(s->data_off + s->pos));
             if (!load_chunk(r, s))
                 return 0;
         }
@@ -949,8 +948,8 @@ static int next_raw(struct ptt_reader *r, struct stream *s, struct ptt_event *h,
         unsigned hdr = abs ? 16 : 8;
         if (h->size < hdr || h->size % 8 || s->pos + h->size > s->len ||
             (h->size - hdr) / 8 > PTT_EVENT_MAX_ARGS || (h->id & PTT_EV_ID_MASK) == 0) {
-            part_err(r, s->part, "corrupt event (id 0x%04x, size %u) at offset %llu", h->id, h->size,
-                    (unsigned long long)(s->data_off + s->pos));
+            part_err(r, s->part, "corrupt event (id 0x%04x, size %u) at offset %llu", h->id,
+                     h->size, (unsigned long long)(s->data_off + s->pos));
             if (!skip_part(s)) /* the rest of this thread in this file cannot be trusted */
                 return 0;
             continue;
