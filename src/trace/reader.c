@@ -716,8 +716,9 @@ static void describe_parts(struct ptt_reader *r, const char *path)
 /* The parts of a set what a single file is part of, from its INFO (read alone). */
 static void single_part(struct ptt_reader *r)
 {
-    const char *part = ptt_reader_info(r, "part"), *set = ptt_reader_info(r, "set");
+    const char *part = ptt_reader_info(r, "part"); /* a static buffer: read before the next */
     unsigned n = part ? (unsigned)strtoul(part, NULL, 10) : 0;
+    const char *set = ptt_reader_info(r, "set");
     if (!n || !set)
         return;
     struct ptt_reader_parts *pi = &r->pinfo;

@@ -15,12 +15,16 @@
 #define MAIN_ITERATIONS 5000
 
 static long iters;
+static int named; /* the workers wait for their names (nanosleep: no traced call) */
 static pthread_mutex_t own[MAXT + 1], last_lock[MAXT];
 
 static void *worker(void *arg)
 {
     long k = (long)arg;
     put_line("@tid_w%ld=%ld", k, (long)syscall(SYS_gettid));
+    struct timespec ms = {0, 1000000};
+    while (!__atomic_load_n(&named, __ATOMIC_ACQUIRE))
+        nanosleep(&ms, NULL);
     for (long i = 0; i < iters; i++) {
         pthread_mutex_lock(&own[k]);
         pthread_mutex_unlock(&own[k]);
@@ -50,6 +54,7 @@ int main(int argc, char **argv)
         snprintf(name, sizeof name, "w%ld", i);
         CHECK(pthread_setname_np(th[i], name));
     }
+    __atomic_store_n(&named, 1, __ATOMIC_RELEASE);
     for (long i = 0; i < MAIN_ITERATIONS; i++) {
         pthread_mutex_lock(&own[n]);
         pthread_mutex_unlock(&own[n]);
