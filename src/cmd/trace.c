@@ -347,6 +347,10 @@ static int rotation_options(const struct trace_opts *o)
         ptt_warn("trace", "--max-files=%u needs --max-size=SIZE", o->max_files);
         return -1;
     }
+    if (o->max_size && o->output && !strcmp(o->output, "-")) {
+        ptt_warn("trace", "--max-size writes the parts FILE.1, FILE.2, ...: give -o FILE");
+        return -1;
+    }
     if (o->max_size && o->flight_size) {
         ptt_warn("trace", "--max-size and --flight-recorder exclude each other: keep the newest "
                           "events on disk with --max-size=SIZE --max-files=N");

@@ -259,6 +259,15 @@ static int wanted(uint16_t id)
     }
 }
 
+const uint8_t *ptt_carry_ids(void)
+{
+    static uint8_t ids[PTT_EV_ID_MASK + 1];
+    if (!ids[PTT_EV_PROCESS_START])
+        for (unsigned id = 0; id <= PTT_EV_ID_MASK; id++)
+            ids[id] = (uint8_t)wanted((uint16_t)id);
+    return ids;
+}
+
 static void take(struct ptt_carry *c, const struct ptt_rec_chunk *h, uint16_t id, uint64_t t,
                  const uint8_t *w, unsigned nw)
 {

@@ -15,6 +15,9 @@
 struct ptt_carry;
 
 struct ptt_carry *ptt_carry_new(void);
+/* The events that name things, by id (PTT_EV_ID_MASK + 1 entries, 1 for those): a chunk
+ * without any need not be given to ptt_carry_chunk. */
+const uint8_t *ptt_carry_ids(void);
 /* A chunk just written to the current part: its events that name things are kept. Chunks of a
  * thread may come out of order (ptt trace drains sub-buffers in pool order): the events' times
  * decide. */

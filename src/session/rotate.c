@@ -19,6 +19,7 @@
 struct held {
     struct held *next;
     uint32_t len;
+    uint8_t named; /* it holds events that name things */
     struct ptt_rec_chunk c;
     uint8_t data[];
 };
@@ -49,6 +50,7 @@ struct ptt_rotate {
     struct ptt_hmap streams; /* (pid, serial) -> struct ostream */
     uint64_t held_bytes;
     struct ptt_writer_rec *out; /* the records to write now */
+    uint8_t *outnamed;          /* which hold events that name things */
     unsigned nout, outcap;
     struct held *written; /* held chunks in out, freed once written */
 };
@@ -118,8 +120,8 @@ struct ptt_rotate *ptt_rotate_start(const struct ptt_rotate_config *cfg, struct 
 static void preamble(struct ptt_rotate *t)
 {
     struct ptt_writer *w = t->w;
+    write_keys(t); /* first: a reader finds the set's keys at the start */
     ptt_writer_info(w, *t->info);
-    write_keys(t);
     ptt_writer_clock(w, t->first->ticks, t->first->mono_ns, t->first->real_ns);
     uint64_t events = w->events, bytes = w->bytes, unwritten = w->unwritten, carried;
     ptt_carry_write(t->carry, w, &carried);
@@ -252,7 +254,8 @@ static void write_out(struct ptt_rotate *t)
             sum += record_size(&r[k++]);
         ptt_writer_records(t->w, r, k);
         for (unsigned i = 0; i < k; i++)
-            ptt_carry_chunk(t->carry, r[i].head, r[i].payload, (uint32_t)r[i].payload_len);
+            if (t->outnamed[r - t->out + i])
+                ptt_carry_chunk(t->carry, r[i].head, r[i].payload, (uint32_t)r[i].payload_len);
         r += k;
         n -= k;
     }
@@ -265,22 +268,26 @@ static void write_out(struct ptt_rotate *t)
     }
 }
 
-static void emit(struct ptt_rotate *t, const struct ptt_writer_rec *r)
+static void emit(struct ptt_rotate *t, const struct ptt_writer_rec *r, uint8_t named)
 {
     if (!((const struct ptt_rec_chunk *)r->head)->nevents)
         return; /* an empty sub-buffer: its number only counts */
     if (t->nout == t->outcap) {
         t->outcap = t->outcap ? 2 * t->outcap : 256;
         t->out = ptt_must(realloc(t->out, t->outcap * sizeof *t->out));
+        t->outnamed = ptt_must(realloc(t->outnamed, t->outcap));
     }
+    t->outnamed[t->nout] = named;
     t->out[t->nout++] = *r;
 }
 
 /* Keep a copy of a chunk that came early, in s's list by number. */
-static void hold(struct ptt_rotate *t, struct ostream *s, const struct ptt_writer_rec *r)
+static void hold(struct ptt_rotate *t, struct ostream *s, const struct ptt_writer_rec *r,
+                 uint8_t named)
 {
     struct held *h = ptt_must(malloc(sizeof *h + r->payload_len));
     h->len = (uint32_t)r->payload_len;
+    h->named = named;
     h->c = *(const struct ptt_rec_chunk *)r->head;
     memcpy(h->data, r->payload, r->payload_len);
     struct held **at = &s->held;
@@ -300,7 +307,7 @@ static void release(struct ptt_rotate *t, struct ostream *s, int all)
         t->held_bytes -= h->len;
         s->next = h->c.seq + 1;
         struct ptt_writer_rec r = {PTT_REC_CHUNK, &h->c, sizeof h->c, h->data, h->len};
-        emit(t, &r);
+        emit(t, &r, h->named);
         h->next = t->written;
         t->written = h;
     }
@@ -316,22 +323,24 @@ static void release_all(struct ptt_rotate *t)
     }
 }
 
-void ptt_rotate_chunks(struct ptt_rotate *t, const struct ptt_writer_rec *r, unsigned n)
+void ptt_rotate_chunks(struct ptt_rotate *t, const struct ptt_writer_rec *r, const uint8_t *named,
+                       unsigned n)
 {
     for (unsigned i = 0; i < n; i++) {
         const struct ptt_rec_chunk *c = r[i].head;
+        uint8_t nm = named ? named[i] : 1;
         if (!c->serial) { /* ptt trace's own: no order to keep */
-            emit(t, &r[i]);
+            emit(t, &r[i], nm);
             continue;
         }
         struct ostream *s =
             ptt_hmap_get(&t->streams, ptt_key2((uint32_t)c->pid, c->serial), sizeof *s);
         s->pid = c->pid;
         if ((int32_t)(c->seq - s->next) > 0) {
-            hold(t, s, &r[i]);
+            hold(t, s, &r[i], nm);
             continue;
         }
-        emit(t, &r[i]);
+        emit(t, &r[i], nm);
         if (c->seq == s->next)
             s->next++;
         release(t, s, 0);
@@ -397,5 +406,6 @@ void ptt_rotate_free(struct ptt_rotate *t)
     }
     ptt_hmap_free(&t->streams, NULL);
     free(t->out);
+    free(t->outnamed);
     free(t);
 }

@@ -32,12 +32,15 @@ struct ptt_rotate *ptt_rotate_start(const struct ptt_rotate_config *cfg, struct 
                                     char *const *info, const struct ptt_rec_clock *first, char *err,
                                     size_t errlen);
 /* Chunk records (a thread's sub-buffers, empty ones too, and ptt trace's own) into the parts, in
- * each thread's order (seq): one that comes early is held until those before it are written.
- * A part that reaches SIZE ends after the record that took it there and the next one begins,
- * with the carried state of the chunks written so far; the parts past --max-files are deleted.
- * When the next part cannot be created, one line says so, and what comes later is counted as
- * not written (as after a write error: the current part gets the END record). */
-void ptt_rotate_chunks(struct ptt_rotate *t, const struct ptt_writer_rec *r, unsigned n);
+ * each thread's order (seq); named[i]: whether r[i] holds events that name things (NULL:
+ * unknown; carry.h), the others need not be read for the carried state. One that comes early is
+ * held until those before it are written. A part that reaches SIZE ends after the record that took
+ * it there and the next one begins, with the carried state of the chunks written so far; the parts
+ * past --max-files are deleted. When the next part cannot be created, one line says so, and what
+ * comes later is counted as not written (as after a write error: the current part gets the END
+ * record). */
+void ptt_rotate_chunks(struct ptt_rotate *t, const struct ptt_writer_rec *r, const uint8_t *named,
+                       unsigned n);
 /* The session is over: the chunks still held written (one whose predecessor never came). */
 void ptt_rotate_finish(struct ptt_rotate *t);
 /* Bytes written into every part, those deleted included. */

@@ -134,26 +134,34 @@ static void part_err(struct ptt_reader *r, uint32_t i, const char *fmt, ...)
     va_end(ap);
 }
 
+/* Close the part read least recently (not part keep); 0 when none is open. */
+static int close_lru(struct ptt_reader *r, uint32_t keep)
+{
+    struct part *lru = NULL;
+    for (unsigned k = 0; k < r->nparts; k++)
+        if (k != keep && r->parts[k].fd >= 0 && (!lru || r->parts[k].used < lru->used))
+            lru = &r->parts[k];
+    if (!lru)
+        return 0;
+    close(lru->fd);
+    lru->fd = -1;
+    r->nopen--;
+    return 1;
+}
+
 /* The descriptor of part i, opened again if it was closed (the least recently read part closed
- * first when too many are open). */
+ * first when too many are open, or when the process may open no more). */
 static int part_fd(struct ptt_reader *r, uint32_t i)
 {
     struct part *p = &r->parts[i];
     p->used = ++r->used;
     if (p->fd >= 0)
         return p->fd;
-    if (r->nopen >= MAX_OPEN_PARTS) {
-        struct part *lru = NULL;
-        for (unsigned k = 0; k < r->nparts; k++)
-            if (r->parts[k].fd >= 0 && (!lru || r->parts[k].used < lru->used))
-                lru = &r->parts[k];
-        if (lru) {
-            close(lru->fd);
-            lru->fd = -1;
-            r->nopen--;
-        }
+    if (r->nopen >= MAX_OPEN_PARTS)
+        close_lru(r, i);
+    while ((p->fd = open(p->path, O_RDONLY | O_CLOEXEC)) < 0 &&
+           (errno == EMFILE || errno == ENFILE) && close_lru(r, i)) {
     }
-    p->fd = open(p->path, O_RDONLY | O_CLOEXEC);
     r->nopen += p->fd >= 0;
     return p->fd;
 }
@@ -593,10 +601,10 @@ static int add_part(struct ptt_reader *r, const char *path, int fd, char *err, s
     return 0;
 }
 
-/* What a part's first records say: its set and its number (its INFO's keys). */
+/* What a part's first records say: its set and its number (its INFO's keys, written first). */
 static void part_keys(int fd, uint32_t header_size, char *set, size_t setlen, unsigned *number)
 {
-    static char buf[1 << 16];
+    char buf[4096];
     ssize_t n = pread(fd, buf, sizeof buf - 1, header_size);
     *number = 0;
     set[0] = 0;
@@ -620,44 +628,59 @@ static void part_keys(int fd, uint32_t header_size, char *set, size_t setlen, un
     }
 }
 
+/* Part name, looked at: its size, header size, set and number (0: not a part of a set). The
+ * first problem into e, when it has room. */
+struct probe {
+    uint64_t size;
+    uint32_t header_size;
+    unsigned number;
+    char set[32];
+};
+
+static void probe_part(const char *name, struct probe *p, char *e, size_t elen)
+{
+    memset(p, 0, sizeof *p);
+    int fd = open(name, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st)) {
+        snprintf(e, elen, "%s: %s", name, strerror(errno));
+    } else {
+        p->size = (uint64_t)st.st_size;
+        p->header_size = check_header(fd, p->size, name, e, elen);
+        if (p->header_size)
+            part_keys(fd, p->header_size, p->set, sizeof p->set, &p->number);
+    }
+    if (fd >= 0)
+        close(fd);
+}
+
 /* The set of the highest-numbered part that is a trace of a set: those of its parts that exist,
- * in order, into r. The first problem with a part is kept for after the reading. -1 with one
- * line in err when none is a trace. */
+ * in order, into r (opened when read: a long run may have thousands). The first problem with a
+ * part is kept for after the reading. -1 with one line in err when none is a trace. */
 static int open_parts(struct ptt_reader *r, const char *path, const unsigned *nums, unsigned n,
                       char *err, size_t errlen)
 {
-    char name[PATH_MAX + 16], set[32] = "", e[PATH_MAX + 256] = "", pset[32];
-    int *fds = ptt_must(malloc(n * sizeof *fds));
-    unsigned used = 0, *use = ptt_must(malloc(n * sizeof *use)), num;
+    char name[PATH_MAX + 16], set[32] = "", e[PATH_MAX + 256] = "";
+    struct probe *pr = ptt_must(calloc(n, sizeof *pr));
     for (unsigned k = n; k-- > 0;) {
-        fds[k] = -1;
         if (ptt_part_name(name, sizeof name, path, nums[k]))
             continue;
-        int fd = open(name, O_RDONLY | O_CLOEXEC);
-        struct stat st;
-        uint32_t hs = fd >= 0 && !fstat(fd, &st) ? check_header(fd, (uint64_t)st.st_size, name,
-                                                                e + strlen(e), e[0] ? 0 : sizeof e)
-                                                 : 0;
-        if (fd < 0 && !e[0])
-            snprintf(e, sizeof e, "%s: %s", name, strerror(errno));
-        if (hs)
-            part_keys(fd, hs, pset, sizeof pset, &num);
-        if (hs && pset[0] && num == nums[k] && (!set[0] || !strcmp(set, pset))) {
-            snprintf(set, sizeof set, "%s", pset);
-            fds[k] = fd;
-            use[used++] = k;
-        } else if (fd >= 0) {
-            close(fd);
-        }
+        probe_part(name, &pr[k], e + strlen(e), e[0] ? 0 : sizeof e);
+        if (pr[k].header_size && pr[k].set[0] && pr[k].number == nums[k] &&
+            (!set[0] || !strcmp(set, pr[k].set)))
+            snprintf(set, sizeof set, "%s", pr[k].set);
+        else
+            pr[k].number = 0; /* not of the set read */
     }
-    for (unsigned i = used; i-- > 0;) { /* ascending */
-        unsigned k = use[i];
+    for (unsigned k = 0; k < n; k++) {
+        if (!pr[k].number)
+            continue;
         ptt_part_name(name, sizeof name, path, nums[k]);
-        if (!add_part(r, name, fds[k], e + strlen(e), e[0] ? 0 : sizeof e))
-            r->parts[r->nparts - 1].number = nums[k];
+        r->parts = ptt_must(realloc(r->parts, (r->nparts + 1) * sizeof *r->parts));
+        r->parts[r->nparts++] =
+            (struct part){ptt_must(strdup(name)), -1, pr[k].size, 0, pr[k].header_size, nums[k], 0};
     }
-    free(fds);
-    free(use);
+    free(pr);
     if (!r->nparts) {
         snprintf(err, errlen, "%s: none of its parts %s.N is a part of a rotated trace%s%s", path,
                  path, e[0] ? ": " : "", e);
@@ -668,6 +691,7 @@ static int open_parts(struct ptt_reader *r, const char *path, const unsigned *nu
         snprintf(r->err, sizeof r->err, "%s", e);
     return 0;
 }
+
 /* The parts read, those missing: the leading ones (deleted by --max-files) are said once on
  * stderr, one missing between two read is an error. */
 static void describe_parts(struct ptt_reader *r, const char *path)
