@@ -454,3 +454,23 @@ def test_planted_link_at_next_part(sticky):
     assert sorted(os.listdir(shared)) == ["t.ptt.1", "t.ptt.2"]
     info, chunks, end = read_part(Path(out + ".1"))
     assert end == int(m[1]) == events_in(chunks, False) and "write_error" in info
+
+
+@pytest.mark.parametrize("force", [False, True])
+def test_planted_link_at_first_part(sticky, force):
+    """A link another user planted where the first part goes is neither followed, moved nor
+    removed: ptt trace refuses to start, in one line."""
+    base, shared, victim_file = sticky
+    out = os.path.join(shared, "t.ptt")
+    p = run(as_uid(ATTACKER, "ln", "-s", victim_file, out + ".1"))
+    assert p.returncode == 0, p.stderr
+    p = run(as_uid(VICTIM, PTT, "trace", "-o", out, f"--max-size={SIZE}",
+                   *(["--force"] if force else []), "--", "true"), cwd=base)
+    assert p.returncode == 125, p.stderr
+    want = (f"ptt trace: cannot remove the existing {out}.1: Operation not permitted" if force else
+            f"ptt trace: cannot keep the existing {out}.1 as {out}.old.1: Operation not permitted "
+            "(--force removes it)")
+    assert p.stderr == want + "\n"
+    with open(victim_file) as f:
+        assert f.read() == "precious\n"
+    assert os.readlink(out + ".1") == victim_file and sorted(os.listdir(shared)) == ["t.ptt.1"]
