@@ -115,7 +115,7 @@ struct ptt_rotate *ptt_rotate_start(const struct ptt_rotate_config *cfg, struct 
     return t;
 }
 
-/* The start of a part after the first: the session's INFO, the set's keys, time 0, the carried
+/* The start of a part after the first: the set's keys, the session's INFO, time 0, the carried
  * state. The carried events are copies: not counted as the session's. */
 static void preamble(struct ptt_rotate *t)
 {
@@ -183,7 +183,7 @@ static void rotate(struct ptt_rotate *t)
     else
         fd = ptt_part_create(path, err, sizeof err);
     if (fd < 0) {
-        stop(t, err, EEXIST);
+        stop(t, err, errno ? errno : EIO);
         return;
     }
     if (ptt_writer_start(&next, fd, NULL)) {

@@ -229,16 +229,20 @@ int ptt_part_create(const char *path, char *err, size_t errlen)
                  "refusing to write %s: %s is there already, which this session did not make "
                  "(nothing is written through it)",
                  path, what);
+        errno = EEXIST;
         return -1;
     }
     if (fd < 0) {
-        snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
+        int e = errno;
+        snprintf(err, errlen, "cannot create %s: %s", path, strerror(e));
+        errno = e;
         return -1;
     }
     struct stat st;
     if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_nlink != 1) {
         snprintf(err, errlen, "cannot create %s: it is not a new file of ours", path);
         close(fd);
+        errno = EPERM;
         return -1;
     }
     return fd;

@@ -24,7 +24,7 @@ int ptt_parts_aside(const char *path, int force, int rotate, int *moved, char *e
  * rotate, FILE.old. */
 void ptt_parts_restore(const char *path, int rotate);
 /* Create the part path: exclusively, mode 0600, no symbolic link followed, checked to be a new
- * regular file of ours. The descriptor, or -1 with one line in err. */
+ * regular file of ours. The descriptor, or -1 with errno and one line in err. */
 int ptt_part_create(const char *path, char *err, size_t errlen);
 
 #endif
