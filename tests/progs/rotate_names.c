@@ -2,8 +2,8 @@
  *
  * main names the mutexes last_lock[K] "lastK" (ptt_namef), starts T threads at worker and names
  * them w0, w1, ... (pthread_setname_np), then locks and unlocks a mutex of its own 5000 times:
- * its first events (the process's start, its modules, the names) are handed over at once, into
- * the first parts. Worker K locks and unlocks its own mutex N times, then last_lock[K] once (its
+ * its first events (the process's start, its modules, the names) are handed over before the
+ * workers begin, into the first parts. Worker K locks and unlocks its own mutex N times, then last_lock[K] once (its
  * lock is on the line marked site:last): those last events are in the last parts, whose readers
  * name the threads, the mutexes and the line from the carried state alone. No thread waits for
  * another's lock: every event is known. Prints the workers' thread ids (@tid_wK). */
@@ -15,7 +15,9 @@
 #define MAIN_ITERATIONS 5000
 
 static long iters;
-static int named; /* the workers wait for their names (nanosleep: no traced call) */
+/* The workers wait for their names and main's first events (nanosleep: no traced call): those
+ * reach the first parts whatever the scheduling. */
+static int ready;
 static pthread_mutex_t own[MAXT + 1], last_lock[MAXT];
 
 static void *worker(void *arg)
@@ -23,7 +25,7 @@ static void *worker(void *arg)
     long k = (long)arg;
     put_line("@tid_w%ld=%ld", k, (long)syscall(SYS_gettid));
     struct timespec ms = {0, 1000000};
-    while (!__atomic_load_n(&named, __ATOMIC_ACQUIRE))
+    while (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE))
         nanosleep(&ms, NULL);
     for (long i = 0; i < iters; i++) {
         pthread_mutex_lock(&own[k]);
@@ -54,11 +56,11 @@ int main(int argc, char **argv)
         snprintf(name, sizeof name, "w%ld", i);
         CHECK(pthread_setname_np(th[i], name));
     }
-    __atomic_store_n(&named, 1, __ATOMIC_RELEASE);
     for (long i = 0; i < MAIN_ITERATIONS; i++) {
         pthread_mutex_lock(&own[n]);
         pthread_mutex_unlock(&own[n]);
     }
+    __atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
     for (int i = 0; i < n; i++)
         CHECK(pthread_join(th[i], NULL));
     put_line("done=%ld", (long)n * iters);
