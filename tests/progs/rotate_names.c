@@ -3,10 +3,11 @@
  * main names the mutexes last_lock[K] "lastK" (ptt_namef), starts T threads at worker and names
  * them w0, w1, ... (pthread_setname_np), then locks and unlocks a mutex of its own 5000 times:
  * its first events (the process's start, its modules, the names) are handed over before the
- * workers begin, into the first parts. Worker K locks and unlocks its own mutex N times, then last_lock[K] once (its
- * lock is on the line marked site:last): those last events are in the last parts, whose readers
- * name the threads, the mutexes and the line from the carried state alone. No thread waits for
- * another's lock: every event is known. Prints the workers' thread ids (@tid_wK). */
+ * workers begin, into the first parts. Worker K locks and unlocks its own mutex N times, then
+ * last_lock[K] once (its lock is on the line marked site:last): those last events are in the
+ * last parts, whose readers name the threads, the mutexes and the line from the carried state
+ * alone. No thread waits for another's lock: every event is known. Prints the workers' thread
+ * ids (@tid_wK). */
 #include <ptt.h>
 
 #include "progs.h"
