@@ -6,7 +6,7 @@
 
 #define PTT_FILE_MAGIC "PTTRACE\0"
 #define PTT_FORMAT_MAJOR 1 /* a reader refuses another major */
-#define PTT_FORMAT_MINOR 1 /* a reader accepts a newer minor, skipping records it does not know */
+#define PTT_FORMAT_MINOR 2 /* a reader accepts a newer minor, skipping records it does not know */
 
 struct ptt_file_header {
     char magic[8];
@@ -50,6 +50,12 @@ struct ptt_rec_chunk {
     uint32_t flags;
 };
 #define PTT_CHUNK_DAEMON 1 /* events ptt trace wrote itself (process exits) */
+/* Minor 2: with PTT_CHUNK_DAEMON, the carried state that begins each part of a rotated trace
+ * (ptt trace --max-size) after the first: copies of the events, from the parts before, that name
+ * things (processes, modules, live threads, names given), at their own times, in the stream
+ * (pid, serial) that recorded them (serial 0: ptt trace's own). A reader of several parts uses
+ * those of the first part it reads only. */
+#define PTT_CHUNK_CARRY 2
 
 struct ptt_rec_end {
     struct ptt_record h;

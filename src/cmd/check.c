@@ -257,6 +257,15 @@ static void recorded(struct ptt_reader *r, const char *path, struct ptt_check *c
     const char *dropped = ptt_reader_info(r, "older_events_dropped");
     if (dropped && strtoull(dropped, NULL, 10) > 0)
         ptt_check_partial(c); /* a flight recorder's window: lives began before it */
+    const struct ptt_reader_parts *parts = ptt_reader_parts(r);
+    if (parts && (parts->before || parts->gaps)) { /* parts of a rotated trace are missing */
+        ptt_check_partial(c);
+        ptt_warn("check",
+                 "%s: without part%s %s of the trace, the rules that need every event are off "
+                 "(unlocks of locks not held, uses of objects never initialised, condvar waits "
+                 "without their mutex)",
+                 path, parts->before + parts->gaps > 1 ? "s" : "", parts->missing);
+    }
     const char *events = ptt_reader_info(r, "events");
     uint64_t mask = 0, need = 0;
     char bad[32];
@@ -328,12 +337,13 @@ static int check_run(struct ptt_reader *r, struct ptt_names *names, const char *
         if (ptt_filter_selects(flt)) /* some calls of a thread are not seen */
             ptt_check_partial(c);
     }
-    int ended;
+    int ended, later = ptt_reader_parts(r) && ptt_reader_parts(r)->continued;
     ptt_check_window(c, ptt_filter_from(flt), 0);
     ptt_progress_start("check", r);
     uint64_t nevents = check_read(r, names, c, flt, &ended);
     ptt_progress_end();
-    ptt_check_window(c, ptt_filter_from(flt), !ended);
+    /* a part that is not the last: the threads go on after it */
+    ptt_check_window(c, ptt_filter_from(flt), !ended || later);
     size_t n;
     struct ptt_finding **found = ptt_check_end(c, &n);
     struct out o = {f, names};

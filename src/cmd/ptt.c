@@ -4,6 +4,7 @@
 
 #include "cmd/cmds.h"
 #include "cmd/usage.h"
+#include "util/util.h"
 
 #ifndef PTT_VERSION
 #define PTT_VERSION "0.1"
@@ -28,8 +29,10 @@ static int unknown(const char *name)
 static int run(const char *name, int argc, char **argv)
 {
     for (size_t i = 0; i < NCOMMANDS; i++)
-        if (!strcmp(commands[i].name, name))
+        if (!strcmp(commands[i].name, name)) {
+            ptt_command = commands[i].name;
             return commands[i].fn(argc, argv);
+        }
     return unknown(name);
 }
 

@@ -24,6 +24,7 @@
 #include "session/guardian.h"
 #include "session/session.h"
 #include "trace/events.h"
+#include "trace/parts.h"
 #include "cmd/usage.h"
 #include "util/util.h"
 
@@ -188,6 +189,9 @@ struct trace_opts {
     struct ptt_pool_config cfg;
     int follow, quiet, kill_on_hang, force, check;
     uint64_t hang_ns, flight_size;
+    uint64_t max_size; /* --max-size: rotation into parts */
+    unsigned max_files;
+    const char *max_size_arg;
     char **prog;
 };
 
@@ -197,7 +201,7 @@ struct saved_sigs {
     sigset_t mask;
 };
 
-/* An option with a size: --buffer, --subbuffer, --flight-recorder. */
+/* An option with a size: --buffer, --subbuffer, --flight-recorder, --max-size. */
 static int size_option(struct trace_opts *o, int c, const char *arg)
 {
     int64_t v = ptt_parse_size(arg);
@@ -215,6 +219,14 @@ static int size_option(struct trace_opts *o, int c, const char *arg)
             return -1;
         }
         o->cfg.buf_size = (uint32_t)v;
+        break;
+    case 'M': /* checked against the sub-buffer size once every option is read */
+        if (v <= 0) {
+            ptt_warn("trace", "--max-size=%s: give a size, e.g. 64M", arg);
+            return -1;
+        }
+        o->max_size = (uint64_t)v;
+        o->max_size_arg = arg;
         break;
     default: /* 'F' */
         if (v < 65536) {
@@ -262,7 +274,7 @@ static int word_option(struct trace_opts *o, int c, const char *arg)
     return 0;
 }
 
-/* An option that takes a number: --hang-timeout, --backtrace. */
+/* An option that takes a number: --hang-timeout, --backtrace, --max-files. */
 static int number_option(struct trace_opts *o, int c, const char *arg)
 {
     char *end;
@@ -273,6 +285,13 @@ static int number_option(struct trace_opts *o, int c, const char *arg)
             return -1;
         }
         o->hang_ns = (uint64_t)(sec * 1e9);
+    } else if (c == 'N') {
+        long n = strtol(arg, &end, 10);
+        if (*end || n < 1 || n > 1000000) {
+            ptt_warn("trace", "--max-files=%s: give a number of parts from 1 to 1000000", arg);
+            return -1;
+        }
+        o->max_files = (unsigned)n;
     } else { /* 'B' */
         long n = strtol(arg, &end, 10);
         if (*end || n < 0 || n > 32) {
@@ -320,6 +339,33 @@ static int trace_defaults(struct trace_opts *o)
     return 0;
 }
 
+/* --max-size and --max-files, with what they need and exclude. */
+static int rotation_options(const struct trace_opts *o)
+{
+    uint64_t min = (uint64_t)PTT_ROTATE_MIN_SUBBUFFERS * o->cfg.buf_size;
+    if (o->max_files && !o->max_size) {
+        ptt_warn("trace", "--max-files=%u needs --max-size=SIZE", o->max_files);
+        return -1;
+    }
+    if (o->max_size && o->output && !strcmp(o->output, "-")) {
+        ptt_warn("trace", "--max-size writes the parts FILE.1, FILE.2, ...: give -o FILE");
+        return -1;
+    }
+    if (o->max_size && o->flight_size) {
+        ptt_warn("trace", "--max-size and --flight-recorder exclude each other: keep the newest "
+                          "events on disk with --max-size=SIZE --max-files=N");
+        return -1;
+    }
+    if (o->max_size && o->max_size < min) {
+        ptt_warn("trace",
+                 "--max-size=%s: give at least %u sub-buffers (%u x %u = %llu bytes), e.g. 64M",
+                 o->max_size_arg, PTT_ROTATE_MIN_SUBBUFFERS, PTT_ROTATE_MIN_SUBBUFFERS,
+                 o->cfg.buf_size, (unsigned long long)min);
+        return -1;
+    }
+    return 0;
+}
+
 /* The options and what they imply together; returns -1 to go on, else the exit status. */
 static int trace_options(struct trace_opts *o, int argc, char **argv)
 {
@@ -340,6 +386,8 @@ static int trace_options(struct trace_opts *o, int argc, char **argv)
                                          {"backtrace", required_argument, 0, 'B'},
                                          {"force", no_argument, 0, 'f'},
                                          {"check", no_argument, 0, 'C'},
+                                         {"max-size", required_argument, 0, 'M'},
+                                         {"max-files", required_argument, 0, 'N'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     optind = 1;
@@ -351,11 +399,13 @@ static int trace_options(struct trace_opts *o, int argc, char **argv)
         case 'e': o->events = optarg; break;
         case 'b':
         case 's':
+        case 'M':
         case 'F': bad = size_option(o, c, optarg); break;
         case 'O':
         case 'c':
         case 'L': bad = word_option(o, c, optarg); break;
         case 'H':
+        case 'N':
         case 'B': bad = number_option(o, c, optarg); break;
         case 'n': o->follow = 0; break;
         case 'l': list_classes(); return 0;
@@ -368,7 +418,7 @@ static int trace_options(struct trace_opts *o, int argc, char **argv)
         default: ptt_bad_option("trace", argv); return TRACE_FAILED;
         }
     }
-    if (bad)
+    if (bad || rotation_options(o))
         return TRACE_FAILED;
     if (o->kill_on_hang && !o->hang_ns) {
         ptt_warn("trace", "--kill-on-hang needs --hang-timeout=SECONDS");
@@ -428,24 +478,49 @@ static int create_pool(struct ptt_session *s, const struct trace_opts *o, double
     return 0;
 }
 
-/* The trace file (or the flight recorder's memory) and its header. */
+/* The parts FILE.1, FILE.2, ... (--max-size), the first one created with its header. */
+static int open_parts(struct ptt_session *s, const struct trace_opts *o, char *err, size_t len)
+{
+    struct ptt_rotate_config rc = {o->output, o->max_size, o->max_files, o->force,
+                                   o->cfg.clock_tsc};
+    s->rot = ptt_rotate_start(&rc, &s->w, &s->info, &s->clocks[0], err, len);
+    s->d.rot = s->rot;
+    return s->rot ? 0 : -1;
+}
+
+/* The one file (none yet for the flight recorder, which writes it at the end), the previous
+ * run's moved aside. */
+static int open_file(struct ptt_session *s, const struct trace_opts *o, char *err, size_t len)
+{
+    if (ptt_parts_aside(o->output, o->force, 0, &s->parts_moved, err, len))
+        return -1;
+    if (ptt_output_open(o->output, o->force, !s->flight, &s->out, err, len)) {
+        if (s->parts_moved)
+            ptt_parts_restore(o->output, 0);
+        return -1;
+    }
+    if (!s->flight && ptt_writer_start(&s->w, s->out.fd, o->output)) {
+        snprintf(err, len, "cannot write %s: %s", o->output, strerror(errno));
+        close(s->out.fd);
+        ptt_output_undo(o->output, &s->out);
+        if (s->parts_moved)
+            ptt_parts_restore(o->output, 0);
+        return -1;
+    }
+    return 0;
+}
+
+/* The trace file, its parts, or the flight recorder's memory, and the header. */
 static int open_output(struct ptt_session *s, const struct trace_opts *o, double hz)
 {
-    char err[512];
+    char err[PATH_MAX + 512];
     if (o->flight_size) {
         s->flight = ptt_flight_new(o->flight_size);
         s->d.sink = ptt_flight_add;
         s->d.sink_arg = s->flight;
     }
-    if (ptt_output_open(o->output, o->force, !s->flight, &s->out, err, sizeof err) ||
-        (!s->flight && ptt_writer_start(&s->w, s->out.fd, o->output))) {
-        if (s->out.fd >= 0) { /* the header could not be written */
-            ptt_warn("trace", "cannot write %s: %s", o->output, strerror(errno));
-            close(s->out.fd);
-            ptt_output_undo(o->output, &s->out);
-        } else {
-            ptt_warn("trace", "%s", err);
-        }
+    if (o->max_size ? open_parts(s, o, err, sizeof err) : open_file(s, o, err, sizeof err)) {
+        ptt_warn("trace", "%s", err);
         return -1;
     }
     s->d.out = &s->w;
@@ -513,8 +588,12 @@ static int start_program(struct ptt_session *s, char **prog, const struct saved_
         ptt_warn("trace", "pipe: %s", strerror(errno));
         return -1;
     }
-    if (!s->quiet)
-        fprintf(stderr, "ptt: session %s records into %s\n", s->name, s->output);
+    if (!s->quiet) {
+        char parts[PATH_MAX + 128];
+        if (s->rot)
+            ptt_rotate_target(s->rot, parts, sizeof parts);
+        fprintf(stderr, "ptt: session %s records into %s\n", s->name, s->rot ? parts : s->output);
+    }
     fflush(NULL);
     s->child = fork();
     if (s->child < 0) {
@@ -558,7 +637,8 @@ static int check_after(const struct trace_opts *o, int code)
     struct stat st;
     if (!o->check)
         return code;
-    if (!strcmp(o->output, "-") || stat(o->output, &st) || !S_ISREG(st.st_mode)) {
+    /* a rotated trace is read as its parts */
+    if (!o->max_size && (!strcmp(o->output, "-") || stat(o->output, &st) || !S_ISREG(st.st_mode))) {
         ptt_warn("trace", "--check: %s is not a file that can be read again", o->output);
         return code;
     }
@@ -588,9 +668,15 @@ static int trace_session(struct trace_opts *o, const char *lib, struct saved_sig
 
     int code = ptt_session_run(&s);
     if (s.exec_errno) { /* the file records nothing but the failure, which we say here */
-        ptt_output_undo(o->output, &s.out);
+        if (s.rot)
+            ptt_rotate_undo(s.rot);
+        else
+            ptt_output_undo(o->output, &s.out);
+        if (s.parts_moved)
+            ptt_parts_restore(o->output, 0);
         ptt_warn("trace", "cannot run '%s': %s", o->prog[0], strerror(s.exec_errno));
     }
+    ptt_rotate_free(s.rot);
     free(s.info);
     return s.exec_errno ? code : check_after(o, code);
 }

@@ -24,6 +24,11 @@ static void print_summary(struct ptt_reader *r, const char *path, const uint64_t
                           uint64_t total, int64_t last_ns)
 {
     printf("trace:     %s\n", path);
+    const struct ptt_reader_parts *parts = ptt_reader_parts(r);
+    if (parts)
+        printf("parts:     %s of set %s%s%s%s%s\n", parts->read, parts->set,
+               parts->missing[0] ? " (" : "", parts->missing, parts->missing[0] ? " missing)" : "",
+               parts->continued ? "; the later ones not read" : "");
     const char *keys[] = {"command", "host", "start_time", "clock"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         const char *v = ptt_reader_info(r, keys[i]);
@@ -45,7 +50,9 @@ static void print_summary(struct ptt_reader *r, const char *path, const uint64_t
                                  end->lost_unmarked));
         }
         printf("exit:      %d\n", end->exit_status);
-    } else
+    } else if (parts && parts->continued)
+        printf("end:       in a later part (not read)\n");
+    else
         printf("end:       missing (ptt trace did not finish this file)\n");
     const char *dropped = ptt_reader_info(r, "older_events_dropped");
     if (dropped)

@@ -522,9 +522,9 @@ int ptt_export_ctf(const struct ptt_export_opts *o, char *err, size_t errlen)
     struct ptt_reader *r = ptt_reader_open(o->in, err, errlen);
     if (!r)
         return -1;
-    uint64_t real_ns = 0;
-    int have_real = first_clock(o->in, &real_ns);
-    make_uuid(o->in, c.uuid);
+    uint64_t real_ns = 0; /* from the first file read: the trace, or its first part read */
+    int have_real = first_clock(ptt_reader_path(r), &real_ns);
+    make_uuid(ptt_reader_path(r), c.uuid);
     int ret = prepare_dir(o->out, err, errlen);
     if (!ret && write_metadata(&c, r, have_real, real_ns)) {
         snprintf(err, errlen, "%s", c.err);

@@ -16,6 +16,7 @@
 
 #include "../../common/clock.h"
 #include "../../common/event.h"
+#include "session/carry.h"
 #include "session/daemon.h"
 #include "session/guardian.h"
 
@@ -156,11 +157,12 @@ int ptt_daemon_create_guarded(struct ptt_daemon *d, const struct ptt_pool_config
 
 /* Count the events of a sub-buffer and find where they end: at len for one handed over (a
  * shorter walk is a malformed event, counted), at the first empty header for one whose writer is
- * gone. */
+ * gone. With ids (rotation), *named says whether it holds an event ids marks. */
 static uint32_t walk(const uint8_t *data, uint32_t *len, int exact, uint64_t *corrupt,
-                     uint64_t *marked)
+                     uint64_t *marked, const uint8_t *ids, uint8_t *named)
 {
     uint32_t p = 0, n = 0;
+    uint8_t any = 0;
     while (p + 8 <= *len) {
         struct ptt_event h;
         memcpy(&h, data + p, 8);
@@ -172,12 +174,16 @@ static uint32_t walk(const uint8_t *data, uint32_t *len, int exact, uint64_t *co
             memcpy(&k, data + at, 8);
             *marked += k;
         }
+        if (ids)
+            any |= ids[h.id & PTT_EV_ID_MASK];
         p += h.size;
         n += (h.id & PTT_EV_ID_MASK) != PTT_EV_TRACE_PAD; /* padding is no event */
     }
     if (p != *len && exact)
         ++*corrupt;
     *len = p;
+    if (named)
+        *named = any;
     return n;
 }
 
@@ -188,18 +194,30 @@ static void account(struct ptt_daemon *d, const struct ptt_rec_chunk *c, uint32_
     d->chunks++;
 }
 
+/* Chunk records into the file, or with rotation into its parts (in each thread's order; named:
+ * which hold events that name things, NULL: unknown). */
+static void out_records(struct ptt_daemon *d, const struct ptt_writer_rec *r, const uint8_t *named,
+                        unsigned n)
+{
+    if (d->rot)
+        ptt_rotate_chunks(d->rot, r, named, n);
+    else
+        ptt_writer_records(d->out, r, n);
+}
+
 /* One of ptt trace's own chunks: to the file or the flight recorder's window. */
 static void write_chunk(struct ptt_daemon *d, const struct ptt_rec_chunk *proto, const void *data,
                         uint32_t len)
 {
     struct ptt_rec_chunk c = *proto;
-    c.nevents = walk(data, &len, 1, &d->corrupt, &d->lost_marked);
+    c.nevents = walk(data, &len, 1, &d->corrupt, &d->lost_marked, NULL, NULL);
     if (!c.nevents)
         return;
+    struct ptt_writer_rec r = {PTT_REC_CHUNK, &c, sizeof c, data, len};
     if (d->sink)
         d->sink(d->sink_arg, &c, data, len, 1);
     else
-        ptt_writer_record(d->out, PTT_REC_CHUNK, &c, sizeof c, data, len);
+        out_records(d, &r, NULL, 1);
     account(d, &c, len);
 }
 
@@ -216,34 +234,42 @@ static int writer_gone(const struct ptt_desc *b, int which)
 }
 
 /* Sub-buffers written to the file in one writev: the kernel's cost per byte into the page cache
- * is about half that of one writev per sub-buffer (docs/performance.md). */
+ * is about half that of one writev per sub-buffer (docs/performance.md). With rotation, more are
+ * taken at once and put in each thread's order first: most come out of order (the free list
+ * hands sub-buffers out last freed first, the drain takes them in pool order). */
 #define DRAIN_BATCH 32
+#define DRAIN_SORTED 256
 
 struct drained {
     struct ptt_rec_chunk c;
     uint32_t index;
     uint32_t len;  /* bytes of whole events */
     uint32_t used; /* bytes the writer may have touched: all are zeroed */
+    uint8_t named; /* with rotation: it holds events that name things (carry.h) */
 };
 
 /* Write the batch (the chunks that have events), then free its sub-buffers. */
 static void flush(struct ptt_daemon *d, struct drained *b, unsigned n)
 {
     struct ptt_pool *p = d->pool;
-    struct ptt_writer_rec r[DRAIN_BATCH];
+    struct ptt_writer_rec r[DRAIN_SORTED];
+    uint8_t named[DRAIN_SORTED];
     unsigned k = 0;
     for (unsigned i = 0; i < n; i++) {
-        if (!b[i].c.nevents)
+        if (!b[i].c.nevents && !d->rot) /* rotation orders the chunks: it must see every one */
             continue;
         const void *data = ptt_pool_data(p, b[i].index);
         if (d->sink)
             d->sink(d->sink_arg, &b[i].c, data, b[i].len, 0);
-        else
+        else {
+            named[k] = b[i].named;
             r[k++] = (struct ptt_writer_rec){PTT_REC_CHUNK, &b[i].c, sizeof b[i].c, data, b[i].len};
-        account(d, &b[i].c, b[i].len);
+        }
+        if (b[i].c.nevents)
+            account(d, &b[i].c, b[i].len);
     }
     if (k)
-        ptt_writer_records(d->out, r, k);
+        out_records(d, r, named, k);
     for (unsigned i = 0; i < n; i++) {
         struct ptt_desc *desc = ptt_pool_desc(p, b[i].index);
         /* Zeroed for its next writer: only its own events may read as events. */
@@ -254,11 +280,23 @@ static void flush(struct ptt_daemon *d, struct drained *b, unsigned n)
     }
 }
 
+/* By thread, then by sub-buffer number. */
+static int by_stream(const void *a, const void *b)
+{
+    const struct ptt_rec_chunk *x = &((const struct drained *)a)->c;
+    const struct ptt_rec_chunk *y = &((const struct drained *)b)->c;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->serial != y->serial)
+        return x->serial < y->serial ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
 size_t ptt_daemon_drain(struct ptt_daemon *d, int which)
 {
     struct ptt_pool *p = d->pool;
-    struct drained batch[DRAIN_BATCH];
-    unsigned n = 0;
+    struct drained batch[DRAIN_SORTED];
+    unsigned n = 0, max = d->rot ? DRAIN_SORTED : DRAIN_BATCH;
     size_t done = 0;
     for (uint32_t i = 0; i < p->nbufs; i++) {
         struct ptt_desc *b = ptt_pool_desc(p, i);
@@ -274,15 +312,20 @@ size_t ptt_daemon_drain(struct ptt_daemon *d, int which)
         x->index = i;
         x->used = x->len = len;
         x->c = (struct ptt_rec_chunk){{0, 0}, b->pid, b->tid, b->serial, b->seq, b->base_ts, 0, 0};
-        x->c.nevents = walk(ptt_pool_data(p, i), &x->len, ready, &d->corrupt, &d->lost_marked);
+        x->c.nevents = walk(ptt_pool_data(p, i), &x->len, ready, &d->corrupt, &d->lost_marked,
+                            d->rot ? ptt_carry_ids() : NULL, &x->named);
         if (d->drained)
             d->drained(d->drained_arg, i, x->len);
         done++;
-        if (n == DRAIN_BATCH) {
+        if (n == max) {
+            if (d->rot)
+                qsort(batch, n, sizeof *batch, by_stream);
             flush(d, batch, n);
             n = 0;
         }
     }
+    if (n && d->rot)
+        qsort(batch, n, sizeof *batch, by_stream);
     if (n)
         flush(d, batch, n);
     return done;

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "../../common/pool.h"
+#include "session/rotate.h"
 #include "trace/writer.h"
 
 /* Where drained chunks go: the trace file by default, the flight recorder's window with
@@ -25,6 +26,7 @@ struct ptt_daemon {
     int guardian; /* the guardian's pipe (guardian.h); -1: none */
     int clock_tsc;
     struct ptt_writer *out;
+    struct ptt_rotate *rot; /* --max-size: the parts out is written into; NULL: one file */
     uint64_t events, bytes, chunks;
     uint64_t corrupt;     /* chunks cut short at a malformed event (a bug if ever non-zero) */
     uint64_t lost_marked; /* events lost that the TRACE_LOST events drained so far count */

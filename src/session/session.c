@@ -386,9 +386,11 @@ static void save(struct ptt_session *s, struct totals *t)
         if (t->incomplete) /* the window: every event drained but those it left out */
             t->unwritten = s->d.events - ptt_flight_dropped(s->flight);
     } else {
+        if (s->rot)
+            ptt_rotate_finish(s->rot);
         t->incomplete = save_end(s, &t->end);
         t->written = s->w.events;
-        t->bytes = s->w.offset;
+        t->bytes = s->rot ? ptt_rotate_bytes(s->rot) : s->w.offset;
         t->unwritten = s->w.unwritten;
     }
     ptt_daemon_destroy(&s->d);
@@ -426,9 +428,12 @@ static int summary(struct ptt_session *s, struct totals *t)
         fprintf(stderr, "ptt: warning: %s\n",
                 ptt_lost_text(why, sizeof why, t->lost, t->end.lost_why, t->end.lost_unmarked));
     }
+    char parts[4200];
+    if (s->rot)
+        ptt_rotate_summary(s->rot, parts, sizeof parts);
     fprintf(stderr, "ptt: wrote %llu events (%llu bytes) to %s, %llu lost",
-            (unsigned long long)t->written, (unsigned long long)t->bytes, s->output,
-            (unsigned long long)t->lost);
+            (unsigned long long)t->written, (unsigned long long)t->bytes,
+            s->rot ? parts : s->output, (unsigned long long)t->lost);
     if (t->incomplete) /* the status ptt trace exits with no longer says it */
         fprintf(stderr, ", %llu not written; the program's exit status: %d",
                 (unsigned long long)t->unwritten, t->code);

@@ -19,6 +19,8 @@ struct ptt_session {
     struct ptt_daemon d;
     struct ptt_writer w;       /* the trace file (without a flight recorder) */
     struct ptt_output out;     /* how it was opened */
+    struct ptt_rotate *rot;    /* --max-size: the parts w writes into */
+    int parts_moved;           /* a previous run's parts were kept as FILE.old.N */
     struct ptt_flight *flight; /* the window (with --flight-recorder) */
     const char *output;
     const char *name;               /* the session: ptt-UID-PID */

@@ -4,6 +4,7 @@
 #include <float.h>
 #include <math.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,17 +16,35 @@
 #include <unistd.h>
 
 #include "ptt_fields.h"
+#include "trace/parts.h"
 #include "trace/reader.h"
 #include "analysis/tracker.h"
+#include "util/util.h"
 
 #define MAX_CHUNK (1u << 30)
 #define BUF_SLACK 64
 
 struct chunkref {
-    uint64_t offset; /* of the chunk record */
+    uint64_t offset; /* of the chunk record, in its part */
     uint32_t size;
     uint32_t seq;
+    uint32_t part;  /* the file it is in: r->parts[part] */
+    uint32_t carry; /* a carried chunk: before the stream's others */
 };
+
+/* A file the reader reads: the trace, or one part of a rotated trace (parts.h). */
+struct part {
+    char *path;
+    int fd; /* -1: closed, opened again when a chunk is read from it */
+    uint64_t size;
+    uint64_t used; /* when last read: the least recently read is closed first */
+    uint32_t header_size;
+    unsigned number; /* N of FILE.N (its INFO's part key); 0: not a part */
+    int continued;   /* not the last part of its set (its INFO's next_part key) */
+};
+
+/* Parts kept open at most: a long run may have thousands. */
+#define MAX_OPEN_PARTS 256
 
 struct stream {
     int32_t pid, tid;
@@ -35,6 +54,7 @@ struct stream {
     uint8_t *buf;
     size_t buf_cap, pos, len;
     uint64_t data_off; /* file offset of buf[0] */
+    uint32_t part;     /* the file of its current chunk */
     uint64_t base, last;
     struct ptt_tthread *calls; /* its calls entered and not yet left (r->calls) */
     int done;
@@ -61,9 +81,11 @@ struct pid_end {
 };
 
 struct ptt_reader {
-    int fd;
-    char *path;
-    uint64_t size;
+    struct part *parts; /* one, or the parts of a set read, in order */
+    unsigned nparts, nopen;
+    uint64_t used;
+    int is_set;                    /* read from FILE's parts: errors name the part */
+    struct ptt_reader_parts pinfo; /* what parts were read (pinfo.nread 0: not a part) */
     char *info;
     size_t info_len;
     struct ptt_rec_clock clk_first, clk_last;
@@ -98,11 +120,60 @@ static void set_err(struct ptt_reader *r, const char *fmt, ...)
     va_end(ap);
 }
 
-static int read_at(struct ptt_reader *r, void *buf, size_t len, uint64_t off)
+/* The first problem, in part i (named when the reader reads a set). */
+static void part_err(struct ptt_reader *r, uint32_t i, const char *fmt, ...)
+{
+    if (r->err[0])
+        return;
+    int k = r->is_set ? snprintf(r->err, sizeof r->err, "%s: ", r->parts[i].path) : 0;
+    if (k < 0 || (size_t)k >= sizeof r->err / 2)
+        k = 0;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->err + k, sizeof r->err - (size_t)k, fmt, ap);
+    va_end(ap);
+}
+
+/* Close the part read least recently (not part keep); 0 when none is open. */
+static int close_lru(struct ptt_reader *r, uint32_t keep)
+{
+    struct part *lru = NULL;
+    for (unsigned k = 0; k < r->nparts; k++)
+        if (k != keep && r->parts[k].fd >= 0 && (!lru || r->parts[k].used < lru->used))
+            lru = &r->parts[k];
+    if (!lru)
+        return 0;
+    close(lru->fd);
+    lru->fd = -1;
+    r->nopen--;
+    return 1;
+}
+
+/* The descriptor of part i, opened again if it was closed (the least recently read part closed
+ * first when too many are open, or when the process may open no more). */
+static int part_fd(struct ptt_reader *r, uint32_t i)
+{
+    struct part *p = &r->parts[i];
+    p->used = ++r->used;
+    if (p->fd >= 0)
+        return p->fd;
+    if (r->nopen >= MAX_OPEN_PARTS)
+        close_lru(r, i);
+    while ((p->fd = open(p->path, O_RDONLY | O_CLOEXEC)) < 0 &&
+           (errno == EMFILE || errno == ENFILE) && close_lru(r, i)) {
+    }
+    r->nopen += p->fd >= 0;
+    return p->fd;
+}
+
+static int read_at(struct ptt_reader *r, uint32_t part, void *buf, size_t len, uint64_t off)
 {
     size_t got = 0;
+    int fd = part_fd(r, part);
+    if (fd < 0)
+        return -1;
     while (got < len) {
-        ssize_t k = pread(r->fd, (char *)buf + got, len - got, (off_t)(off + got));
+        ssize_t k = pread(fd, (char *)buf + got, len - got, (off_t)(off + got));
         if (k < 0 && errno == EINTR)
             continue;
         if (k <= 0)
@@ -174,14 +245,16 @@ static struct stream *stream_for(struct ptt_reader *r, int32_t pid, uint32_t ser
 }
 
 /* Events ptt trace wrote itself are few: read them during the index pass, to know when each
- * process ended (calls still open in it are closed at that time). */
-static void note_daemon_chunk(struct ptt_reader *r, const struct ptt_rec_chunk *c, uint64_t off)
+ * process ended (calls still open in it are closed at that time). Carried ones have their own
+ * times (ABS). */
+static void note_daemon_chunk(struct ptt_reader *r, uint32_t part, const struct ptt_rec_chunk *c,
+                              uint64_t off)
 {
     size_t len = c->h.size - sizeof *c;
     if (len > 1u << 20)
         return;
     uint8_t *buf = malloc(len ? len : 1);
-    if (!buf || read_at(r, buf, len, off + sizeof *c)) {
+    if (!buf || read_at(r, part, buf, len, off + sizeof *c)) {
         free(buf);
         return;
     }
@@ -189,9 +262,11 @@ static void note_daemon_chunk(struct ptt_reader *r, const struct ptt_rec_chunk *
     for (size_t p = 0; p + 8 <= len;) {
         struct ptt_event h;
         memcpy(&h, buf + p, 8);
-        if (h.size < 8 || h.size % 8 || p + h.size > len)
+        if (h.size < 8 || h.size % 8 || p + h.size > len || ((h.id & PTT_EVF_ABS) && h.size < 16))
             break;
         uint64_t t = base + h.dts;
+        if (h.id & PTT_EVF_ABS)
+            memcpy(&t, buf + p + 8, 8);
         if ((h.id & PTT_EV_ID_MASK) == PTT_EV_PROCESS_EXIT) {
             r->ends = grow(r->ends, &r->ends_cap, r->nends + 1, sizeof *r->ends);
             r->ends[r->nends++] = (struct pid_end){c->pid, t};
@@ -202,53 +277,102 @@ static void note_daemon_chunk(struct ptt_reader *r, const struct ptt_rec_chunk *
     free(buf);
 }
 
+/* A stream's chunks: the carried ones first, then by seq; ptt trace's own chunks (all seq 0) in
+ * the order of the parts and the file. */
 static int by_seq(const void *a, const void *b)
 {
     const struct chunkref *x = a, *y = b;
-    return x->seq < y->seq ? -1 : x->seq > y->seq;
+    if (x->carry != y->carry)
+        return x->carry ? -1 : 1;
+    if (x->seq != y->seq)
+        return x->seq < y->seq ? -1 : 1;
+    if (x->part != y->part)
+        return x->part < y->part ? -1 : 1;
+    return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
-static void index_file(struct ptt_reader *r, uint64_t off)
+/* INFO text of part i. A later part adds only keys the first did not have (the session's INFO
+ * is in every part); next_part says the part is not its set's last. */
+static void add_info(struct ptt_reader *r, uint32_t i, const char *text, size_t n)
 {
-    while (off < r->size) {
+    for (const char *p = text, *end = text + n; p < end && *p;) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t l = nl ? (size_t)(nl - p) : strnlen(p, (size_t)(end - p));
+        const char *eq = memchr(p, '=', l);
+        char key[64];
+        snprintf(key, sizeof key, "%.*s", eq ? (int)(eq - p) : 0, p);
+        if (!strcmp(key, "next_part"))
+            r->parts[i].continued = 1;
+        else if (l && (i == 0 || (eq && !ptt_reader_info(r, key)))) {
+            r->info = ptt_must(realloc(r->info, r->info_len + l + 2));
+            memcpy(r->info + r->info_len, p, l);
+            r->info_len += l;
+            r->info[r->info_len++] = '\n';
+            r->info[r->info_len] = 0;
+        }
+        p += l + (nl != NULL);
+    }
+}
+
+/* A chunk record of part i at off: into its stream's index. Carried chunks only from the first
+ * part read (the others carry what the parts before them hold). */
+static int index_chunk(struct ptt_reader *r, uint32_t i, uint64_t off, uint32_t size)
+{
+    struct ptt_rec_chunk c;
+    if (size < sizeof c || size > MAX_CHUNK || read_at(r, i, &c, sizeof c, off)) {
+        part_err(r, i, "corrupt chunk record at offset %llu", (unsigned long long)off);
+        return -1;
+    }
+    uint32_t carry = (c.flags & PTT_CHUNK_CARRY) != 0;
+    if (carry && i != 0)
+        return 0;
+    struct stream *s =
+        stream_for(r, c.pid, (c.flags & PTT_CHUNK_DAEMON) && !carry ? 0 : c.serial, c.tid);
+    s->chunks = grow(s->chunks, &s->cap, s->nchunks + 1, sizeof *s->chunks);
+    s->chunks[s->nchunks++] = (struct chunkref){off, size, c.seq, i, carry};
+    if (c.flags & PTT_CHUNK_DAEMON)
+        note_daemon_chunk(r, i, &c, off);
+    return 0;
+}
+
+/* The records of part i from off; the first problem ends it. */
+static void index_file(struct ptt_reader *r, uint32_t i, uint64_t off)
+{
+    uint64_t size = r->parts[i].size;
+    while (off < size) {
         struct ptt_record h;
-        if (off + sizeof h > r->size) {
-            set_err(r, "truncated record header at offset %llu", (unsigned long long)off);
+        if (off + sizeof h > size) {
+            part_err(r, i, "truncated record header at offset %llu", (unsigned long long)off);
             return;
         }
-        if (read_at(r, &h, sizeof h, off)) {
-            set_err(r, "cannot read at offset %llu: %s", (unsigned long long)off,
-                    strerror(errno ? errno : EIO));
+        if (read_at(r, i, &h, sizeof h, off)) {
+            part_err(r, i, "cannot read at offset %llu: %s", (unsigned long long)off,
+                     strerror(errno ? errno : EIO));
             return;
         }
         if (h.size < sizeof h || h.size % 8 || h.type == 0) {
-            set_err(r, "corrupt record (type %u, size %u) at offset %llu", h.type, h.size,
-                    (unsigned long long)off);
+            part_err(r, i, "corrupt record (type %u, size %u) at offset %llu", h.type, h.size,
+                     (unsigned long long)off);
             return;
         }
-        if (off + h.size > r->size) {
-            set_err(r, "truncated record (type %u, %u bytes) at offset %llu", h.type, h.size,
-                    (unsigned long long)off);
+        if (off + h.size > size) {
+            part_err(r, i, "truncated record (type %u, %u bytes) at offset %llu", h.type, h.size,
+                     (unsigned long long)off);
             return;
         }
         switch (h.type) {
         case PTT_REC_INFO: {
             size_t n = h.size - sizeof h;
-            char *p = realloc(r->info, r->info_len + n + 2);
-            if (!p)
-                exit(2);
-            r->info = p;
-            if (read_at(r, r->info + r->info_len, n, off + sizeof h) == 0) {
-                r->info_len += strnlen(r->info + r->info_len, n);
-                r->info[r->info_len++] = '\n';
-                r->info[r->info_len] = 0;
-            }
+            char *text = ptt_must(malloc(n + 1));
+            if (read_at(r, i, text, n, off + sizeof h) == 0)
+                add_info(r, i, text, n);
+            free(text);
             break;
         }
         case PTT_REC_CLOCK: {
             struct ptt_rec_clock c;
-            if (h.size < sizeof c || read_at(r, &c, sizeof c, off)) {
-                set_err(r, "corrupt clock record at offset %llu", (unsigned long long)off);
+            if (h.size < sizeof c || read_at(r, i, &c, sizeof c, off)) {
+                part_err(r, i, "corrupt clock record at offset %llu", (unsigned long long)off);
                 return;
             }
             if (!r->nclk++)
@@ -256,25 +380,15 @@ static void index_file(struct ptt_reader *r, uint64_t off)
             r->clk_last = c;
             break;
         }
-        case PTT_REC_CHUNK: {
-            struct ptt_rec_chunk c;
-            if (h.size < sizeof c || h.size > MAX_CHUNK || read_at(r, &c, sizeof c, off)) {
-                set_err(r, "corrupt chunk record at offset %llu", (unsigned long long)off);
+        case PTT_REC_CHUNK:
+            if (index_chunk(r, i, off, h.size))
                 return;
-            }
-            struct stream *s =
-                stream_for(r, c.pid, (c.flags & PTT_CHUNK_DAEMON) ? 0 : c.serial, c.tid);
-            s->chunks = grow(s->chunks, &s->cap, s->nchunks + 1, sizeof *s->chunks);
-            s->chunks[s->nchunks++] = (struct chunkref){off, h.size, c.seq};
-            if (c.flags & PTT_CHUNK_DAEMON)
-                note_daemon_chunk(r, &c, off);
             break;
-        }
         case PTT_REC_END:
             /* Minor 0's is shorter: what it lacks reads as 0. */
             memset(&r->end, 0, sizeof r->end);
             if (h.size >= PTT_REC_END_V0_SIZE &&
-                read_at(r, &r->end, h.size < sizeof r->end ? h.size : sizeof r->end, off) == 0)
+                read_at(r, i, &r->end, h.size < sizeof r->end ? h.size : sizeof r->end, off) == 0)
                 r->has_end = 1;
             break;
         default: break; /* a record of a newer minor version: skipped */
@@ -439,6 +553,240 @@ static int64_t to_ns(const struct ptt_reader *r, uint64_t ticks)
     return (int64_t)x;
 }
 
+/* The file header of fd (size bytes long): its header_size, or 0 with one line in err. */
+static uint32_t check_header(int fd, uint64_t size, const char *path, char *err, size_t errlen)
+{
+    struct ptt_file_header fh;
+    if (size < sizeof fh || pread(fd, &fh, sizeof fh, 0) != (ssize_t)sizeof fh) {
+        snprintf(err, errlen, "%s: not a ptt trace (file too short: %llu bytes)", path,
+                 (unsigned long long)size);
+        return 0;
+    }
+    if (memcmp(fh.magic, PTT_FILE_MAGIC, 8)) {
+        snprintf(err, errlen, "%s: not a ptt trace (bad magic at offset 0)", path);
+        return 0;
+    }
+    if (fh.major != PTT_FORMAT_MAJOR) {
+        snprintf(err, errlen, "%s: trace format version %u.%u, this ptt reads version %u.x only",
+                 path, fh.major, fh.minor, PTT_FORMAT_MAJOR);
+        return 0;
+    }
+    if (fh.header_size < sizeof fh || fh.header_size % 8 || fh.header_size > size) {
+        snprintf(err, errlen, "%s: corrupt file header (size %u) at offset 8", path,
+                 fh.header_size);
+        return 0;
+    }
+    return fh.header_size;
+}
+
+/* A file path, its descriptor fd open, as r's next part; -1 (fd closed) with one line in err
+ * when it is no trace. */
+static int add_part(struct ptt_reader *r, const char *path, int fd, char *err, size_t errlen)
+{
+    struct stat st;
+    if (fstat(fd, &st)) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    uint32_t hs = check_header(fd, (uint64_t)st.st_size, path, err, errlen);
+    if (!hs) {
+        close(fd);
+        return -1;
+    }
+    r->parts = ptt_must(realloc(r->parts, (r->nparts + 1) * sizeof *r->parts));
+    r->parts[r->nparts++] =
+        (struct part){ptt_must(strdup(path)), fd, (uint64_t)st.st_size, 0, hs, 0, 0};
+    r->nopen++;
+    return 0;
+}
+
+/* What a part's first records say: its set and its number (its INFO's keys, written first). */
+static void part_keys(int fd, uint32_t header_size, char *set, size_t setlen, unsigned *number)
+{
+    char buf[4096];
+    ssize_t n = pread(fd, buf, sizeof buf - 1, header_size);
+    *number = 0;
+    set[0] = 0;
+    for (ssize_t off = 0; n > 0 && off + 8 <= n;) {
+        struct ptt_record h;
+        memcpy(&h, buf + off, sizeof h);
+        if (h.type == PTT_REC_CHUNK || h.size < 8 || h.size % 8 || off + h.size > n)
+            break;
+        if (h.type == PTT_REC_INFO) {
+            char *text = buf + off + 8;
+            char save = buf[off + h.size];
+            buf[off + h.size] = 0;
+            char *k;
+            if ((k = strstr(text, "set=")) && (k == text || k[-1] == '\n'))
+                snprintf(set, setlen, "%.*s", (int)strcspn(k + 4, "\n"), k + 4);
+            if ((k = strstr(text, "part=")) && (k == text || k[-1] == '\n'))
+                *number = (unsigned)strtoul(k + 5, NULL, 10);
+            buf[off + h.size] = save;
+        }
+        off += h.size;
+    }
+}
+
+/* Part name, looked at: its size, header size, set and number (0: not a part of a set). The
+ * first problem into e, when it has room. */
+struct probe {
+    uint64_t size;
+    uint32_t header_size;
+    unsigned number;
+    char set[32];
+};
+
+static void probe_part(const char *name, struct probe *p, char *e, size_t elen)
+{
+    memset(p, 0, sizeof *p);
+    int fd = open(name, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st)) {
+        snprintf(e, elen, "%s: %s", name, strerror(errno));
+    } else {
+        p->size = (uint64_t)st.st_size;
+        p->header_size = check_header(fd, p->size, name, e, elen);
+        if (p->header_size)
+            part_keys(fd, p->header_size, p->set, sizeof p->set, &p->number);
+    }
+    if (fd >= 0)
+        close(fd);
+}
+
+/* The set of the highest-numbered part that is a trace of a set: those of its parts that exist,
+ * in order, into r (opened when read: a long run may have thousands). The first problem with a
+ * part is kept for after the reading. -1 with one line in err when none is a trace. */
+static int open_parts(struct ptt_reader *r, const char *path, const unsigned *nums, unsigned n,
+                      char *err, size_t errlen)
+{
+    char name[PATH_MAX + 16], set[32] = "", e[PATH_MAX + 256] = "";
+    struct probe *pr = ptt_must(calloc(n, sizeof *pr));
+    for (unsigned k = n; k-- > 0;) {
+        if (ptt_part_name(name, sizeof name, path, nums[k]))
+            continue;
+        probe_part(name, &pr[k], e + strlen(e), e[0] ? 0 : sizeof e);
+        if (pr[k].header_size && pr[k].set[0] && pr[k].number == nums[k] &&
+            (!set[0] || !strcmp(set, pr[k].set)))
+            snprintf(set, sizeof set, "%s", pr[k].set);
+        else
+            pr[k].number = 0; /* not of the set read */
+    }
+    for (unsigned k = 0; k < n; k++) {
+        if (!pr[k].number)
+            continue;
+        ptt_part_name(name, sizeof name, path, nums[k]);
+        r->parts = ptt_must(realloc(r->parts, (r->nparts + 1) * sizeof *r->parts));
+        r->parts[r->nparts++] =
+            (struct part){ptt_must(strdup(name)), -1, pr[k].size, 0, pr[k].header_size, nums[k], 0};
+    }
+    free(pr);
+    if (!r->nparts) {
+        snprintf(err, errlen, "%s: none of its parts %s.N is a part of a rotated trace%s%s", path,
+                 path, e[0] ? ": " : "", e);
+        return -1;
+    }
+    snprintf(r->pinfo.set, sizeof r->pinfo.set, "%s", set);
+    if (e[0])
+        snprintf(r->err, sizeof r->err, "%s", e);
+    return 0;
+}
+
+/* The parts read, those missing: the leading ones (deleted by --max-files) are said once on
+ * stderr, one missing between two read is an error. */
+static void describe_parts(struct ptt_reader *r, const char *path)
+{
+    struct ptt_reader_parts *pi = &r->pinfo;
+    unsigned *nums = ptt_must(malloc(r->nparts * sizeof *nums));
+    for (unsigned i = 0; i < r->nparts; i++)
+        nums[i] = r->parts[i].number;
+    pi->nread = r->nparts;
+    pi->first = nums[0];
+    pi->last = nums[r->nparts - 1];
+    pi->before = pi->first - 1;
+    pi->gaps = pi->last - pi->first + 1 - r->nparts;
+    pi->continued = r->parts[r->nparts - 1].continued;
+    ptt_parts_ranges(pi->read, sizeof pi->read, nums, r->nparts);
+    unsigned nmiss = 0, cap = pi->before + pi->gaps, *miss = ptt_must(malloc((cap + 1) * 4));
+    for (unsigned k = 1, i = 0; k <= pi->last && nmiss < cap; k++) {
+        if (i < r->nparts && nums[i] == k)
+            i++;
+        else
+            miss[nmiss++] = k;
+    }
+    ptt_parts_ranges(pi->missing, sizeof pi->missing, miss, nmiss);
+    char gap[sizeof pi->missing];
+    ptt_parts_ranges(gap, sizeof gap, miss + pi->before, nmiss - pi->before);
+    free(miss);
+    free(nums);
+    if (pi->gaps && !r->err[0])
+        snprintf(r->err, sizeof r->err, "part%s %s %s missing: the events %s held are not read",
+                 pi->gaps > 1 ? "s" : "", gap, pi->gaps > 1 ? "are" : "is",
+                 pi->gaps > 1 ? "they" : "it");
+    static char *said; /* once per trace: a command may open it more than once */
+    if (!pi->before || (said && !strcmp(said, path)))
+        return;
+    free(said);
+    said = strdup(path);
+    const char *mf = ptt_reader_info(r, "max_files");
+    char why[64] = "deleted";
+    if (mf && strtoul(mf, NULL, 10) > 0)
+        snprintf(why, sizeof why, "deleted: --max-files=%s", mf);
+    ptt_note("%s: part%s %.*s %s missing (%s): reading part%s %s", path, pi->before > 1 ? "s" : "",
+             (int)strcspn(pi->missing, ","), pi->missing, pi->before > 1 ? "are" : "is", why,
+             r->nparts > 1 ? "s" : "", pi->read);
+}
+
+/* The parts of a set what a single file is part of, from its INFO (read alone). */
+static void single_part(struct ptt_reader *r)
+{
+    const char *part = ptt_reader_info(r, "part"); /* a static buffer: read before the next */
+    unsigned n = part ? (unsigned)strtoul(part, NULL, 10) : 0;
+    const char *set = ptt_reader_info(r, "set");
+    if (!n || !set)
+        return;
+    struct ptt_reader_parts *pi = &r->pinfo;
+    snprintf(pi->set, sizeof pi->set, "%s", set);
+    pi->nread = 1;
+    pi->first = pi->last = n;
+    pi->before = n - 1;
+    pi->continued = r->parts[0].continued;
+    snprintf(pi->read, sizeof pi->read, "%u", n);
+    if (n == 2)
+        snprintf(pi->missing, sizeof pi->missing, "1");
+    else if (n > 2)
+        snprintf(pi->missing, sizeof pi->missing, "1-%u", n - 1);
+}
+
+/* path, or when no such file exists its parts (path.1, path.2, ...: a rotated trace). 1 when
+ * read as a set. -1 with one line in err. */
+static int open_files(struct ptt_reader *r, const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    unsigned n = 0, *nums = NULL;
+    if (strcmp(path, "-") && stat(path, &st) && errno == ENOENT)
+        nums = ptt_parts_list(path, &n);
+    if (n) {
+        int ret = open_parts(r, path, nums, n, err, errlen);
+        free(nums);
+        return ret ? -1 : 1;
+    }
+    int fd = ptt_reader_fd(path, err, errlen);
+    return fd < 0 || add_part(r, path, fd, err, errlen) ? -1 : 0;
+}
+
+static void reader_free(struct ptt_reader *r)
+{
+    for (unsigned i = 0; i < r->nparts; i++) {
+        if (r->parts[i].fd >= 0)
+            close(r->parts[i].fd);
+        free(r->parts[i].path);
+    }
+    free(r->parts);
+    free(r->info);
+    free(r);
+}
+
 struct ptt_reader *ptt_reader_open(const char *path, char *err, size_t errlen)
 {
     struct ptt_reader *r = calloc(1, sizeof *r);
@@ -446,42 +794,24 @@ struct ptt_reader *ptt_reader_open(const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "%s: out of memory", path);
         return NULL;
     }
-    r->fd = ptt_reader_fd(path, err, errlen);
-    struct stat st;
-    if (r->fd < 0)
-        goto fail;
-    if (fstat(r->fd, &st)) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        goto fail;
+    int set = open_files(r, path, err, errlen);
+    if (set < 0) {
+        reader_free(r);
+        return NULL;
     }
-    r->size = (uint64_t)st.st_size;
-    struct ptt_file_header fh;
-    if (r->size < sizeof fh || read_at(r, &fh, sizeof fh, 0)) {
-        snprintf(err, errlen, "%s: not a ptt trace (file too short: %llu bytes)", path,
-                 (unsigned long long)r->size);
-        goto fail;
-    }
-    if (memcmp(fh.magic, PTT_FILE_MAGIC, 8)) {
-        snprintf(err, errlen, "%s: not a ptt trace (bad magic at offset 0)", path);
-        goto fail;
-    }
-    if (fh.major != PTT_FORMAT_MAJOR) {
-        snprintf(err, errlen, "%s: trace format version %u.%u, this ptt reads version %u.x only",
-                 path, fh.major, fh.minor, PTT_FORMAT_MAJOR);
-        goto fail;
-    }
-    if (fh.header_size < sizeof fh || fh.header_size % 8 || fh.header_size > r->size) {
-        snprintf(err, errlen, "%s: corrupt file header (size %u) at offset 8", path,
-                 fh.header_size);
-        goto fail;
-    }
-    r->path = strdup(path);
+    r->is_set = set;
     r->calls = ptt_tracker_new(PTT_TRACK_SERIAL | PTT_TRACK_CALLS_ONLY);
-    index_file(r, fh.header_size);
+    for (unsigned i = 0; i < r->nparts; i++)
+        index_file(r, i, r->parts[i].header_size);
+    if (set)
+        describe_parts(r, path);
+    else
+        single_part(r);
     if (!r->nstreams && !r->has_end)
         set_err(r, "no events: %s (ptt trace ended before writing any)",
-                r->size == fh.header_size ? "nothing follows the file header"
-                                          : "no chunk and no END record");
+                r->parts[0].size == r->parts[0].header_size && r->nparts == 1
+                    ? "nothing follows the file header"
+                    : "no chunk and no END record");
     for (size_t i = 0; i < r->nstreams; i++)
         qsort(r->streams[i].chunks, r->streams[i].nchunks, sizeof(struct chunkref), by_seq);
     r->ns_per_tick = 1;
@@ -496,11 +826,6 @@ struct ptt_reader *ptt_reader_open(const char *path, char *err, size_t errlen)
     }
     split_ns_per_tick(r);
     return r;
-fail:
-    if (r->fd >= 0)
-        close(r->fd);
-    free(r);
-    return NULL;
 }
 
 /* Load the stream's next chunk; 0 when there is none (or it is unreadable). */
@@ -521,10 +846,12 @@ static int load_chunk(struct ptt_reader *r, struct stream *s)
             return 0;
         }
     }
-    if (read_at(r, &h, sizeof h, c->offset) || read_at(r, s->buf, len, c->offset + sizeof h)) {
-        set_err(r, "cannot read chunk at offset %llu", (unsigned long long)c->offset);
+    if (read_at(r, c->part, &h, sizeof h, c->offset) ||
+        read_at(r, c->part, s->buf, len, c->offset + sizeof h)) {
+        part_err(r, c->part, "cannot read chunk at offset %llu", (unsigned long long)c->offset);
         return 0;
     }
+    s->part = c->part;
     s->tid = h.tid;
     s->pos = 0;
     s->len = len;
@@ -590,6 +917,16 @@ static void track_calls(struct ptt_reader *r, struct stream *s, struct ptt_ev *e
 
 static void track_calls(struct ptt_reader *r, struct stream *s, struct ptt_ev *ev);
 
+/* After a corrupt event: the stream's chunks left in the same file are passed over; 1 when some
+ * remain in the next parts (a set's), to read on from. */
+static int skip_part(struct stream *s)
+{
+    while (s->next_chunk < s->nchunks && s->chunks[s->next_chunk].part == s->part)
+        s->next_chunk++;
+    s->pos = s->len;
+    return s->next_chunk < s->nchunks;
+}
+
 /* Whether the event of header h and time t, in a stream still before r->skip_below, is passed
  * over: a call's IN or OUT event r->keep does not want. Its call is followed still (from its
  * header: the calls left unfinished are told as if nothing was skipped). The stream stops
@@ -626,8 +963,8 @@ static int next_raw(struct ptt_reader *r, struct stream *s, struct ptt_event *h,
     for (;;) {
         while (s->pos + 8 > s->len) {
             if (s->pos != s->len)
-                set_err(r, "corrupt event at offset %llu (chunk ends inside it)",
-                        (unsigned long long)(s->data_off + s->pos));
+                part_err(r, s->part, "corrupt event at offset %llu (chunk ends inside it)",
+                         (unsigned long long)(s->data_off + s->pos));
             if (!load_chunk(r, s))
                 return 0;
         }
@@ -636,10 +973,11 @@ static int next_raw(struct ptt_reader *r, struct stream *s, struct ptt_event *h,
         unsigned hdr = abs ? 16 : 8;
         if (h->size < hdr || h->size % 8 || s->pos + h->size > s->len ||
             (h->size - hdr) / 8 > PTT_EVENT_MAX_ARGS || (h->id & PTT_EV_ID_MASK) == 0) {
-            set_err(r, "corrupt event (id 0x%04x, size %u) at offset %llu", h->id, h->size,
-                    (unsigned long long)(s->data_off + s->pos));
-            s->nchunks = s->next_chunk; /* the rest of this thread cannot be trusted */
-            return 0;
+            part_err(r, s->part, "corrupt event (id 0x%04x, size %u) at offset %llu", h->id,
+                     h->size, (unsigned long long)(s->data_off + s->pos));
+            if (!skip_part(s)) /* the rest of this thread in this file cannot be trusted */
+                return 0;
+            continue;
         }
         uint64_t x;
         if (abs) {
@@ -827,10 +1165,7 @@ void ptt_reader_close(struct ptt_reader *r)
     free(r->ends);
     free(r->heap);
     ptt_tracker_free(r->calls);
-    free(r->info);
-    free(r->path);
-    close(r->fd);
-    free(r);
+    reader_free(r);
 }
 
 void ptt_reader_progress(const struct ptt_reader *r, uint64_t *done, uint64_t *total)
@@ -844,4 +1179,14 @@ void ptt_reader_progress(const struct ptt_reader *r, uint64_t *done, uint64_t *t
                 *done += s->chunks[k].size;
         }
     }
+}
+
+const struct ptt_reader_parts *ptt_reader_parts(const struct ptt_reader *r)
+{
+    return r->pinfo.nread ? &r->pinfo : NULL;
+}
+
+const char *ptt_reader_path(const struct ptt_reader *r)
+{
+    return r->parts[0].path;
 }

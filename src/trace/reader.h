@@ -45,7 +45,11 @@ static inline uint64_t ptt_ev_arg(const struct ptt_ev *ev, unsigned i, uint64_t 
  * a FIFO, a memfd holding the whole stream, read once (a FIFO waited for 10 s at most) and
  * given again to later calls with the same path. -1 with one line in err. */
 int ptt_reader_fd(const char *path, char *err, size_t errlen);
-/* Open and index path (as ptt_reader_fd). On a fatal error (unreadable, not a trace, another major
+/* Open and index path (as ptt_reader_fd). When no file path exists but its parts path.1,
+ * path.2, ... do (ptt trace --max-size), they are read as one trace: those of the set of the
+ * highest-numbered part, their chunks in one index; the parts missing before the first one read
+ * (deleted by --max-files) are said in one line on stderr, one missing between two read is the
+ * reader's error (ptt_reader_error). On a fatal error (unreadable, not a trace, another major
  * version) returns NULL and puts one line into err. */
 struct ptt_reader *ptt_reader_open(const char *path, char *err, size_t errlen);
 /* The next event in time order: 1, or 0 at the end. */
@@ -65,6 +69,21 @@ const char *ptt_reader_info(const struct ptt_reader *r, const char *key);
 const struct ptt_rec_end *ptt_reader_end(const struct ptt_reader *r);
 uint64_t ptt_reader_nthreads(const struct ptt_reader *r);
 void ptt_reader_close(struct ptt_reader *r);
+/* The parts of a rotated trace that are read. */
+struct ptt_reader_parts {
+    unsigned nread;       /* parts read */
+    unsigned first, last; /* the numbers of the first and the last one read */
+    unsigned before;      /* parts before the first one read: deleted (--max-files), or not read */
+    unsigned gaps;        /* parts missing between the first and the last one read */
+    int continued;        /* the last one read is not its set's last */
+    char set[24];         /* the set's id (INFO key set) */
+    char read[96];        /* the numbers read ("6-7"), */
+    char missing[96];     /* and those not read up to the last one read ("1-5") */
+};
+/* NULL for a trace of one file that is no part. */
+const struct ptt_reader_parts *ptt_reader_parts(const struct ptt_reader *r);
+/* The first file read: the trace itself, or the first part read. */
+const char *ptt_reader_path(const struct ptt_reader *r);
 /* How far the reading has got, for a progress line: the bytes of the event chunks read so far
  * and of all of them (the merge reads the threads' chunks in time order, not file order). Costs
  * a walk over the index: call it now and then. */

@@ -53,6 +53,18 @@ void ptt_warn(const char *cmd, const char *fmt, ...)
     va_end(ap);
 }
 
+const char *ptt_command;
+
+void ptt_note(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "ptt%s%s: ", ptt_command ? " " : "", ptt_command ? ptt_command : "");
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
 void ptt_bad_option(const char *cmd, char **argv)
 {
     const char *arg = optind > 0 ? argv[optind - 1] : NULL;

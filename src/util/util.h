@@ -8,6 +8,10 @@
 int64_t ptt_parse_size(const char *s);
 /* Print "ptt <cmd>: message" on stderr. */
 void ptt_warn(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The command running ("view", "trace"...), which ptt_note names; NULL: none. */
+extern const char *ptt_command;
+/* Print "ptt <ptt_command>: message" on stderr: a notice from code that is not the command's. */
+void ptt_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* After getopt_long returned '?' or ':': one line naming the bad option. */
 void ptt_bad_option(const char *cmd, char **argv);
 /* p, or exit with "ptt: out of memory" (status 2) when it is NULL: the tools' tables cannot
