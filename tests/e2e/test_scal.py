@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PTT, TIMEOUT, require_build, run
+from conftest import PTT, SOURCE, TIMEOUT, require_build, run
 
 sys.path.insert(0, str(Path(__file__).parent))
 import scal_fake  # noqa: E402
@@ -269,6 +269,23 @@ def test_list():
     lines = p.stdout.splitlines()
     assert lines[0].split()[:2] == ["probe", "default"]
     assert [line.split()[0] for line in lines[1:]] == PROBES
+
+
+@pytest.mark.skipif(not shutil.which("bash"), reason="no bash")
+def test_bash_completion():
+    """The probes complete; after -- the COMMAND's own options are not ptt's."""
+    def complete(*words):
+        script = (f"source {SOURCE / 'contrib' / 'ptt.bash-completion'}\n"
+                  f"COMP_WORDS=({' '.join(repr(w) for w in words)}); "
+                  f"COMP_CWORD={len(words) - 1}\n_ptt; printf '%s\\n' \"${{COMPREPLY[@]}}\"\n")
+        p = run(["bash", "--norc", "-c", script])
+        assert p.returncode == 0, p.stderr
+        return p.stdout.split()
+    assert complete("ptt", "sc") == ["scal"]
+    assert complete("ptt", "scal", "--pro") == ["--probe="]
+    assert complete("ptt", "scal", "--probe=sem_") == ["--probe=sem_open", "--probe=sem_close"]
+    assert complete("ptt", "scal", "--spacing=") == ["--spacing=linear", "--spacing=geometric"]
+    assert complete("ptt", "scal", "--to=9", "--", "./bench", "--fo") == []
 
 
 def leftovers(pid):
