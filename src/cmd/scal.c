@@ -121,7 +121,8 @@ enum {
     OPT_THRESHOLD,
     OPT_TIMEOUT,
     OPT_PLOT,
-    OPT_LIST
+    OPT_LIST,
+    OPT_ORDER
 };
 
 /* One option (not -h, --list, the terminal's); 0, or -1 having said why. */
@@ -130,6 +131,7 @@ static int scal_option(struct scal_opts *o, struct scal *s, int c, const char *a
     static const char *const fmts[] = {"text", "json", NULL};
     static const char *const spacings[] = {"linear", "geometric", NULL};
     static const char *const stats[] = {"median", "trimmed", NULL};
+    static const char *const orders[] = {"shuffled", "ascending", NULL};
     long v;
     int w;
     switch (c) {
@@ -148,6 +150,7 @@ static int scal_option(struct scal_opts *o, struct scal *s, int c, const char *a
     case OPT_WARMUP: return parse_long("warmup", arg, 0, 1000000, &v) ? -1 : (s->warmup = v, 0);
     case OPT_ROUNDS: return parse_long("rounds", arg, 1, 1000, &v) ? -1 : (s->rounds = v, 0);
     case OPT_STATISTIC: return parse_word("statistic", arg, stats, &w) ? -1 : (s->stat = w, 0);
+    case OPT_ORDER: return parse_word("order", arg, orders, &w) ? -1 : (s->order = w, 0);
     case OPT_LEVEL: return parse_fraction("level", arg, 0, 0.5, 1, &s->alpha);
     case OPT_THRESHOLD: return parse_fraction("threshold", arg, 0, 100, 0, &s->threshold);
     case OPT_TIMEOUT:
@@ -173,6 +176,7 @@ static int scal_options(struct scal_opts *o, struct scal *s, int argc, char **ar
                                          {"repeat", required_argument, 0, OPT_REPEAT},
                                          {"warmup", required_argument, 0, OPT_WARMUP},
                                          {"rounds", required_argument, 0, OPT_ROUNDS},
+                                         {"order", required_argument, 0, OPT_ORDER},
                                          {"statistic", required_argument, 0, OPT_STATISTIC},
                                          {"level", required_argument, 0, OPT_LEVEL},
                                          {"threshold", required_argument, 0, OPT_THRESHOLD},

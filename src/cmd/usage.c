@@ -243,9 +243,10 @@ static const struct {
         "  -h, --help              print this usage text and exit\n"},
     {"scal",
         "usage: ptt scal --probe=NAME [--from=N] [--to=N] [--steps=K] [--spacing=linear|geometric]\n"
-        "                [--values=N,...] [--repeat=R] [--warmup=W] [--rounds=K] [--statistic=median|trimmed]\n"
-        "                [--level=ALPHA] [--threshold=FRACTION] [--timeout=SECONDS]\n"
-        "                [--format=text|json] [-o OUT] [--plot=FILE.svg] [--color=WHEN] [--no-pager]\n"
+        "                [--values=N,...] [--repeat=R] [--warmup=W] [--rounds=K] [--order=ORDER]\n"
+        "                [--statistic=median|trimmed] [--level=ALPHA] [--threshold=FRACTION]\n"
+        "                [--timeout=SECONDS] [--format=text|json] [-o OUT] [--plot=FILE.svg]\n"
+        "                [--color=WHEN] [--no-pager]\n"
         "       ptt scal [OPTIONS] --to=N -- COMMAND [ARG...]\n"
         "       ptt scal --list\n"
         "Times an operation while a parameter N grows (named semaphores open, threads alive, waiters,\n"
@@ -265,6 +266,8 @@ static const struct {
         "      --repeat=R          timed operations per step and round (default 31)\n"
         "      --warmup=W          operations before the timed ones, not counted (default 5)\n"
         "      --rounds=K          the whole range measured K times, each in a new process (default 1)\n"
+        "      --order=ORDER       the steps of a round: shuffled (default, the same every run) or\n"
+        "                          ascending\n"
         "      --statistic=STAT    a step's value: median (default) or trimmed (mean without 10% at each\n"
         "                          end)\n"
         "      --level=ALPHA       the significance level of the tests (default 0.05; 5% works too)\n"

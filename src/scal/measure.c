@@ -47,11 +47,12 @@ static void default_signals(void)
     signal(SIGHUP, SIG_DFL);
 }
 
-static void progress(const struct scal *s, int round, size_t step)
+/* On a terminal: "ptt scal: N=1200, step 3 of 10, round 1 of 2" (the k-th step run). */
+static void progress(const struct scal *s, int round, size_t step, size_t k)
 {
     if (!isatty(STDERR_FILENO))
         return;
-    fprintf(stderr, "\rptt scal: N=%ld, step %zu of %zu", s->steps[step].n, step + 1, s->nsteps);
+    fprintf(stderr, "\rptt scal: N=%ld, step %zu of %zu", s->steps[step].n, k + 1, s->nsteps);
     if (s->rounds > 1)
         fprintf(stderr, ", round %d of %d", round + 1, s->rounds);
     fputs("\033[K", stderr);
@@ -218,14 +219,14 @@ static int add_sample(struct scal_step *st, double ns)
 /* ---- a probe: a child process per round ------------------------------------------------- */
 
 /* One line of the probe's child: "step I" (a step begins), "I NS" (a duration), "error ...". */
-static int probe_line(struct scal *s, char *line, int round, struct child *c)
+static int probe_line(struct scal *s, char *line, int round, struct child *c, size_t *k)
 {
     char *end;
     if (!strncmp(line, "step ", 5)) {
         size_t i = strtoul(line + 5, NULL, 10);
         c->deadline = deadline_of(s);
         if (i < s->nsteps)
-            progress(s, round, i);
+            progress(s, round, i, (*k)++);
         return 0;
     }
     if (!strncmp(line, "error ", 6)) {
@@ -242,7 +243,7 @@ static int probe_line(struct scal *s, char *line, int round, struct child *c)
     return add_sample(&s->steps[i], ns);
 }
 
-static int probe_round(struct scal *s, const long *values, int round)
+static int probe_round(struct scal *s, const size_t *order, int round)
 {
     int fd[2];
     pid_t parent = getpid();
@@ -258,7 +259,10 @@ static int probe_round(struct scal *s, const long *values, int round)
         prctl(PR_SET_PDEATHSIG, SIGKILL); /* ptt gone: no probe left running */
         if (getppid() != parent)
             _exit(1);
-        _exit(ptt_probe_run(s->probe, values, s->nsteps, s->repeat, s->warmup, fd[1]));
+        long *values = ptt_must(malloc(s->nsteps * sizeof *values));
+        for (size_t i = 0; i < s->nsteps; i++)
+            values[i] = s->steps[order[i]].n;
+        _exit(ptt_probe_run(s->probe, values, order, s->nsteps, s->repeat, s->warmup, fd[1]));
     }
     close(fd[1]);
     if (c.pid < 0) {
@@ -269,10 +273,11 @@ static int probe_round(struct scal *s, const long *values, int round)
     char *line, who[64];
     pid_t pid = c.pid;
     int k, bad = 0;
+    size_t run = 0;
     c.deadline = deadline_of(s);
     snprintf(who, sizeof who, "the %s probe", s->probe->name);
     while (!bad && (k = next_line(&c, &line)) == LINE_OK)
-        bad = probe_line(s, line, round, &c);
+        bad = probe_line(s, line, round, &c, &run);
     int rc = bad ? (kill_child(&c), -1) : k != LINE_END ? line_failed(&c, k, who, s) : 0;
     if (c.pid > 0 && reap(&c, who, s))
         rc = -1;
@@ -455,14 +460,14 @@ static int read_durations(struct child *c, const struct scal *s, long at, double
     return k == LINE_END ? 0 : line_failed(c, k, who, s);
 }
 
-static int command_run(struct scal *s, size_t step, int round)
+static int command_run(struct scal *s, size_t step, int round, size_t k)
 {
     struct scal_step *st = &s->steps[step];
     struct child c = {0};
     char who[64];
     double *v = NULL;
     size_t n = 0;
-    progress(s, round, step);
+    progress(s, round, step, k);
     if (start_command(s, st->n, &c))
         return -1;
     c.deadline = deadline_of(s);
@@ -493,23 +498,39 @@ static void summarize(struct scal *s)
     }
 }
 
+/* The steps of a round in the order they run: ascending, or shuffled (Fisher-Yates with a
+ * xorshift generator seeded by the round: the same orders every run). */
+static void round_order(const struct scal *s, int round, size_t *order)
+{
+    uint64_t x = 0x9e3779b97f4a7c15ull * (uint64_t)(round + 1);
+    for (size_t i = 0; i < s->nsteps; i++)
+        order[i] = i;
+    for (size_t i = s->nsteps; s->order == SCAL_SHUFFLED && i > 1; i--) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        size_t j = (size_t)(x % i), t = order[i - 1];
+        order[i - 1] = order[j];
+        order[j] = t;
+    }
+}
+
 int scal_measure(struct scal *s)
 {
-    long *values = ptt_must(malloc(s->nsteps * sizeof *values));
+    size_t *order = ptt_must(malloc(s->nsteps * sizeof *order));
     int rc = 0;
-    for (size_t i = 0; i < s->nsteps; i++)
-        values[i] = s->steps[i].n;
     catch_signals();
     for (int round = 0; !rc && round < s->rounds; round++) {
+        round_order(s, round, order);
         if (s->probe)
-            rc = probe_round(s, values, round);
+            rc = probe_round(s, order, round);
         else
             for (size_t i = 0; !rc && i < s->nsteps; i++)
-                rc = command_run(s, i, round);
+                rc = command_run(s, order[i], round, i);
         if (interrupted)
             break;
     }
-    free(values);
+    free(order);
     progress_end();
     if (interrupted) { /* everything undone: die of it, as if not caught */
         signal(interrupted, SIG_DFL);

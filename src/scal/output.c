@@ -94,7 +94,8 @@ static void text_header(const struct scal *s)
         printf("measured: %d durations asked per step ($PTT_SCAL_ITERATIONS), the first %d left "
                "out",
                s->repeat + s->warmup, s->warmup);
-    printf(", %d round%s; the %s of each step\n\n", s->rounds, s->rounds == 1 ? "" : "s",
+    printf(", %d round%s (steps %s); the %s of each step\n\n", s->rounds, s->rounds == 1 ? "" : "s",
+           s->order == SCAL_SHUFFLED ? "shuffled" : "ascending",
            s->stat == SCAL_MEDIAN ? "median" : "trimmed mean (10% off each end)");
 }
 
@@ -314,10 +315,10 @@ void scal_write_json(const struct scal *s, const struct ptt_fit_result *r)
     ptt_json_str(stdout, scal_parameter(s));
     printf(",\"timed\":");
     ptt_json_str(stdout, s->probe ? s->probe->timed : "the durations the command prints");
-    printf(",\"spacing\":\"%s\",\"rounds\":%d,\"repeat\":%d,\"warmup\":%d,\"statistic\":\"%s\","
-           "\"level\":",
-           spacing[s->spacing], s->rounds, s->repeat, s->warmup,
-           s->stat == SCAL_MEDIAN ? "median" : "trimmed");
+    printf(",\"spacing\":\"%s\",\"order\":\"%s\",\"rounds\":%d,\"repeat\":%d,\"warmup\":%d,"
+           "\"statistic\":\"%s\",\"level\":",
+           spacing[s->spacing], s->order == SCAL_SHUFFLED ? "shuffled" : "ascending", s->rounds,
+           s->repeat, s->warmup, s->stat == SCAL_MEDIAN ? "median" : "trimmed");
     jnum(s->alpha);
     printf(",\"threshold\":");
     jnum(s->threshold);

@@ -81,6 +81,13 @@ static int crowd_add(struct crowd *c, void *(*fn)(void *), char *err, size_t len
     return 0;
 }
 
+/* Threads [n, c->n) joined (each was told to return): the crowd is n. */
+static void crowd_shrink(struct crowd *c, long n)
+{
+    while (c->n > n)
+        pthread_join(c->t[--c->n], NULL);
+}
+
 static void crowd_join(struct crowd *c)
 {
     for (long i = 0; i < c->n; i++)
@@ -141,9 +148,14 @@ static void sem_name(char *buf, size_t len, long k)
         snprintf(buf, len, "/ptt-scal-%d-%ld", (int)getpid(), k);
 }
 
-static int sem_grow(long n, char *err, size_t len)
+static int sem_size(long n, char *err, size_t len)
 {
     char name[64];
+    while (nsems > n) {
+        sem_close(sems[--nsems]);
+        sem_name(name, sizeof name, nsems);
+        sem_unlink(name);
+    }
     while (nsems < n) {
         if (nsems == capsems) {
             long cap = capsems ? 2 * capsems : 256;
@@ -231,12 +243,15 @@ static void *quick_thread(void *arg)
     return arg;
 }
 
-static int create_grow(long n, char *err, size_t len)
+static int create_size(long n, char *err, size_t len)
 {
     if (hold[0] < 0 && pipe2(hold, O_CLOEXEC)) {
         snprintf(err, len, "pipe: %s", strerror(errno));
         return -1;
     }
+    for (long i = n; i < alive.n; i++)
+        pthread_cancel(alive.t[i]); /* in read, a cancellation point */
+    crowd_shrink(&alive, n);
     while (alive.n < n)
         if (crowd_add(&alive, alive_thread, err, len))
             return -1;
@@ -289,8 +304,12 @@ static void *mx_waiter(void *arg)
     }
 }
 
-static int mx_grow(long n, char *err, size_t len)
+static void mx_clean(void);
+
+static int mx_size(long n, char *err, size_t len)
 {
+    if (n < mx_waiters.n) /* fewer: all of them return, n new ones */
+        mx_clean();
     if (!mx_held) {
         pthread_mutex_lock(&mx);
         mx_held = 1;
@@ -320,6 +339,7 @@ static void mx_clean(void)
         pthread_mutex_unlock(&mx);
     mx_held = 0;
     crowd_join(&mx_waiters);
+    atomic_store(&mx_stop, 0);
 }
 
 /* ---- cond_signal, cond_broadcast: N threads waiting on the condvar ----------------------- */
@@ -348,8 +368,12 @@ static void *cond_waiter(void *arg)
     return NULL;
 }
 
-static int cond_grow(long n, char *err, size_t len)
+static void cond_clean(void);
+
+static int cond_size(long n, char *err, size_t len)
 {
+    if (n < cwaiters.n) /* fewer: all of them return, n new ones */
+        cond_clean();
     pthread_mutex_lock(&cm);
     ctarget = n;
     pthread_mutex_unlock(&cm);
@@ -409,6 +433,9 @@ static void cond_clean(void)
     pthread_cond_broadcast(&cv);
     pthread_mutex_unlock(&cm);
     crowd_join(&cwaiters);
+    cstop = 0;
+    cwaiting = ctarget = 0;
+    cwoken = cexpected = 0;
 }
 
 /* ---- key_create: N keys ------------------------------------------------------------------ */
@@ -416,8 +443,10 @@ static void cond_clean(void)
 static pthread_key_t keys[PTHREAD_KEYS_MAX];
 static long nkeys;
 
-static int key_grow(long n, char *err, size_t len)
+static int key_size(long n, char *err, size_t len)
 {
+    while (nkeys > n)
+        pthread_key_delete(keys[--nkeys]);
     while (nkeys < n) {
         int e = pthread_key_create(&keys[nkeys], NULL);
         if (e) {
@@ -503,7 +532,7 @@ static void bar_clean(void)
 }
 
 /* A barrier's count is fixed: a new one for each N, with N - 1 new helper threads. */
-static int bar_grow(long n, char *err, size_t len)
+static int bar_size(long n, char *err, size_t len)
 {
     bar_clean();
     int e = pthread_barrier_init(&bar, NULL, (unsigned)n);
@@ -543,22 +572,22 @@ static int bar_measure(double *ns, char *err, size_t len)
 
 static const struct ptt_probe probes[] = {
     {"sem_open", "named semaphores open", "sem_open of one more (O_CREAT|O_EXCL)", 0, 60000, 100,
-     5000, sem_grow, sem_open_measure, sem_clean},
-    {"sem_close", "named semaphores open", "sem_close of one more", 0, 60000, 100, 5000, sem_grow,
+     5000, sem_size, sem_open_measure, sem_clean},
+    {"sem_close", "named semaphores open", "sem_close of one more", 0, 60000, 100, 5000, sem_size,
      sem_close_measure, sem_clean},
     {"thread_create", "threads alive", "pthread_create of one more thread (64 KiB stack)", 0, 30000,
-     10, 2000, create_grow, create_measure, create_clean},
+     10, 2000, create_size, create_measure, create_clean},
     {"mutex_unlock", "threads waiting for the mutex", "pthread_mutex_unlock that wakes one of them",
-     1, 4000, 1, 200, mx_grow, mx_measure, mx_clean},
+     1, 4000, 1, 200, mx_size, mx_measure, mx_clean},
     {"cond_signal", "threads waiting on the condvar", "pthread_cond_signal that wakes one", 1, 4000,
-     1, 200, cond_grow, signal_measure, cond_clean},
+     1, 200, cond_size, signal_measure, cond_clean},
     {"cond_broadcast", "threads waiting on the condvar", "pthread_cond_broadcast that wakes all", 1,
-     4000, 1, 200, cond_grow, broadcast_measure, cond_clean},
-    {"key_create", "keys created", "pthread_key_create of one more", 0, 1000, 1, 1000, key_grow,
+     4000, 1, 200, cond_size, broadcast_measure, cond_clean},
+    {"key_create", "keys created", "pthread_key_create of one more", 0, 1000, 1, 1000, key_size,
      key_measure, key_clean},
     {"barrier_wait", "threads at the barrier, the timed one included",
      "pthread_barrier_wait of the last thread, which releases the others", 2, 4000, 2, 200,
-     bar_grow, bar_measure, bar_clean},
+     bar_size, bar_measure, bar_clean},
 };
 
 const struct ptt_probe *ptt_probe_list(size_t *n)
@@ -575,13 +604,13 @@ const struct ptt_probe *ptt_probe_find(const char *name)
     return NULL;
 }
 
-/* One step: the fixture grown to n, warmup operations, then repeat timed ones written out. */
+/* One step: the fixture brought to n, warmup operations, then repeat timed ones written out. */
 static int run_step(const struct ptt_probe *p, size_t step, long n, int repeat, int warmup,
                     FILE *out, char *err, size_t len)
 {
     double ns;
     fprintf(out, "step %zu\n", step);
-    if (fflush(out) || p->grow(n, err, len))
+    if (fflush(out) || p->size(n, err, len))
         return -1;
     for (int i = 0; i < warmup; i++)
         if (p->measure(&ns, err, len))
@@ -594,8 +623,8 @@ static int run_step(const struct ptt_probe *p, size_t step, long n, int repeat, 
     return fflush(out) ? -1 : 0;
 }
 
-int ptt_probe_run(const struct ptt_probe *p, const long *values, size_t n, int repeat, int warmup,
-                  int fd)
+int ptt_probe_run(const struct ptt_probe *p, const long *values, const size_t *step, size_t n,
+                  int repeat, int warmup, int fd)
 {
     FILE *out = fdopen(fd, "w");
     char err[256] = "";
@@ -605,7 +634,7 @@ int ptt_probe_run(const struct ptt_probe *p, const long *values, size_t n, int r
     pthread_attr_init(&small_stack);
     pthread_attr_setstacksize(&small_stack, STACK_SIZE);
     for (size_t i = 0; i < n && !rc; i++)
-        if (run_step(p, i, values[i], repeat, warmup, out, err, sizeof err))
+        if (run_step(p, step[i], values[i], repeat, warmup, out, err, sizeof err))
             rc = 1;
     /* After a failure the fixture may not be able to end (a thread that never went to sleep):
      * the child's exit ends it, and the parent removes its named semaphores. */

@@ -11,6 +11,7 @@
 
 enum scal_spacing { SCAL_LINEAR, SCAL_GEOMETRIC, SCAL_LIST };
 enum scal_stat { SCAL_MEDIAN, SCAL_TRIMMED };
+enum scal_order { SCAL_SHUFFLED, SCAL_ASCENDING };
 
 /* The statistic "trimmed": the mean without the 10% smallest and 10% largest samples. */
 #define SCAL_TRIM 0.10
@@ -27,6 +28,7 @@ struct scal {
     char **command;                /* NULL-terminated */
     enum scal_spacing spacing;
     enum scal_stat stat;
+    enum scal_order order; /* of the steps in a round: shuffled (the same every run), ascending */
     int rounds, repeat, warmup;
     double alpha, threshold;
     double timeout; /* seconds a step may take; 0: no limit */

@@ -2,7 +2,8 @@
 """A deterministic COMMAND for ptt scal's tests (test_scal.py): scal_fake.py MODEL [--]N prints
 $PTT_SCAL_ITERATIONS durations of a known model of N, with a deterministic noise of at most 1%;
 the first $PTT_SCAL_WARMUP are a huge 1 s, which ptt scal must leave out. It checks that N came
-both as its argument (ptt scal's {}, after any '=') and as $PTT_SCAL_N.
+both as its argument (ptt scal's {}, after any '=') and as $PTT_SCAL_N; with $SCAL_LOG, appends N
+to that file.
 
 MODEL: constant, log, linear, quadratic (durations), or, to test failures: 'exit3' (exits with
 status 3), 'garbage' (prints a line that is no duration), 'few' (prints the warm-up only),
@@ -33,6 +34,9 @@ def main():
     n = int(arg.split("=")[-1])
     if os.environ.get("PTT_SCAL_N") != str(n):
         sys.exit(f"scal_fake: $PTT_SCAL_N is {os.environ.get('PTT_SCAL_N')}, not {n}")
+    if os.environ.get("SCAL_LOG"):  # the order of the runs
+        with open(os.environ["SCAL_LOG"], "a") as f:
+            f.write(f"{n}\n")
     iterations = int(os.environ["PTT_SCAL_ITERATIONS"])
     warmup = int(os.environ["PTT_SCAL_WARMUP"])
     if model == "exit3":

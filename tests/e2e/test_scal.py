@@ -74,7 +74,8 @@ def test_json(tmp_path):
     doc = strict_json(out.read_text())
     assert doc["probe"] is None
     assert doc["command"] == [*FAKE, "linear", "--n={}"]
-    assert (doc["spacing"], doc["rounds"], doc["repeat"], doc["warmup"]) == ("linear", 2, 4, 3)
+    assert (doc["spacing"], doc["order"], doc["rounds"], doc["repeat"], doc["warmup"]) == (
+        "linear", "shuffled", 2, 4, 3)
     assert (doc["statistic"], doc["level"], doc["threshold"], doc["unit"]) == (
         "median", 0.05, 0.1, "ns")
     assert [pt["n"] for pt in doc["points"]] == [10, 28, 46, 64, 82, 100]
@@ -122,6 +123,24 @@ def test_values_trimmed_and_threshold():
     assert doc["threshold"] == 5
 
 
+def test_order(tmp_path):
+    """--order=shuffled (default): each round a permutation of the steps, the same in every
+    run, not the same in every round; --order=ascending: N ascending."""
+    def order(*opts):
+        log = tmp_path / "log"
+        log.unlink(missing_ok=True)
+        p = fake("constant", "--to=10", "--repeat=1", "--warmup=0", "--rounds=3", *opts,
+                 env={**os.environ, "SCAL_LOG": str(log)})
+        assert p.returncode == 0, p.stderr
+        ns = [int(n) for n in log.read_text().split()]
+        return [ns[i:i + 10] for i in range(0, 30, 10)]
+    shuffled = order()
+    assert all(sorted(r) == list(range(1, 11)) for r in shuffled)
+    assert shuffled[0] != list(range(1, 11)) and shuffled[0] != shuffled[1]
+    assert order("--order=shuffled") == shuffled
+    assert order("--order=ascending") == [list(range(1, 11))] * 3
+
+
 BAD = [
     ([], "give --probe=NAME or -- COMMAND; 'ptt scal --list' lists the probes"),
     (["--probe=nosuch"], "--probe=nosuch: no such probe; 'ptt scal --list' lists them"),
@@ -137,6 +156,7 @@ BAD = [
     (["--probe=key_create", "--format=xml"], "--format=xml: use text, json"),
     (["--probe=key_create", "--spacing=odd"], "--spacing=odd: use linear, geometric"),
     (["--probe=key_create", "--statistic=mean"], "--statistic=mean: use median, trimmed"),
+    (["--probe=key_create", "--order=down"], "--order=down: use shuffled, ascending"),
     (["--probe=key_create", "--to=5000"], "--to=5000: the key_create probe takes N up to 1000"),
     (["--probe=key_create", "--from=50", "--to=10"], "--from=50 --to=10: give 0 <= FROM < TO"),
     (["--probe=key_create", "--spacing=geometric", "--from=0"],
@@ -171,7 +191,7 @@ FAILING = [
 
 @pytest.mark.parametrize("model,opts,line", FAILING, ids=[f[0] for f in FAILING])
 def test_failing_command(model, opts, line):
-    p = fake(model, "--to=10", *opts)
+    p = fake(model, "--to=10", "--order=ascending", *opts)
     assert (p.returncode, p.stdout, p.stderr) == (2, "", f"ptt scal: {line}\n")
 
 
@@ -200,7 +220,8 @@ def wait_for(pred, what, seconds=TIMEOUT / 2):
 def test_timeout_kills_the_group(tmp_path):
     """--timeout stops the command's whole process group (its child too)."""
     pids = tmp_path / "pids"
-    p = fake("hang", "--to=10", "--timeout=3", env={**os.environ, "SCAL_PIDS": str(pids)})
+    p = fake("hang", "--to=10", "--order=ascending", "--timeout=3",
+             env={**os.environ, "SCAL_PIDS": str(pids)})
     assert (p.returncode, p.stdout) == (2, "")
     assert p.stderr == ("ptt scal: the command (at N=1) took longer than --timeout=3s: "
                         "stopped\n")
