@@ -75,6 +75,45 @@ static void gp_labels(FILE *f, const struct scal *s, const struct ptt_fit_result
     fputc('\n', f);
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The top of the y axis (ns): the points, the models at both ends and 90% of the samples, with
+ * room; the samples above are not drawn (a preempted operation can last 1000 times longer)
+ * but counted in a label. */
+static void gp_range(FILE *f, const struct scal *s, const struct ptt_fit_result *r, double size)
+{
+    size_t n = 0, above = 0;
+    for (size_t i = 0; i < s->nsteps; i++)
+        n += s->steps[i].count;
+    double *all = ptt_must(malloc(n * sizeof *all)), top = 0;
+    n = 0;
+    for (size_t i = 0; i < s->nsteps; i++) {
+        memcpy(all + n, s->steps[i].samples, s->steps[i].count * sizeof *all);
+        n += s->steps[i].count;
+        top = fmax(top, s->steps[i].value);
+    }
+    qsort(all, n, sizeof *all, cmp_double);
+    top = fmax(top, all[(size_t)(0.9 * (double)(n - 1))]);
+    for (int m = 0; m < PTT_FIT_NMODELS; m++)
+        if (m == (int)r->verdict || m == (int)r->shape)
+            top = fmax(top, fmax(ptt_fit_eval(m, r->m[m].coef, (double)s->steps[0].n),
+                                 ptt_fit_eval(m, r->m[m].coef, (double)s->steps[s->nsteps - 1].n)));
+    top *= 1.25;
+    for (size_t i = 0; i < n; i++)
+        above += all[i] > top;
+    free(all);
+    fprintf(f, "set yrange [0:%.10g]\n", top / size);
+    if (above)
+        fprintf(f,
+                "set label '%zu of %zu samples above the top, not drawn' at graph 0.02, "
+                "graph 0.04 left tc rgb '#707070'\n",
+                above, n);
+}
+
 static void gp_data(FILE *f, const struct scal *s, double size)
 {
     fputs("$samples << EOD\n", f);
@@ -134,12 +173,11 @@ static int write_script(const char *gp, const char *svg, const struct scal *s,
           "font 'sans,11' background rgb 'white'\nif (!exists('ptt_stdout')) set output ",
           f);
     gp_str(f, svg);
-    fputs(
-        "\nset key top left box opaque reverse Left\nset grid\nset yrange [0:*]\nset samples 400\n",
-        f);
+    fputs("\nset key bottom right box opaque reverse Left\nset grid\nset samples 400\n", f);
     if (s->spacing == SCAL_GEOMETRIC)
         fputs("set logscale x\n", f);
     gp_labels(f, s, r, unit);
+    gp_range(f, s, r, size);
     gp_data(f, s, size);
     gp_plot(f, s, r, size);
     if (fclose(f)) {
