@@ -328,8 +328,10 @@ static int judge(const struct scal *s, struct ptt_fit_result *r)
 
 static void free_steps(struct scal *s)
 {
-    for (size_t i = 0; i < s->nsteps; i++)
+    for (size_t i = 0; i < s->nsteps; i++) {
         free(s->steps[i].samples);
+        free(s->steps[i].rounds);
+    }
     free(s->steps);
 }
 

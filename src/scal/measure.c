@@ -484,18 +484,38 @@ static int command_run(struct scal *s, size_t step, int round, size_t k)
 
 /* ---- every step ------------------------------------------------------------------------- */
 
-static void summarize(struct scal *s)
+/* A round's statistic of the samples it added to each step. */
+static void end_round(struct scal *s, int round)
 {
     for (size_t i = 0; i < s->nsteps; i++) {
         struct scal_step *st = &s->steps[i];
-        double *v = ptt_must(malloc(st->count * sizeof *v));
-        memcpy(v, st->samples, st->count * sizeof *v);
-        st->value = s->stat == SCAL_TRIMMED ? ptt_fit_trimmed_mean(v, st->count, SCAL_TRIM)
-                                            : ptt_fit_median(v, st->count);
-        st->min = v[0]; /* sorted */
-        st->max = v[st->count - 1];
+        size_t n = st->count - st->mark;
+        double *v = ptt_must(malloc(n * sizeof *v));
+        memcpy(v, st->samples + st->mark, n * sizeof *v);
+        if (!st->rounds)
+            st->rounds = ptt_must(calloc((size_t)s->rounds, sizeof *st->rounds));
+        st->rounds[round] =
+            s->stat == SCAL_TRIMMED ? ptt_fit_trimmed_mean(v, n, SCAL_TRIM) : ptt_fit_median(v, n);
+        st->mark = st->count;
         free(v);
     }
+}
+
+/* Each step's value: the median of its rounds' statistics; its extremes. */
+static void summarize(struct scal *s)
+{
+    double *v = ptt_must(malloc((size_t)s->rounds * sizeof *v));
+    for (size_t i = 0; i < s->nsteps; i++) {
+        struct scal_step *st = &s->steps[i];
+        memcpy(v, st->rounds, (size_t)s->rounds * sizeof *v);
+        st->value = ptt_fit_median(v, (size_t)s->rounds);
+        st->min = st->max = st->samples[0];
+        for (size_t k = 1; k < st->count; k++) {
+            st->min = fmin(st->min, st->samples[k]);
+            st->max = fmax(st->max, st->samples[k]);
+        }
+    }
+    free(v);
 }
 
 /* The steps of a round in the order they run: ascending, or shuffled (Fisher-Yates with a
@@ -529,6 +549,8 @@ int scal_measure(struct scal *s)
                 rc = command_run(s, order[i], round, i);
         if (interrupted)
             break;
+        if (!rc)
+            end_round(s, round);
     }
     free(order);
     progress_end();

@@ -94,17 +94,18 @@ static void text_header(const struct scal *s)
         printf("measured: %d durations asked per step ($PTT_SCAL_ITERATIONS), the first %d left "
                "out",
                s->repeat + s->warmup, s->warmup);
-    printf(", %d round%s (steps %s); the %s of each step\n\n", s->rounds, s->rounds == 1 ? "" : "s",
-           s->order == SCAL_SHUFFLED ? "shuffled" : "ascending",
-           s->stat == SCAL_MEDIAN ? "median" : "trimmed mean (10% off each end)");
+    printf(", %d round%s (steps %s)\n", s->rounds, s->rounds == 1 ? "" : "s",
+           s->order == SCAL_SHUFFLED ? "shuffled" : "ascending");
+    printf("value:    the %s of a step's samples%s\n\n",
+           s->stat == SCAL_MEDIAN ? "median" : "trimmed mean (10% off each end)",
+           s->rounds > 1 ? " in each round, then the median of the rounds'" : "");
 }
 
 static void text_points(const struct scal *s)
 {
     char a[32], b[32], c[32];
-    printf("%s%10s %12s %12s %12s %8s%s\n", ptt_c(PTT_C_BOLD), "N",
-           s->stat == SCAL_MEDIAN ? "median" : "trimmed", "min", "max", "samples",
-           ptt_c(PTT_C_RESET));
+    printf("%s%10s %12s %12s %12s %8s%s\n", ptt_c(PTT_C_BOLD), "N", "value", "min", "max",
+           "samples", ptt_c(PTT_C_RESET));
     for (size_t i = 0; i < s->nsteps; i++) {
         const struct scal_step *st = &s->steps[i];
         printf("%10ld %12s %12s %12s %8zu\n", st->n, dur(a, sizeof a, st->value, st->value, -4),
@@ -258,7 +259,13 @@ static void json_points(const struct scal *s)
         jnum(st->min);
         printf(",\"max\":");
         jnum(st->max);
-        printf(",\"count\":%zu,\"samples\":[", st->count);
+        printf(",\"rounds\":[");
+        for (int k = 0; k < s->rounds; k++) {
+            if (k)
+                putchar(',');
+            jnum(st->rounds[k]);
+        }
+        printf("],\"count\":%zu,\"samples\":[", st->count);
         for (size_t k = 0; k < st->count; k++) {
             if (k)
                 putchar(',');

@@ -139,7 +139,9 @@ static void gp_plot(FILE *f, const struct scal *s, const struct ptt_fit_result *
             "title 'samples', \\\n     $steps using 1:2 with points pt 7 ps 1 "
             "lc rgb '#1f5fa8' title %s, \\\n     verdict(x) with lines lw 2 lc rgb '#c0282d' "
             "title ",
-            s->stat == SCAL_MEDIAN ? "'median'" : "'trimmed mean'");
+            s->rounds > 1            ? "'value (median of the rounds)'"
+            : s->stat == SCAL_MEDIAN ? "'median'"
+                                     : "'trimmed mean'");
     scal_equation(eq, sizeof eq, r->verdict, r->m[r->verdict].coef);
     char title[200];
     snprintf(title, sizeof title, "%s: %s", ptt_fit_name(r->verdict), eq);

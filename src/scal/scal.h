@@ -20,7 +20,11 @@ struct scal_step {
     long n;
     double *samples; /* nanoseconds, in the order measured, rounds one after the other */
     size_t count, cap;
-    double value, min, max; /* the statistic of the samples; their extremes */
+    double *rounds;  /* each round's statistic of its samples */
+    size_t mark;     /* where this round's samples begin */
+    double value;    /* the median of the rounds' statistics: a round that a burst of the
+                        machine's load slowed is outvoted by the others */
+    double min, max; /* of all the samples */
 };
 
 struct scal {

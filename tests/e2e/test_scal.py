@@ -83,7 +83,9 @@ def test_json(tmp_path):
         want = scal_fake.samples("linear", pt["n"], 7, 3) * 2  # two rounds, one after the other
         assert pt["count"] == len(pt["samples"]) == 8
         assert pt["samples"] == pytest.approx(want, abs=1e-5)
-        assert pt["value"] == pytest.approx(statistics.median(want), abs=1e-5)
+        one = statistics.median(want[:4])  # each round's median, the same in both
+        assert pt["rounds"] == pytest.approx([one, one], abs=1e-5)
+        assert pt["value"] == pytest.approx(one, abs=1e-5)
         assert (pt["min"], pt["max"]) == pytest.approx((min(want), max(want)), abs=1e-5)
     assert [m["model"] for m in doc["models"]] == ["constant", "logarithmic", "linear",
                                                   "quadratic"]
@@ -117,6 +119,7 @@ def test_values_trimmed_and_threshold():
     pt = doc["points"][0]
     want = sorted(scal_fake.samples("linear", 100, 10, 0))[1:-1]  # 10% off each end
     assert pt["value"] == pytest.approx(sum(want) / len(want), abs=1e-5)
+    assert pt["rounds"] == [pt["value"]]
     v = doc["verdict"]
     assert (v["model"], v["reason"], v["shape"], v["constant"]) == (
         "constant", "below threshold", "linear", True)
