@@ -110,7 +110,7 @@ static void gp_range(FILE *f, const struct scal *s, const struct ptt_fit_result 
     if (above)
         fprintf(f,
                 "set label '%zu of %zu samples above the top, not drawn' at graph 0.02, "
-                "graph 0.04 left tc rgb '#707070'\n",
+                "graph 0.95 left tc rgb '#707070'\n",
                 above, n);
 }
 
