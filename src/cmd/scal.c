@@ -63,6 +63,19 @@ static int parse_fraction(const char *opt, const char *arg, double min, double m
     return 0;
 }
 
+/* --timeout: seconds, above 0, at most a million (11 days). */
+static int parse_seconds(const char *arg, double *v)
+{
+    char *end;
+    double x = strtod(arg, &end);
+    if (end == arg || *end || !(x > 0 && x <= 1e6)) {
+        ptt_warn("scal", "--timeout=%s: give seconds, above 0 and at most 1000000", arg);
+        return -1;
+    }
+    *v = x;
+    return 0;
+}
+
 static int parse_word(const char *opt, const char *arg, const char *const *words, int *v)
 {
     for (int i = 0; words[i]; i++)
@@ -153,10 +166,7 @@ static int scal_option(struct scal_opts *o, struct scal *s, int c, const char *a
     case OPT_ORDER: return parse_word("order", arg, orders, &w) ? -1 : (s->order = w, 0);
     case OPT_LEVEL: return parse_fraction("level", arg, 0, 0.5, 1, &s->alpha);
     case OPT_THRESHOLD: return parse_fraction("threshold", arg, 0, 100, 0, &s->threshold);
-    case OPT_TIMEOUT:
-        if (parse_fraction("timeout", arg, 0, 1e6, 1, &s->timeout)) /* seconds, not a % */
-            return -1;
-        return strchr(arg, '%') ? (ptt_warn("scal", "--timeout: seconds"), -1) : 0;
+    case OPT_TIMEOUT: return parse_seconds(arg, &s->timeout);
     case 'f': return parse_word("format", arg, fmts, &o->fmt);
     case OPT_PLOT: o->plot = arg; return check_plot(arg);
     default: return -1;
@@ -289,12 +299,12 @@ static int make_steps(const struct scal_opts *o, struct scal *s)
     for (size_t i = 0; i < n; i++)
         if (!k || v[i] != v[k - 1])
             v[k++] = v[i];
-    if (v[k - 1] > max) {
-        ptt_warn("scal", "--to=%ld: the %s probe takes N up to %ld", v[k - 1], s->probe->name, max);
-        return -1;
-    }
     if (k < PTT_FIT_MIN_POINTS) {
         ptt_warn("scal", "%zu distinct values of N: at least %d are needed", k, PTT_FIT_MIN_POINTS);
+        return -1;
+    }
+    if (v[k - 1] > max) {
+        ptt_warn("scal", "--to=%ld: the %s probe takes N up to %ld", v[k - 1], s->probe->name, max);
         return -1;
     }
     if (o->values)

@@ -29,7 +29,10 @@ static const char *unit_of(double ns, double *size)
 static const char *dur(char *buf, size_t len, double ns, double ref, int digits)
 {
     double size;
-    const char *u = unit_of(ref, &size);
+    char r[32];
+    snprintf(r, sizeof r, "%.*e", abs(digits) - 1, ref); /* 999.99 shown as 1000: 1.00us */
+    const char *u = unit_of(strtod(r, NULL), &size);
+    ns = ns + 0.0; /* no -0 */
     int keep = digits < 0 && size > 1;
     snprintf(buf, len, keep ? "%#.*g" : "%.*g", abs(digits), ns / size);
     size_t k = strlen(buf);

@@ -166,6 +166,9 @@ BAD = [
      "--from=0 --to=1000: give 0 <= FROM < TO and FROM >= 1 (geometric)"),
     (["--probe=key_create", "--values=1,2,2,3"], "3 distinct values of N: at least 5 are needed"),
     (["--probe=key_create", "--values=1,2,x"], "--values=x: give a whole number from 0 to 1000"),
+    (["--probe=key_create", "--values=,"], "0 distinct values of N: at least 5 are needed"),
+    (["--probe=key_create", "--timeout=0"], "--timeout=0: give seconds, above 0 and at most "
+                                            "1000000"),
     (["--probe=key_create", "--values=1,2,3,4,5", "--from=1"],
      "--values excludes --from, --to, --steps and --spacing"),
     (["--probe=key_create", "--bogus"], "option '--bogus' is unknown or lacks its value; see "
