@@ -506,7 +506,7 @@ _ptt()
         ((COMP_CWORD == 2)) && COMPREPLY=($(compgen -W "$_ptt_commands" -- "$cur"))
         return
     fi
-    if [[ $cmd == trace ]]; then
+    if [[ $cmd == trace || $cmd == scal ]]; then
         _ptt_in_program "$COMP_CWORD" "$first" && return # its arguments: bash's default (files)
         if [[ $cur != -* && $cur != = && $prev != -o && $prev != = ]]; then
             COMPREPLY=($(compgen -c -- "$cur")) # the program
