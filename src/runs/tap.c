@@ -106,6 +106,7 @@ static int indented(const char *p, size_t len, const char *what)
 struct tap_state {
     struct runs_log *log;
     struct runs_test *last; /* the test the diagnostics and YAML lines are of */
+    int after_test;         /* the line before was its test line: a YAML block may start */
     int yaml;               /* inside its YAML block */
     long plan;              /* -1: none yet */
     size_t tests;
@@ -148,15 +149,18 @@ static int tap_one(struct tap_state *s, const char *p, size_t len, char *err, si
 {
     struct tap_line t;
     long plan;
+    int after_test = s->after_test;
+    s->after_test = 0;
     if (s->yaml) {
         s->yaml = !indented(p, len, "...");
         if (s->yaml)
             yaml_line(s, p, len);
-    } else if (s->last && indented(p, len, "---"))
+    } else if (after_test && indented(p, len, "---"))
         s->yaml = 1;
-    else if (test_line(p, len, &t))
+    else if (test_line(p, len, &t)) {
         add_test(s, &t);
-    else if ((plan = plan_line(p, len)) >= 0) {
+        s->after_test = 1;
+    } else if ((plan = plan_line(p, len)) >= 0) {
         if (s->plan >= 0) {
             snprintf(err, errlen, "two plans (1..%ld and 1..%ld)", s->plan, plan);
             return -1;
