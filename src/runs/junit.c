@@ -34,13 +34,13 @@ static const char *attr(const XML_Char **a, const char *name)
     return NULL;
 }
 
-static void fail(struct junit_state *s, const char *what, const char *detail)
+static void fail(struct junit_state *s, const char *what, const char *detail, const char *tail)
 {
     if (s->failed)
         return;
     s->failed = 1;
-    snprintf(s->err, s->errlen, "line %lu: %s%s", (unsigned long)XML_GetCurrentLineNumber(s->xp),
-             what, detail);
+    snprintf(s->err, s->errlen, "line %lu: %s%s%s", (unsigned long)XML_GetCurrentLineNumber(s->xp),
+             what, detail, tail);
     XML_StopParser(s->xp, XML_FALSE);
 }
 
@@ -48,7 +48,7 @@ static void start_case(struct junit_state *s, const XML_Char **a)
 {
     const char *name = attr(a, "name"), *cls = attr(a, "classname"), *time = attr(a, "time");
     if (!name || !*name) {
-        fail(s, "a <testcase> without a name", "");
+        fail(s, "a <testcase> without a name", "", "");
         return;
     }
     char full[2048];
@@ -81,7 +81,7 @@ static void start_verdict(struct junit_state *s, const char *el, const XML_Char 
         t->raw = ptt_must(strdup(xfail ? "skipped (pytest.xfail)" : el));
     }
     runs_test_output(t, el, strlen(el));
-    if (msg) {
+    if (msg && *msg) {
         runs_test_output(t, ": ", 2);
         runs_test_output(t, msg, strlen(msg));
     }
@@ -93,7 +93,7 @@ static void XMLCALL on_start(void *data, const XML_Char *el, const XML_Char **a)
     struct junit_state *s = data;
     s->depth++;
     if (s->depth == 1 && strcmp(el, "testsuites") && strcmp(el, "testsuite")) {
-        fail(s, "not a JUnit XML report: its root element is <", el);
+        fail(s, "not a JUnit XML report: its root element is <", el, ">");
         return;
     }
     if (!strcmp(el, "testsuite")) {
