@@ -218,6 +218,10 @@ static int opts_parse(const char *text, size_t len, struct runs_log *log, char *
         const char *at = p;
         if (r.kind == REC_NONE && s.out && !(at = glued_record(&s, p, ll, &r)))
             r.kind = REC_NONE;
+        if (next == end && end[-1] != '\n' && !s.out) {
+            snprintf(err, errlen, "line %u has no end: the log is cut short", no);
+            return -1;
+        }
         if (r.kind == REC_NONE || (r.kind == REC_SUMMARY && s.out)) {
             if (s.out) {
                 runs_test_output(s.out, p, ll);
@@ -229,10 +233,6 @@ static int opts_parse(const char *text, size_t len, struct runs_log *log, char *
                 return -1;
             }
             continue;
-        }
-        if (next == end && end[-1] != '\n' && !s.out) {
-            snprintf(err, errlen, "line %u has no end: the log is cut short", no);
-            return -1;
         }
         if (at > p && s.out)
             runs_test_output(s.out, p, (size_t)(at - p));
