@@ -193,8 +193,8 @@ static void compare_text(const struct runs_view_opts *o, struct runs_db *d,
     slower_text(t, slower);
     if (o->all)
         section_text(d, t, RC_SAME, "unchanged", count[RC_SAME]);
-    printf("\n%zu tests: %zu new failures, %zu fixed, %zu flaky, %zu missing, %zu unchanged; "
-           "%zu slower\n",
+    printf("\n%zu tests: new failures %zu, fixed %zu, flaky %zu, missing %zu, unchanged %zu; "
+           "slower %zu\n",
            t->nrows, count[RC_NEW_FAILURE], count[RC_FIXED], count[RC_FLAKY], count[RC_MISSING],
            count[RC_SAME], slower);
 }
