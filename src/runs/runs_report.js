@@ -91,7 +91,7 @@
             var counts = Object.keys(r.counts).map(function (s) {
                 return '<span class="' + cls(s) + '">' + r.counts[s] + ' ' + esc(s) + '</span>';
             }).join(', ');
-            h += '<tr><td class="n">' + r.id + '</td><td class="name">' + esc(r.name) + '</td><td>' +
+            h += '<tr><td class="n">' + r.id + '</td><td class="name">' + esc(r.name) + '</td><td class="date">' +
                 esc(r.date) + '</td><td>' + esc(r.machine) + '</td><td>' + esc(r.format) +
                 '</td><td class="n">' + r.tests + '</td><td class="n">' + r.failures + '</td><td>' +
                 counts + '</td><td class="cmd">' + esc(r.command) + '</td></tr>';
