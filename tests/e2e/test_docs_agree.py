@@ -18,6 +18,7 @@ COMMANDS = {
     "export": "cmd/export.c",
     "report": "cmd/export.c",
     "ctl": "cmd/ctl.c",
+    "runs": "cmd/runs.c",
 }
 # ptt paje and ptt report share ptt export's table, whose --format they do not document: it is
 # ptt export's option (given to them, it writes another format).
