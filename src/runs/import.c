@@ -295,7 +295,7 @@ int runs_import(const struct runs_import_opts *o, int n, char **logs)
     printf("run %lld %s: %zu tests: ", id, name, log.n);
     print_counts(&log);
     if (o->trace_dir || o->trace_map)
-        printf("; %d traces of failed tests checked", linked);
+        printf("; failed tests with a trace, checked: %d", linked);
     printf("\n");
     rc = 0;
 out:

@@ -338,8 +338,8 @@ def test_compare_bad(three):
                    "ptt runs: compare: two runs at least")
     one_line_error(run([PTT, "runs", "compare", f"--db={three}", *["a"] * 11]),
                    "ptt runs: 11 runs: at most 10 are compared")
-    assert one_line_error(run([PTT, "runs", "compare", f"--db={three}", "a", "zz"]),
-                          "ptt runs: ") == f"ptt runs: {three}: no run 'zz' (ptt runs list shows them)"
+    line = one_line_error(run([PTT, "runs", "compare", f"--db={three}", "a", "zz"]), "ptt runs: ")
+    assert line == f"ptt runs: {three}: no run 'zz' (ptt runs list shows them)"
     one_line_error(run([PTT, "runs", "compare", f"--db={three}", "--slower=x", "a", "b"]),
                    "ptt runs: --slower=x: a percentage")
     one_line_error(run([PTT, "runs", "show", f"--db={three}", "--slower=5", "a"]),
@@ -496,7 +496,8 @@ def test_traces(tmp_path):
     log.write_text("1..2\nnot ok 1 - abba\nok 2 - fine\n")
     db = tmp_path / "r.db"
     p = ptt_runs("import", f"--db={db}", "--name=dir", f"--trace={traces}", log)
-    assert p.stdout == "run 1 dir: 2 tests: 1 PASS, 1 FAIL; 1 traces of failed tests checked\n"
+    assert p.stdout == ("run 1 dir: 2 tests: 1 PASS, 1 FAIL; failed tests with a trace, "
+                        "checked: 1\n")
     mapping = tmp_path / "map"
     mapping.write_text("# test, tab, trace\nabba\ttraces/abba.ptt\nfine\ttraces/fine.ptt\n")
     ptt_runs("import", f"--db={db}", "--name=map", f"--trace-map={mapping}", log)
