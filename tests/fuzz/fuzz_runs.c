@@ -22,8 +22,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     memcpy(text, data + 1, len);
     text[len] = 0;
-    static const struct runs_format *const formats[] = {NULL, &runs_format_opts,
-                                                        &runs_format_tap, &runs_format_junit};
+    static const struct runs_format *const formats[] = {NULL, &runs_format_opts, &runs_format_tap,
+                                                        &runs_format_junit};
     const struct runs_format *f = formats[data[0] & 3];
     if (!f)
         f = runs_format_guess(text, len);
