@@ -5,7 +5,7 @@ PREFIX ?= /usr/local
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE ?= cmake
 
-.PHONY: all check check-fast check-san stress demo bench bench-readers check-peers check-speed install clean events-md docs format
+.PHONY: all check check-fast check-san stress demo bench bench-readers check-peers check-speed opts install clean events-md docs format
 
 all: $(BUILD)/CMakeCache.txt
 	$(CMAKE) --build $(BUILD) -j$(JOBS)
@@ -61,6 +61,14 @@ bench-readers: all
 
 check-peers: all
 	python3 bench/check_peers.py --build $(BUILD) --out $(BUILD)/check_peers.md
+
+# The Open POSIX Test Suite's pthread and semaphore tests (456), natively and under ptt trace
+# --check, both runs imported into $(BUILD)/opts/runs.db and compared (ptt runs, docs/runs.md;
+# about 15 minutes). OPTS: the suite's source, by default shared/opts/open_posix_testsuite in
+# the nearest directory above the repository that has it. Not part of 'make check'.
+OPTS ?=
+opts: all
+	scripts/opts.sh $(BUILD) $(OPTS)
 
 events-md: all
 	$(CMAKE) --build $(BUILD) --target events-md

@@ -19,6 +19,7 @@ COMMANDS = {
     "report": "cmd/export.c",
     "ctl": "cmd/ctl.c",
     "scal": "cmd/scal.c",
+    "runs": "cmd/runs.c",
 }
 # ptt paje and ptt report share ptt export's table, whose --format they do not document: it is
 # ptt export's option (given to them, it writes another format).
