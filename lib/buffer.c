@@ -492,6 +492,11 @@ void ptt_discard_partial(struct ptt_thread *t)
 
 void ptt_thread_release(struct ptt_thread *t)
 {
+    /* Nothing held (a thread that recorded nothing: a stopped session): no system call. A
+     * handler that takes a sub-buffer after this look is one that records after the release,
+     * as ever: the daemon takes that sub-buffer when the thread is gone. */
+    if (!t->desc && !t->parked)
+        return;
     /* Signals blocked: a handler recording meanwhile would take a sub-buffer under us. */
     int saved_errno = errno;
     uint64_t mask = block_signals();
