@@ -599,7 +599,7 @@ static void block_signals(sigset_t *old)
 {
     sigset_t wanted;
     sigemptyset(&wanted);
-    int sigs[] = {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+    int sigs[] = {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGURG};
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
         sigaddset(&wanted, sigs[i]);
     sigprocmask(SIG_BLOCK, &wanted, old);
