@@ -98,7 +98,9 @@ static void abandon_pool(void)
     close(fd);
 }
 
-/* Reserve the rest of the pool, from sub-buffer first on (ptt_pool_reserve_rest). */
+/* Reserve the rest of the pool, from sub-buffer first on (ptt_pool_reserve_rest). The pool
+ * stays open and mapped here: the last to let go of its memory frees it (half the time it took
+ * to reserve it), and the guardian's end, not ptt trace's, is the one that waits for it. */
 static void reserve_rest(const char *first)
 {
     int fd = pool_name[0] ? shm_open(pool_name, O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0) : -1;
@@ -109,8 +111,10 @@ static void reserve_rest(const char *first)
         (size_t)st.st_size >= sizeof(struct ptt_pool)) {
         void *m = mmap(0, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         struct ptt_pool *p = m;
-        if (m != MAP_FAILED && p->total_size == (uint64_t)st.st_size)
+        if (m != MAP_FAILED && p->total_size == (uint64_t)st.st_size) {
             ptt_pool_reserve_rest(p, fd, (uint32_t)strtoul(first, NULL, 10));
+            return; /* kept open and mapped until the guardian exits */
+        }
         if (m != MAP_FAILED)
             munmap(m, (size_t)st.st_size);
     }
