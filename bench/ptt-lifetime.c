@@ -204,9 +204,11 @@ static void one_round(int b, int runs, long creates, long pairs, double *out)
 
 static void summary(int nb, int rounds, double v[][MAX_ROUNDS][NMETRICS])
 {
+    for (int b = 0; b < nb; b++)
+        printf("build %d: %s\n", b + 1, ptt[b]);
     printf("%-22s", "median [min-max]");
     for (int b = 0; b < nb; b++)
-        printf("  %-28.28s", ptt[b]);
+        printf("  build %-22d", b + 1);
     printf("\n");
     for (int m = 0; m < NMETRICS; m++) {
         printf("%-22s", names[m]);
