@@ -23,11 +23,20 @@
 #define MAX_BUILDS 4
 #define MAX_ROUNDS 64
 
-enum metric { START, CREATE_NATIVE, CREATE_PRELOAD, CREATE_TRACED, CREATE_STOPPED, LOCK_NATIVE,
-              LOCK_PRELOAD, LOCK_STOPPED, NMETRICS };
+enum metric {
+    START,
+    CREATE_NATIVE,
+    CREATE_PRELOAD,
+    CREATE_TRACED,
+    CREATE_STOPPED,
+    LOCK_NATIVE,
+    LOCK_PRELOAD,
+    LOCK_STOPPED,
+    NMETRICS
+};
 static const char *const names[NMETRICS] = {
-    "start (ms)",        "create native (us)", "create preload (us)", "create traced (us)",
-    "create stopped (us)", "lock native (ns)", "lock preload (ns)", "lock stopped (ns)"};
+    "start (ms)",          "create native (us)", "create preload (us)", "create traced (us)",
+    "create stopped (us)", "lock native (ns)",   "lock preload (ns)",   "lock stopped (ns)"};
 
 static double now_ns(void)
 {

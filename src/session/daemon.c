@@ -126,8 +126,7 @@ void ptt_pool_reserve_rest(struct ptt_pool *p, int fd, uint32_t from)
 static uint32_t first_step(const struct ptt_pool_config *c, uint32_t n, int guardian)
 {
     uint32_t k = RESERVE_STEP / c->buf_size;
-    return guardian >= 0 && c->reserve_later && c->overflow == PTT_OVERFLOW_BLOCK && k >= 2 &&
-                   k < n
+    return guardian >= 0 && c->reserve_later && c->overflow == PTT_OVERFLOW_BLOCK && k >= 2 && k < n
                ? k
                : n;
 }
