@@ -5,7 +5,7 @@ PREFIX ?= /usr/local
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE ?= cmake
 
-.PHONY: all check check-fast check-san stress demo bench bench-readers check-peers check-speed opts install clean events-md docs format
+.PHONY: all check check-fast check-san stress demo bench bench-lifetime bench-readers check-peers check-speed opts install clean events-md docs format
 
 all: $(BUILD)/CMakeCache.txt
 	$(CMAKE) --build $(BUILD) -j$(JOBS)
@@ -46,6 +46,11 @@ demo: $(BUILD)/CMakeCache.txt
 # The recording cost against the floor, events/s with 1, 2, 4 threads (docs/performance.md).
 bench: all
 	$(BUILD)/bench/ptt-bench
+
+# The fixed costs of a session: start, pthread_create, the stopped path (docs/performance.md,
+# "Session lifetime"). BEFORE=OTHER/bin/ptt measures another build in the same rounds.
+bench-lifetime: all
+	$(BUILD)/bench/ptt-lifetime --rounds=3 $(BEFORE) $(BUILD)/bin/ptt
 
 # What helgrind, DRD and ThreadSanitizer report on the corpus of ptt check, against the expected
 # findings, with their run times (bench/check_peers.py; needs valgrind and gcc's libtsan; about

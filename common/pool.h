@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #define PTT_POOL_MAGIC 0x31304c4f4f505454ull /* "TTPOOL01" */
-#define PTT_POOL_VERSION 3
+#define PTT_POOL_VERSION 4
 #define PTT_POOL_EMPTY 0xffffffffu
 #define PTT_POOL_SECRET 16 /* bytes of the session's secret */
 
@@ -62,7 +62,9 @@ struct ptt_pool {
     uint64_t data_offset;
     uint64_t total_size;
     uint32_t backtrace_depth; /* --backtrace=N: frames recorded before each sited event */
-    uint32_t pad1;
+    /* The daemon sleeps long, nothing to drain: the first writer to hand a sub-buffer over
+     * clears it and wakes the daemon (SIGURG). Written at most once per idle spell. */
+    _Atomic uint32_t idle;
     char proc_socket[108]; /* where a process announces itself (src/session/procs.h); "": nowhere */
     uint8_t secret[PTT_POOL_SECRET]; /* random, also in PTT_SHM: libptt attaches no other pool */
     uint8_t pad0[48];

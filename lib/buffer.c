@@ -120,6 +120,13 @@ static void hand_over(struct ptt_desc *d, uint32_t len)
 {
     atomic_store_explicit(&d->committed, len, memory_order_release);
     atomic_store_explicit(&d->state, PTT_BUF_READY, memory_order_release);
+    /* The state, then idle (the daemon sets idle, then looks for READY ones): one of the two
+     * sees the other's store. One signal per idle spell, from the first to clear it. */
+    struct ptt_pool *p = ptt_pool;
+    atomic_thread_fence(memory_order_seq_cst);
+    if (p && atomic_load_explicit(&p->idle, memory_order_relaxed) &&
+        atomic_exchange_explicit(&p->idle, 0, memory_order_relaxed))
+        kill(p->daemon_pid, SIGURG);
 }
 
 static void hand_off(struct ptt_thread *t)
@@ -492,6 +499,11 @@ void ptt_discard_partial(struct ptt_thread *t)
 
 void ptt_thread_release(struct ptt_thread *t)
 {
+    /* Nothing held (a thread that recorded nothing: a stopped session): no system call. A
+     * handler that takes a sub-buffer after this look is one that records after the release,
+     * as ever: the daemon takes that sub-buffer when the thread is gone. */
+    if (!t->desc && !t->parked)
+        return;
     /* Signals blocked: a handler recording meanwhile would take a sub-buffer under us. */
     int saved_errno = errno;
     uint64_t mask = block_signals();

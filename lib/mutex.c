@@ -1,5 +1,6 @@
 /* Mutexes. A lock first tries without blocking, so that a lock that has to wait is seen
  * (MUTEX_WAIT, with the owner's thread id) together with the moment it is acquired. */
+#define PTT_ONLY_CLASS PTT_CLASS_mutex /* every event here is of this class (record.h) */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>

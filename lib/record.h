@@ -232,9 +232,20 @@ static inline unsigned ptt_pack_str(uint64_t *w, const char *s)
         }                                                                                        \
     } while (0)
 
-/* Whether the calling thread records: libptt is active and not calling out. */
+/* Whether the calling thread records: libptt is active and not calling out. The interposers of
+ * a file whose events are all of one class (it defines PTT_ONLY_CLASS before its includes: mutex,
+ * rwlock, spin) are off as soon as that class is not recorded: before a pool is attached
+ * (ptt_masks is all zeros then) and while stopped (ptt ctl stop: masks[0] holds meta alone, and
+ * masks[1] is never more than masks[0]), the call goes straight on after one load and branch,
+ * as with libptt merely preloaded. */
 static inline int ptt_on(void)
 {
+#ifdef PTT_ONLY_CLASS
+    if (__builtin_expect(
+            !((atomic_load_explicit(&ptt_masks[0], memory_order_relaxed) >> PTT_ONLY_CLASS) & 1),
+            0))
+        return 0;
+#endif
     return __builtin_expect(ptt_active && !ptt_self.guard, 1);
 }
 

@@ -1,6 +1,7 @@
 /* Read-write locks. As for mutexes, a lock is tried without blocking first (when that cannot
  * change glibc's answer) so that a lock that has to wait is seen, with the writer that holds it
  * and the number of readers. */
+#define PTT_ONLY_CLASS PTT_CLASS_rwlock /* every event here is of this class (record.h) */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>

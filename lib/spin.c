@@ -1,5 +1,6 @@
 /* Spinlocks: a lock that finds the lock taken records SPIN_WAIT, then SPIN_ACQUIRED when it gets
  * it: the spin time is the time between the two. */
+#define PTT_ONLY_CLASS PTT_CLASS_spin /* every event here is of this class (record.h) */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>

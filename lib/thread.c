@@ -118,7 +118,9 @@ PTT_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(
     struct start_slot *s = slot_get();
     int r;
     if (s) {
-        s->creator = ptt_self.tid ? ptt_self.tid : (int32_t)syscall(SYS_gettid);
+        if (!ptt_self.tid) /* known from now on: not one system call per thread created */
+            ptt_self.tid = (int32_t)syscall(SYS_gettid);
+        s->creator = ptt_self.tid;
         s->fn = fn;
         s->arg = arg;
         r = REAL(pthread_create)(th, attr, thread_main, s);

@@ -145,18 +145,42 @@ static char *make_info(char **argv, int tsc, double hz, const struct ptt_pool *p
     return text;
 }
 
-/* Ticks per second of the trace clock, measured against CLOCK_MONOTONIC over 20 ms; the reader
- * prefers the slope between the first and last clock records of the file. */
-static double measure_hz(int tsc, uint64_t *t0, uint64_t *m0)
+/* One reading of the trace clock and CLOCK_MONOTONIC at the same instant: the monotonic time
+ * read between two TSC readings close together (a preemption in between is read again). */
+static void clock_pair(uint64_t *t, uint64_t *m)
+{
+    for (int i = 0; i < 8; i++) {
+        uint64_t a = ptt_ticks(1);
+        *m = ptt_mono_ns();
+        uint64_t b = ptt_ticks(1);
+        *t = a + (b - a) / 2;
+        if (b - a < 20000)
+            return;
+    }
+}
+
+/* Ticks per second of the trace clock, measured against CLOCK_MONOTONIC from the start of the
+ * session's set-up (t0, m0) to its end, 2 ms at least: the reader prefers the slope between the
+ * first and last clock records of the file, this is for a file with one only and for the hang
+ * reports. No sleep of its own: the set-up (pool, guardian, output) takes most of it. */
+static void calibrate_start(int tsc, uint64_t *t0, uint64_t *m0)
+{
+    if (tsc)
+        clock_pair(t0, m0);
+}
+
+static double calibrate_end(int tsc, uint64_t t0, uint64_t m0)
 {
     if (!tsc)
         return 1e9;
-    *m0 = ptt_mono_ns();
-    *t0 = ptt_ticks(1);
-    struct timespec d = {0, 20000000};
-    nanosleep(&d, NULL);
-    uint64_t m1 = ptt_mono_ns(), t1 = ptt_ticks(1);
-    return (double)(t1 - *t0) * 1e9 / (double)(m1 - *m0);
+    uint64_t t1, m1;
+    clock_pair(&t1, &m1);
+    if (m1 - m0 < 2000000) {
+        struct timespec d = {0, (long)(2000000 - (m1 - m0))};
+        nanosleep(&d, NULL);
+        clock_pair(&t1, &m1);
+    }
+    return (double)(t1 - t0) * 1e9 / (double)(m1 - m0);
 }
 
 /* An error once the pool exists: nothing of the session is left behind. */
@@ -323,7 +347,8 @@ static int trace_defaults(struct trace_opts *o)
                                       ptt_all_classes() & ~(1ull << PTT_CLASS_key),
                                       0,
                                       0,
-                                      0};
+                                      0,
+                                      1};
     const char *bufenv = getenv("PTT_BUFFER");
     int64_t v;
     if (bufenv && *bufenv) {
@@ -460,8 +485,7 @@ static int create_pool(struct ptt_session *s, const struct trace_opts *o, double
     s->kill_on_hang = o->kill_on_hang;
     s->ctl_fd = -1;
     uint64_t t0 = 0, m0 = 0;
-    *hz = measure_hz(o->cfg.clock_tsc, &t0, &m0);
-    s->ns_per_tick = 1e9 / *hz;
+    calibrate_start(o->cfg.clock_tsc, &t0, &m0);
     char err[512], ctl_dir[200];
     int have_dir = !ptt_ctl_dir(ctl_dir, sizeof ctl_dir, err, sizeof err);
     ptt_daemon_sweep(have_dir ? ctl_dir : NULL);
@@ -475,6 +499,8 @@ static int create_pool(struct ptt_session *s, const struct trace_opts *o, double
         snprintf(path, sizeof path, "%s/%s.%s", ctl_dir, s->name, i ? "proc" : "sock");
         ptt_guardian_watch(s->d.guardian, path);
     }
+    *hz = calibrate_end(o->cfg.clock_tsc, t0, m0);
+    s->ns_per_tick = 1e9 / *hz;
     return 0;
 }
 
@@ -573,7 +599,7 @@ static void block_signals(sigset_t *old)
 {
     sigset_t wanted;
     sigemptyset(&wanted);
-    int sigs[] = {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+    int sigs[] = {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGURG};
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
         sigaddset(&wanted, sigs[i]);
     sigprocmask(SIG_BLOCK, &wanted, old);

@@ -11,6 +11,7 @@
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -20,7 +21,7 @@
 #include "session/daemon.h"
 #include "session/guardian.h"
 
-static void push_free(struct ptt_pool *p, uint32_t i)
+void ptt_pool_push_free(struct ptt_pool *p, uint32_t i)
 {
     struct ptt_desc *d = ptt_pool_desc(p, i);
     /* Not a number of its next owner's: hang detection reads the sub-buffers being written, some
@@ -74,46 +75,73 @@ static int create_pool(struct ptt_daemon *d, char *err, size_t errlen)
     return -1;
 }
 
-static int create(struct ptt_daemon *d, const struct ptt_pool_config *c, char *err, size_t errlen)
+/* Reserving memory in /dev/shm costs the kernel a zeroed page each (about 20 ms for 64 MiB, and
+ * half that again to free them at the end): with --overflow=block and a guardian, a pool larger
+ * than this has only this much reserved before the program starts, the rest by the guardian
+ * meanwhile, in steps (guardian.h; a separate process, it goes on if ptt trace is stopped). A
+ * sub-buffer goes on the free list only once reserved: a writer never touches memory /dev/shm
+ * could refuse. */
+#define RESERVE_STEP (4u << 20)
+
+static void reserve_error(int e, uint64_t total, char *err, size_t errlen)
 {
-    uint64_t page = 4096;
-    uint64_t head = (sizeof(struct ptt_pool) + page - 1) / page * page;
-    uint32_t n = (uint32_t)((c->size - head) / (c->buf_size + sizeof(struct ptt_desc)));
-    if (n < 2) {
-        snprintf(err, errlen, "a pool of %llu bytes holds fewer than 2 sub-buffers of %u",
-                 (unsigned long long)c->size, c->buf_size);
-        return -1;
-    }
-    uint64_t data = head + ((uint64_t)n * sizeof(struct ptt_desc) + page - 1) / page * page;
-    uint64_t total = data + (uint64_t)n * c->buf_size;
-    int fd = create_pool(d, err, errlen);
-    if (fd < 0)
-        return -1;
-    int e = ftruncate(fd, (off_t)total) ? errno : posix_fallocate(fd, 0, (off_t)total);
     struct rlimit fs;
     if (e == EFBIG && !getrlimit(RLIMIT_FSIZE, &fs) && fs.rlim_cur < total)
         snprintf(err, errlen,
                  "cannot reserve a pool of %llu bytes in /dev/shm: the file-size limit (ulimit "
                  "-f) is %llu bytes; raise it, or give a smaller --buffer=SIZE",
                  (unsigned long long)total, (unsigned long long)fs.rlim_cur);
-    else if (e)
+    else
         snprintf(err, errlen,
                  "cannot reserve a pool of %llu bytes in /dev/shm: %s; give a smaller "
                  "--buffer=SIZE, or free space in /dev/shm",
                  (unsigned long long)total, strerror(e));
-    if (e) {
-        close(fd);
-        shm_unlink(d->shm_name);
-        return -1;
+}
+
+/* Reserve sub-buffers [from, upto) and put them on the free list: 0, or an errno. */
+static int reserve_bufs(struct ptt_pool *p, int fd, uint32_t from, uint32_t upto)
+{
+    int e = posix_fallocate(fd, (off_t)(p->data_offset + (uint64_t)from * p->buf_size),
+                            (off_t)((uint64_t)(upto - from) * p->buf_size));
+    if (e)
+        return e;
+    for (uint32_t i = upto; i-- > from;)
+        ptt_pool_push_free(p, i);
+    return 0;
+}
+
+void ptt_pool_reserve_rest(struct ptt_pool *p, int fd, uint32_t from)
+{
+    uint32_t step = RESERVE_STEP / p->buf_size;
+    while (from < p->nbufs && !atomic_load(&p->abandoned)) {
+        uint32_t upto = p->nbufs - from > step ? from + step : p->nbufs;
+        if (reserve_bufs(p, fd, from, upto))
+            return; /* /dev/shm filled up since the start: the pool stays smaller */
+        from = upto;
     }
-    void *m = mmap(0, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
-    if (m == MAP_FAILED) {
-        snprintf(err, errlen, "cannot map the pool: %s", strerror(errno));
-        shm_unlink(d->shm_name);
-        return -1;
-    }
-    struct ptt_pool *p = m;
+}
+
+/* How many sub-buffers are reserved before the program starts: all, but for a large pool with
+ * --overflow=block whose rest a guardian reserves. */
+static uint32_t first_step(const struct ptt_pool_config *c, uint32_t n, int guardian)
+{
+    uint32_t k = RESERVE_STEP / c->buf_size;
+    return guardian >= 0 && c->reserve_later && c->overflow == PTT_OVERFLOW_BLOCK && k >= 2 && k < n
+               ? k
+               : n;
+}
+
+/* Whether /dev/shm has room for bytes more: the pool reserved in steps fails now, as a pool
+ * reserved whole would, when it cannot be had. */
+static int shm_room(int fd, uint64_t bytes)
+{
+    struct statvfs v;
+    return fstatvfs(fd, &v) || (uint64_t)v.f_bavail * v.f_frsize >= bytes;
+}
+
+static void fill_header(struct ptt_daemon *d, struct ptt_pool *p, const struct ptt_pool_config *c,
+                        uint32_t n, uint64_t head, uint64_t data, uint64_t total)
+{
     p->version = PTT_POOL_VERSION;
     p->nbufs = n;
     p->buf_size = c->buf_size;
@@ -128,11 +156,50 @@ static int create(struct ptt_daemon *d, const struct ptt_pool_config *c, char *e
     atomic_store(&p->masks[0], c->stopped ? PTT_META_MASK : c->class_mask | PTT_META_MASK);
     atomic_store(&p->masks[1], c->stopped || c->light ? 0 : c->class_mask | PTT_META_MASK);
     atomic_store(&p->free_head, PTT_POOL_EMPTY);
-    for (uint32_t i = n; i-- > 0;)
-        push_free(p, i);
-    __atomic_store_n(&p->magic, PTT_POOL_MAGIC, __ATOMIC_RELEASE);
-    d->pool = p;
+}
+
+static int create(struct ptt_daemon *d, const struct ptt_pool_config *c, char *err, size_t errlen)
+{
+    uint64_t page = 4096;
+    uint64_t head = (sizeof(struct ptt_pool) + page - 1) / page * page;
+    uint32_t n = (uint32_t)((c->size - head) / (c->buf_size + sizeof(struct ptt_desc)));
+    if (n < 2) {
+        snprintf(err, errlen, "a pool of %llu bytes holds fewer than 2 sub-buffers of %u",
+                 (unsigned long long)c->size, c->buf_size);
+        return -1;
+    }
+    uint64_t data = head + ((uint64_t)n * sizeof(struct ptt_desc) + page - 1) / page * page;
+    uint64_t total = data + (uint64_t)n * c->buf_size;
+    uint32_t first = first_step(c, n, d->guardian);
+    int fd = create_pool(d, err, errlen);
+    if (fd < 0)
+        return -1;
+    int e = ftruncate(fd, (off_t)total) ? errno : posix_fallocate(fd, 0, (off_t)data);
+    if (!e && !shm_room(fd, (uint64_t)(n - first) * c->buf_size))
+        e = ENOSPC;
+    void *m = MAP_FAILED;
+    if (!e && (m = mmap(0, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED)
+        snprintf(err, errlen, "cannot map the pool: %s", strerror(errno));
+    if (!e && m != MAP_FAILED) {
+        d->pool = m;
+        fill_header(d, m, c, n, head, data, total);
+        e = reserve_bufs(m, fd, 0, first);
+        if (e)
+            munmap(m, total);
+    }
+    if (e)
+        reserve_error(e, total, err, errlen);
+    if (e || m == MAP_FAILED) {
+        close(fd);
+        shm_unlink(d->shm_name);
+        d->pool = NULL;
+        return -1;
+    }
+    close(fd);
+    __atomic_store_n(&((struct ptt_pool *)m)->magic, PTT_POOL_MAGIC, __ATOMIC_RELEASE);
     d->size = total;
+    if (first < n)
+        ptt_guardian_reserve(d->guardian, first);
     return 0;
 }
 
@@ -276,7 +343,7 @@ static void flush(struct ptt_daemon *d, struct drained *b, unsigned n)
         memset(ptt_pool_data(p, b[i].index), 0, b[i].used);
         atomic_store_explicit(&desc->committed, 0, memory_order_relaxed);
         atomic_store_explicit(&desc->state, PTT_BUF_FREE, memory_order_relaxed);
-        push_free(p, b[i].index);
+        ptt_pool_push_free(p, b[i].index);
     }
 }
 

@@ -45,14 +45,22 @@ struct ptt_pool_config {
     int light;          /* record calls only, no STATE events */
     int stopped;        /* start with recording off (ptt ctl start) */
     unsigned backtrace; /* --backtrace=N */
+    int reserve_later;  /* with --overflow=block and a guardian, a large pool's rest is
+                           reserved by the guardian while the program starts */
 };
 
-/* Create and map the pool, its memory reserved up front so that a full /dev/shm is an error
- * now rather than a bus error in the application later. Its name has a random part and is
+/* Create and map the pool, its memory reserved before any writer uses it, so that a full
+ * /dev/shm is an error now rather than a bus error in the application later (reserve_later: the
+ * rest by the guardian, the room checked now). Its name has a random part and is
  * created exclusively: a name taken (by anyone) is never removed, another is tried. -1 with a
  * message in err. */
 int ptt_daemon_create(struct ptt_daemon *d, const struct ptt_pool_config *c, char *err,
                       size_t errlen);
+/* Put sub-buffer i on the free list (ptt trace's side and the guardian's push; writers pop). */
+void ptt_pool_push_free(struct ptt_pool *p, uint32_t i);
+/* Reserve sub-buffers from `from` to the end of pool p (file fd) in /dev/shm, in steps, each
+ * step put on the free list once reserved; stops when the pool is abandoned or /dev/shm full. */
+void ptt_pool_reserve_rest(struct ptt_pool *p, int fd, uint32_t from);
 /* The same, the pool's name told to a guardian (guardian.h) before it is created; d owns the
  * guardian's pipe from then on, even on an error. */
 int ptt_daemon_create_guarded(struct ptt_daemon *d, const struct ptt_pool_config *c, int guardian,

@@ -5,6 +5,8 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -14,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "session/daemon.h"
 #include "session/guardian.h"
 
 #define MAX_WATCHED 8
@@ -95,8 +98,31 @@ static void abandon_pool(void)
     close(fd);
 }
 
-/* Read ptt trace's lines ("P<name>": the pool's name, "W<path>": a file to remove, "E": clean
- * end) until the stream's end. */
+/* Reserve the rest of the pool, from sub-buffer first on (ptt_pool_reserve_rest). The pool
+ * stays open and mapped here: the last to let go of its memory frees it (half the time it took
+ * to reserve it), and the guardian's end, not ptt trace's, is the one that waits for it. */
+static void reserve_rest(const char *first)
+{
+    int fd = pool_name[0] ? shm_open(pool_name, O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0) : -1;
+    struct stat st;
+    if (fd < 0)
+        return;
+    if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+        (size_t)st.st_size >= sizeof(struct ptt_pool)) {
+        void *m = mmap(0, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        struct ptt_pool *p = m;
+        if (m != MAP_FAILED && p->total_size == (uint64_t)st.st_size) {
+            ptt_pool_reserve_rest(p, fd, (uint32_t)strtoul(first, NULL, 10));
+            return; /* kept open and mapped until the guardian exits */
+        }
+        if (m != MAP_FAILED)
+            munmap(m, (size_t)st.st_size);
+    }
+    close(fd);
+}
+
+/* Read ptt trace's lines ("P<name>": the pool's name, "W<path>": a file to remove, "R<n>":
+ * reserve the pool from sub-buffer n on, "E": clean end) until the stream's end. */
 static _Noreturn void guard(int fd)
 {
     char buf[1024];
@@ -115,6 +141,8 @@ static _Noreturn void guard(int fd)
                 _exit(0);
             if (buf[0] == 'W')
                 watch(buf + 1);
+            if (buf[0] == 'R')
+                reserve_rest(buf + 1);
             if (buf[0] == 'P' && strlen(buf + 1) < sizeof pool_name)
                 memcpy(pool_name, buf + 1, strlen(buf + 1) + 1);
             size_t used = (size_t)(nl + 1 - buf);
@@ -187,6 +215,13 @@ static void send_line(int fd, char kind, const char *text)
 void ptt_guardian_pool(int fd, const char *name)
 {
     send_line(fd, 'P', name);
+}
+
+void ptt_guardian_reserve(int fd, uint32_t first)
+{
+    char n[16];
+    snprintf(n, sizeof n, "%u", first);
+    send_line(fd, 'R', n);
 }
 
 void ptt_guardian_watch(int fd, const char *path)

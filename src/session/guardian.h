@@ -21,6 +21,8 @@ void ptt_guardian_pool(int fd, const char *name);
 /* Also remove path (a socket of the session, told before it is created) if ptt trace dies. */
 void ptt_guardian_watch(int fd, const char *path);
 
+/* Reserve the pool's sub-buffers from `first` on (daemon.h), while ptt trace goes on. */
+void ptt_guardian_reserve(int fd, uint32_t first);
 /* The session ended cleanly and removed everything: the guardian exits. Closes fd. */
 void ptt_guardian_end(int fd);
 

@@ -1,6 +1,7 @@
 /* The session loop of ptt trace. One thread: it sleeps in poll() on a signalfd (children,
  * signals to forward), the control socket and its clients (never waited for), and wakes at least
- * every 5 ms to drain the pool (every 0.5 ms while there is work). */
+ * every 5 ms to drain the pool (every 0.5 ms while there is work; idle, every 100 ms, or when a
+ * writer hands a sub-buffer over). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
@@ -237,6 +238,7 @@ struct loop {
     struct ptt_hang *hang;
     struct ptt_ctl_server *ctl;
     uint64_t last_clock, last_reap;
+    unsigned quiet; /* turns in a row that drained nothing */
     struct hang_watch hw;
 };
 
@@ -260,6 +262,7 @@ static void loop_start(struct ptt_session *s, struct loop *l)
     sigemptyset(&sigs);
     int forward[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
     sigaddset(&sigs, SIGCHLD);
+    sigaddset(&sigs, SIGURG); /* a writer's wake-up (idle_timeout) */
     for (size_t i = 0; i < sizeof forward / sizeof forward[0]; i++)
         sigaddset(&sigs, forward[i]);
     l->sfd = signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC);
@@ -311,19 +314,44 @@ static void timed(struct ptt_session *s, struct loop *l, size_t n)
         hang_step(s, l->hang, &l->hw, n, now);
 }
 
-/* Sleep until a signal, a process's end or a control request, at most 5 ms (0.5 ms when n
- * sub-buffers were drained: busy, drain again soon); forward signals; serve control. */
+/* How long the loop sleeps, in ns: 0.5 ms when n sub-buffers were drained (busy, drain again
+ * soon), 5 ms, and once nothing was drained for 20 ms, 100 ms: idle, it is woken by the first
+ * writer that hands a sub-buffer over (pool->idle, SIGURG; lib/buffer.c). Not with the hang
+ * watch, which looks every few ms. */
+static long idle_timeout(struct ptt_session *s, struct loop *l, size_t n)
+{
+    l->quiet = n ? 0 : l->quiet + 1;
+    if (n)
+        return 500000;
+    if (l->quiet < 4 || l->hang)
+        return 5000000;
+    atomic_store(&s->d.pool->idle, 1);
+    /* idle, then the states (a writer stores its state, then reads idle) */
+    if (ptt_daemon_drain(&s->d, PTT_DRAIN_READY)) {
+        atomic_store(&s->d.pool->idle, 0);
+        l->quiet = 0;
+        return 500000;
+    }
+    return 100000000;
+}
+
+/* Sleep until a signal, a process's end or a control request, or the time idle_timeout says;
+ * forward signals; serve control. */
 static void wait_and_serve(struct ptt_session *s, struct loop *l, size_t n)
 {
     struct pollfd fds[2 + PTT_CTL_POLLFDS] = {{l->sfd, POLLIN, 0},
                                               {s->procs ? ptt_procs_fd(s->procs) : -1, POLLIN, 0}};
     unsigned nfds = 2 + (l->ctl ? ptt_ctl_pollfds(l->ctl, fds + 2) : 0);
-    struct timespec to = {0, n ? 500000 : 5000000};
-    if (ppoll(fds, nfds, &to, NULL) > 0) {
+    struct timespec to = {0, idle_timeout(s, l, n)};
+    int r = ppoll(fds, nfds, &to, NULL);
+    atomic_store_explicit(&s->d.pool->idle, 0, memory_order_relaxed);
+    if (r > 0) {
         struct signalfd_siginfo si;
         while (read(l->sfd, &si, sizeof si) == sizeof si) {
-            /* A terminal's signal reached the program already; pass on those sent to us. */
-            if (si.ssi_signo != SIGCHLD && !s->child_done && (si.ssi_code <= 0 || si.ssi_pid != 0))
+            /* A terminal's signal reached the program already; pass on those sent to us, but a
+             * writer's wake-up. */
+            if (si.ssi_signo != SIGCHLD && si.ssi_signo != SIGURG && !s->child_done &&
+                (si.ssi_code <= 0 || si.ssi_pid != 0))
                 kill(s->child, (int)si.ssi_signo);
         }
     }

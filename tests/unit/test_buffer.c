@@ -102,7 +102,7 @@ static int teardown(void **state)
 /* Create the pool and the file, and point libptt's globals at the pool as its constructor would. */
 static void begin(struct session *s, uint64_t size, uint32_t buf_size, int tsc, int overflow)
 {
-    struct ptt_pool_config c = {size, buf_size, tsc, overflow, ~0ull, 0, 0, 0};
+    struct ptt_pool_config c = {size, buf_size, tsc, overflow, ~0ull, 0, 0, 0, 0};
     char err[256];
     if (ptt_daemon_create(&s->d, &c, err, sizeof err))
         fail_msg("ptt_daemon_create: %s", err);
