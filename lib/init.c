@@ -219,21 +219,81 @@ static struct ptt_pool *attach(const char *env)
     return p;
 }
 
+/* Recording into the pool just attached. */
+static void start(void)
+{
+    static int atfork_set;
+    ptt_clock_tsc = ptt_pool->clock == PTT_CLOCK_TSC;
+    ptt_masks = ptt_pool->masks;
+    ptt_backtrace_init(ptt_pool->backtrace_depth);
+    ptt_pid = (int)getpid();
+    if (!atfork_set++)
+        pthread_atfork(0, 0, atfork_child);
+    ptt_active = 1;
+    PTT_REC(PROCESS_START, PTT_I(getppid()), PTT_U(ptt_pool->clock));
+    ptt_announce();
+    ptt_record_modules();
+}
+
 __attribute__((constructor(101))) static void ptt_init(void)
 {
     ptt_resolve();
     const char *env = getenv(PTT_ENV_SHM);
     if (!env || !(ptt_pool = attach(env)))
         return; /* not under ptt trace, or not its pool: trace nothing */
-    ptt_clock_tsc = ptt_pool->clock == PTT_CLOCK_TSC;
-    ptt_masks = ptt_pool->masks;
-    ptt_backtrace_init(ptt_pool->backtrace_depth);
-    ptt_pid = (int)getpid();
-    pthread_atfork(0, 0, atfork_child);
-    ptt_active = 1;
-    PTT_REC(PROCESS_START, PTT_I(getppid()), PTT_U(ptt_pool->clock));
-    ptt_announce();
-    ptt_record_modules();
+    start();
+}
+
+/* ptt trace -p calls these three in the running program, one thread of it running the call, the
+ * others stopped (src/session/attach.c, docs/attach.md). Start: attach the pool env names
+ * ("/NAME:SECRET", as PTT_SHM), record, patch the modules. out[0..2]: where ptt_self is from the
+ * thread pointer, its size and where its nest count is, for ptt trace to check and clear each
+ * thread's state at release. 0, or -1 (nothing changed). */
+PTT_EXPORT int ptt_attach_start(const char *env, int64_t *out)
+{
+    uintptr_t tp;
+    __asm__("mov %%fs:0, %0" : "=r"(tp));
+    out[0] = (int64_t)((uintptr_t)&ptt_self - tp);
+    out[1] = (int64_t)sizeof ptt_self;
+    out[2] = (int64_t)__builtin_offsetof(struct ptt_thread, nest);
+    if (ptt_pool || ptt_active)
+        return -1; /* preloaded, or attached already */
+    ptt_resolve();
+    if (!(ptt_pool = attach(env)))
+        return -1;
+    ptt_attached = 1;
+    start();
+    if (ptt_got_patch()) {
+        ptt_active = 0;
+        ptt_masks_off();
+        ptt_attached = 0;
+        return -1;
+    }
+    return 0;
+}
+
+/* Stop: the slots put back, nothing recorded any more (a thread inside an interposer leaves it
+ * without recording). The pool stays mapped until the release. */
+PTT_EXPORT int ptt_attach_stop(void)
+{
+    if (!ptt_attached)
+        return -1;
+    ptt_got_restore();
+    ptt_masks_off();
+    ptt_active = 0;
+    ptt_attached = 0;
+    return 0;
+}
+
+/* Release: the pool unmapped (ptt trace has drained it and cleared every thread's state). */
+PTT_EXPORT int ptt_attach_release(void)
+{
+    if (ptt_attached || !ptt_pool)
+        return -1;
+    munmap(ptt_pool, (size_t)ptt_pool->total_size);
+    ptt_pool = 0;
+    ptt_modules_forget();
+    return 0;
 }
 
 /* exit(): hand the exiting thread's events over; threads still running keep theirs, which the
