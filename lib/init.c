@@ -255,7 +255,7 @@ PTT_EXPORT int ptt_attach_start(const char *env, int64_t *out)
     __asm__("mov %%fs:0, %0" : "=r"(tp));
     out[0] = (int64_t)((uintptr_t)&ptt_self - tp);
     out[1] = (int64_t)sizeof ptt_self;
-    out[2] = (int64_t)__builtin_offsetof(struct ptt_thread, nest);
+    out[2] = (int64_t) __builtin_offsetof(struct ptt_thread, nest);
     if (ptt_pool || ptt_active)
         return -1; /* preloaded, or attached already */
     ptt_resolve();

@@ -195,8 +195,8 @@ struct trace_opts {
     unsigned max_files;
     const char *max_size_arg;
     char **prog;
-    pid_t pid;          /* -p: attach to it */
-    double duration_s;  /* --duration (with -p) */
+    pid_t pid;         /* -p: attach to it */
+    double duration_s; /* --duration (with -p) */
 };
 
 /* What ptt trace changed in its own process, given back to the program before exec. */
@@ -447,7 +447,8 @@ static int trace_options(struct trace_opts *o, int argc, char **argv)
         return TRACE_FAILED;
     }
     if (o->duration_s && !o->pid) {
-        ptt_warn("trace", "--duration needs -p PID (a program started by ptt trace runs to its end)");
+        ptt_warn("trace",
+                 "--duration needs -p PID (a program started by ptt trace runs to its end)");
         return TRACE_FAILED;
     }
     if (o->pid && optind < argc) {
@@ -559,9 +560,8 @@ static int open_output(struct ptt_session *s, const struct trace_opts *o, double
         return -1;
     }
     s->d.out = &s->w;
-    s->info =
-        make_info(o->prog, o->cfg.clock_tsc, hz, s->d.pool, o->events ? o->events : "all but key",
-                  o->cfg.light);
+    s->info = make_info(o->prog, o->cfg.clock_tsc, hz, s->d.pool,
+                        o->events ? o->events : "all but key", o->cfg.light);
     if (!s->flight)
         ptt_writer_info(&s->w, s->info);
     ptt_session_clock(s);

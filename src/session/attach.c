@@ -123,8 +123,7 @@ static uint64_t elf_sym(const char *file, const char *name, int *machine)
             break;
         const Elf64_Sym *sym = (const Elf64_Sym *)(m + sh[i].sh_offset);
         for (size_t k = 0; k < sh[i].sh_size / sizeof *sym; k++)
-            if (sym[k].st_shndx != SHN_UNDEF && sym[k].st_value &&
-                sym[k].st_name < str->sh_size &&
+            if (sym[k].st_shndx != SHN_UNDEF && sym[k].st_value && sym[k].st_name < str->sh_size &&
                 !strcmp(m + str->sh_offset + sym[k].st_name, name)) {
                 v = sym[k].st_value;
                 break;
@@ -175,8 +174,10 @@ int ptt_attach_check(pid_t pid, char *err, size_t len)
         return fail(err, len, "cannot read the program of process %d: %s", (int)pid,
                     strerror(errno ? errno : EACCES));
     if (mach != EM_X86_64)
-        return fail(err, len, "process %d is not an x86-64 program: attaching is supported on "
-                              "x86-64 only", (int)pid);
+        return fail(err, len,
+                    "process %d is not an x86-64 program: attaching is supported on "
+                    "x86-64 only",
+                    (int)pid);
     char lc[PATH_MAX];
     if (!map_base(pid, libc_names, lc, sizeof lc))
         return fail(err, len,
@@ -360,7 +361,7 @@ static int call_in(struct stopped *s, pid_t tid, uint64_t fn, const uint64_t a[2
                     strerror(errno));
     struct user_regs_struct r = sv.regs;
     uint64_t area = ((sv.regs.rsp - 1024 - n) & ~(uint64_t)15); /* below the red zone */
-    uint64_t sp = area - 16, zero = 0;                             /* the return address: 0 */
+    uint64_t sp = area - 16, zero = 0;                          /* the return address: 0 */
     if (n && mem_io(s->pid, area, data, n, 1))
         return fail(err, len, "cannot write into process %d: %s", (int)s->pid, strerror(errno));
     if (mem_io(s->pid, sp + 8, &zero, 8, 1))
@@ -541,8 +542,10 @@ int ptt_attach_release(struct ptt_attach *a, char *err, size_t len)
             break;
         resume_all(&s);
         if (tries == 100)
-            return fail(err, len, "a thread of process %d stays inside libptt: its pool stays "
-                                  "mapped", (int)a->pid);
+            return fail(err, len,
+                        "a thread of process %d stays inside libptt: its pool stays "
+                        "mapped",
+                        (int)a->pid);
         struct timespec d = {0, 10000000};
         nanosleep(&d, NULL);
     }
