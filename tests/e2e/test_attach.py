@@ -98,14 +98,20 @@ class Attach:
         return self.p.returncode, err
 
 
-def sites(path, lines=200):
-    """The call sites of the first lock and unlock calls of the trace."""
+def first_lines(path, lines):
+    """The first lines of ptt view's sentences for the lock and unlock calls (a trace of millions
+    of events is not read whole)."""
     p = subprocess.Popen([str(PTT), "view", "--event=MUTEX_LOCK_IN,MUTEX_UNLOCK_IN", str(path)],
                          stdout=subprocess.PIPE, text=True)
     text = "".join(p.stdout.readline() for _ in range(lines))
     p.kill()
     p.wait()
-    return set(re.findall(r"at (attach_loop\.c:\d+)\.", text))
+    return text
+
+
+def sites(path):
+    """The call sites of the first lock and unlock calls of the trace."""
+    return set(re.findall(r"at (attach_loop\.c:\d+)\.", first_lines(path, 200)))
 
 
 def check_trace(path, n):
@@ -113,7 +119,10 @@ def check_trace(path, n):
     counts, _head = summary_counts(path)
     assert {name: counts[name] for name in CALLS} == {name: n for name in CALLS}
     assert counts["PROCESS_START"] == 1
+    assert counts["THREAD_ATTACHED"] == 3  # main and the two workers, as they were at attach
     assert len(sites(path)) == 2  # the lock and the unlock of the loop, by their lines
+    threads = set(re.findall(r"Thread (\S+) \(\d+\) enters", first_lines(path, 400)))
+    assert threads <= {"attach_loop", "attach_loop#2"} and threads, threads
 
 
 def test_attach_record_detach(tmp_path):
