@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -256,6 +257,9 @@ PTT_EXPORT int ptt_attach_start(const char *env, int64_t *out)
     out[0] = (int64_t)((uintptr_t)&ptt_self - tp);
     out[1] = (int64_t)sizeof ptt_self;
     out[2] = (int64_t) __builtin_offsetof(struct ptt_thread, nest);
+    if (ptt_attached && ptt_pool &&
+        (!ptt_active || atomic_load(&ptt_pool->abandoned) || kill(ptt_pool->daemon_pid, 0) != 0))
+        return -2; /* attached by a ptt trace that was killed: stop and release first */
     if (ptt_pool || ptt_active)
         return -1; /* preloaded, or attached already */
     ptt_resolve();

@@ -420,8 +420,18 @@ static int load_lib(struct ptt_attach *a, struct stopped *s, char *err, size_t l
     uint64_t args[2] = {0, 2 /* RTLD_NOW */};
     if (call_in(s, caller(s), base + dl, args, 1, a->lib, strlen(a->lib) + 1, &h, err, len))
         return -1;
-    if (!h)
-        return fail(err, len, "process %d could not load %s", (int)a->pid, a->lib);
+    if (!h) {
+        char why[256] = "";
+        uint64_t de = elf_sym(libc, "dlerror", NULL), none[2] = {0, 0};
+        int64_t msg = 0;
+        if (de && !call_in(s, caller(s), base + de, none, 0, NULL, 0, &msg, err, len) && msg)
+            mem_io(a->pid, (uint64_t)msg, why, sizeof why - 1, 0);
+        return fail(err, len, "process %d could not load %s%s%s", (int)a->pid, a->lib,
+                    why[0] ? ": " : "", why);
+    }
+    a->handle = (uint64_t)h;
+    a->libc_base = base;
+    snprintf(a->libc, sizeof a->libc, "%s", libc);
     const char *slash = strrchr(a->lib, '/');
     const char *names[] = {slash ? slash + 1 : a->lib, NULL};
     char mapped[PATH_MAX];
@@ -450,12 +460,22 @@ static int start_lib(struct ptt_attach *a, struct stopped *s, const char *env, c
     if (call_in(s, caller(s), start, args, 3, &d, sizeof d, &r, err, len))
         return -1;
     memcpy(a->tls, d.out, sizeof a->tls);
+    if ((int)r == -2)
+        return -2;
     if ((int)r != 0)
-        return fail(err, len,
-                    "libptt could not start in process %d (traced by ptt trace already, or "
-                    "attached before by a ptt trace that was killed)",
+        return fail(err, len, "libptt could not start in process %d (traced by ptt trace already?)",
                     (int)a->pid);
     return 0;
+}
+
+/* libptt loaded but not started: unloaded again, the process as it was. */
+static void unload(struct ptt_attach *a, struct stopped *s)
+{
+    uint64_t dc = elf_sym(a->libc, "dlclose", NULL), args[2] = {a->handle, 0};
+    int64_t r;
+    char err[256];
+    if (dc)
+        call_in(s, caller(s), a->libc_base + dc, args, 0, NULL, 0, &r, err, sizeof err);
 }
 
 int ptt_attach(struct ptt_attach *a, pid_t pid, const char *lib, const char *env, char *err,
@@ -469,10 +489,18 @@ int ptt_attach(struct ptt_attach *a, pid_t pid, const char *lib, const char *env
     if (stop_all(&s, pid, err, len))
         return -1;
     int r = load_lib(a, &s, err, len);
-    if (!r)
+    if (!r && (r = start_lib(a, &s, env, err, len)) == -2) {
+        /* A killed ptt trace's libptt still attached: taken out first, then started afresh. */
+        resume_all(&s);
+        if (ptt_attach_stop(a, err, len) || ptt_attach_release(a, err, len) ||
+            stop_all(&s, pid, err, len))
+            return -1;
         r = start_lib(a, &s, env, err, len);
+    }
+    if (r)
+        unload(a, &s);
     resume_all(&s);
-    return r;
+    return r ? -1 : 0;
 }
 
 int ptt_attach_stop(struct ptt_attach *a, char *err, size_t len)

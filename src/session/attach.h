@@ -9,8 +9,11 @@
 
 struct ptt_attach {
     pid_t pid;
-    char lib[4096];               /* libptt.so, as the process maps it */
-    uint64_t lib_base;            /* where it is mapped in the process */
+    char lib[4096];    /* libptt.so, as the process maps it */
+    uint64_t lib_base; /* where it is mapped in the process */
+    uint64_t handle;   /* its dlopen handle there */
+    char libc[4096];   /* the C library the process maps, and where */
+    uint64_t libc_base;
     uint64_t stop_fn, release_fn; /* ptt_attach_stop, ptt_attach_release there */
     int64_t tls[3];               /* ptt_self from the thread pointer, its size, nest's offset */
 };

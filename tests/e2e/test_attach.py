@@ -170,14 +170,42 @@ def test_duration(tmp_path):
 
 
 def test_killed_while_attached(tmp_path):
-    """ptt trace killed: the program runs on, with the right result."""
+    """ptt trace killed: the program runs on, with the right result; the next ptt trace -p takes
+    the killed one's libptt out first, and records exactly its own phase."""
     loop = Loop()
     a = Attach(loop.pid, tmp_path / "t.ptt")
     loop.phase(0.3)
     a.end(signal.SIGKILL)
     loop.phase(0.5)
+    b = Attach(loop.pid, tmp_path / "again.ptt")
+    n = loop.phase(0.3)
+    rc, err = b.end()
+    assert rc == 0, err
+    assert loop.state() == loop.before
     loop.phase(0.2)
     loop.finish()
+    check_trace(tmp_path / "again.ptt", n)
+
+
+def test_already_traced(tmp_path):
+    """A program that ptt trace started already: refused, its own session goes on."""
+    live = Live([prog("attach_loop")], tmp_path / "pre.ptt", opts=["-q"])
+    pid = int(live.value("pid"))
+    live.value("ready")
+    p = run([PTT, "trace", "-p", pid, "-o", tmp_path / "t.ptt"])
+    assert (p.returncode, p.stderr) == (
+        125, f"ptt trace: libptt could not start in process {pid} (traced by ptt trace "
+        "already?)\n")
+    assert not (tmp_path / "t.ptt").exists()
+    live.send("go")
+    live.value("going")
+    live.send("pause")
+    n = int(live.value("locks"))
+    live.send("quit")
+    assert live.value("ok") == "1"
+    live.finish(0)
+    counts, _head = summary_counts(tmp_path / "pre.ptt")
+    assert counts["MUTEX_LOCK_IN"] == n
 
 
 def test_program_ends_while_attached(tmp_path):
