@@ -17,6 +17,7 @@ static const char *const names[] = {
 #define PTT_NAME(ret, name, params) #name,
     PTT_REAL_FUNCS(PTT_NAME)
 #undef PTT_NAME
+        "signal", /* libptt's own, on its sigaction */
 };
 #define NNAMES (sizeof names / sizeof names[0])
 static void *ours[NNAMES];

@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,7 +170,7 @@ static const char *invalid(const struct ptt_pool *p, uint64_t size, const uint8_
 /* The pool PTT_SHM names, if it is ptt trace's for this session: ours (effective uid), closed to
  * others, a regular file reached without a symbolic link, carrying the session's secret, and
  * well formed. Another user may have created the name once it was free (docs/security.md). */
-static struct ptt_pool *attach(const char *env)
+struct ptt_pool *ptt_pool_attach(const char *env)
 {
     char name[64];
     uint8_t secret[PTT_POOL_SECRET];
@@ -221,7 +220,7 @@ static struct ptt_pool *attach(const char *env)
 }
 
 /* Recording into the pool just attached. */
-static void start(void)
+void ptt_start(void)
 {
     static int atfork_set;
     ptt_clock_tsc = ptt_pool->clock == PTT_CLOCK_TSC;
@@ -240,64 +239,9 @@ __attribute__((constructor(101))) static void ptt_init(void)
 {
     ptt_resolve();
     const char *env = getenv(PTT_ENV_SHM);
-    if (!env || !(ptt_pool = attach(env)))
+    if (!env || !(ptt_pool = ptt_pool_attach(env)))
         return; /* not under ptt trace, or not its pool: trace nothing */
-    start();
-}
-
-/* ptt trace -p calls these three in the running program, one thread of it running the call, the
- * others stopped (src/session/attach.c, docs/attach.md). Start: attach the pool env names
- * ("/NAME:SECRET", as PTT_SHM), record, patch the modules. out[0..2]: where ptt_self is from the
- * thread pointer, its size and where its nest count is, for ptt trace to check and clear each
- * thread's state at release. 0, or -1 (nothing changed). */
-PTT_EXPORT int ptt_attach_start(const char *env, int64_t *out)
-{
-    uintptr_t tp;
-    __asm__("mov %%fs:0, %0" : "=r"(tp));
-    out[0] = (int64_t)((uintptr_t)&ptt_self - tp);
-    out[1] = (int64_t)sizeof ptt_self;
-    out[2] = (int64_t) __builtin_offsetof(struct ptt_thread, nest);
-    if (ptt_attached && ptt_pool &&
-        (!ptt_active || atomic_load(&ptt_pool->abandoned) || kill(ptt_pool->daemon_pid, 0) != 0))
-        return -2; /* attached by a ptt trace that was killed: stop and release first */
-    if (ptt_pool || ptt_active)
-        return -1; /* preloaded, or attached already */
-    ptt_resolve();
-    if (!(ptt_pool = attach(env)))
-        return -1;
-    ptt_attached = 1;
-    start();
-    if (ptt_got_patch()) {
-        ptt_active = 0;
-        ptt_masks_off();
-        ptt_attached = 0;
-        return -1;
-    }
-    return 0;
-}
-
-/* Stop: the slots put back, nothing recorded any more (a thread inside an interposer leaves it
- * without recording). The pool stays mapped until the release. */
-PTT_EXPORT int ptt_attach_stop(void)
-{
-    if (!ptt_attached)
-        return -1;
-    ptt_got_restore();
-    ptt_masks_off();
-    ptt_active = 0;
-    ptt_attached = 0;
-    return 0;
-}
-
-/* Release: the pool unmapped (ptt trace has drained it and cleared every thread's state). */
-PTT_EXPORT int ptt_attach_release(void)
-{
-    if (ptt_attached || !ptt_pool)
-        return -1;
-    munmap(ptt_pool, (size_t)ptt_pool->total_size);
-    ptt_pool = 0;
-    ptt_modules_forget();
-    return 0;
+    ptt_start();
 }
 
 /* exit(): hand the exiting thread's events over; threads still running keep theirs, which the

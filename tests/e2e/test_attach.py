@@ -130,13 +130,19 @@ def test_attach_record_detach(tmp_path):
     loop.phase(0.2)
     a = Attach(loop.pid, tmp_path / "t.ptt")
     n = loop.phase(1)
+    loop.live.send("handler")
+    assert loop.live.value("handled") == "1"
     rc, err = a.end()
     assert rc == 0, err
     assert f"ptt: detached from process {loop.pid}" in err
     assert loop.state() == loop.before
+    loop.live.send("query")  # the handler installed while attached, found as installed
+    assert loop.live.value("handler_ours") == "1"
     assert loop.phase(0.2) > 0
     loop.finish()
     check_trace(tmp_path / "t.ptt", n)
+    counts, _head = summary_counts(tmp_path / "t.ptt")
+    assert (counts["SIGNAL_DELIVERED"], counts["SIGNAL_HANDLED"]) == (1, 1)  # libptt wrapped it
 
 
 def test_attach_twice(tmp_path):

@@ -2,9 +2,12 @@
  * one mutex, counting their calls, only while told to: commands on stdin, one a line,
  *   go     the workers run
  *   pause  they stop; prints "locks=N", the lock calls made since the last go
+ *   handler   installs a SIGUSR1 handler with sigaction, raises it: "handled=N"
+ *   query     whether sigaction reports that handler as installed: "handler_ours=1"
  *   quit   prints "total=N" and "ok=1" if the mutex-protected counter agrees, and ends.
  * Idle workers poll a flag with nanosleep: no POSIX threads call outside the lock loop, so the
  * calls made while attached are exactly those between a go and a pause. */
+#include <signal.h>
 #include <stdatomic.h>
 
 #include "progs.h"
@@ -15,6 +18,14 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int go, quit, pause_gen, ack[WORKERS];
 static atomic_long phase_locks;
 static long counter;
+
+static volatile sig_atomic_t handled;
+
+static void on_usr1(int sig)
+{
+    (void)sig;
+    handled++;
+}
 
 static void snooze(void)
 {
@@ -68,6 +79,17 @@ int main(void)
             long n = atomic_exchange(&phase_locks, 0);
             total += n;
             put_line("locks=%ld", n);
+        } else if (!strcmp(line, "handler\n")) {
+            struct sigaction sa = {.sa_handler = on_usr1};
+            sigemptyset(&sa.sa_mask);
+            sigaction(SIGUSR1, &sa, NULL);
+            raise(SIGUSR1);
+            put_line("handled=%d", (int)handled);
+        } else if (!strcmp(line, "query\n")) {
+            struct sigaction old;
+            sigaction(SIGUSR1, NULL, &old);
+            raise(SIGUSR1);
+            put_line("handler_ours=%d", old.sa_handler == on_usr1 && handled == 2);
         } else if (!strcmp(line, "quit\n")) {
             break;
         }
