@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -719,6 +720,27 @@ static void record_threads(struct ptt_session *s, pid_t pid)
         closedir(d);
 }
 
+/* As root, attached to another user's process: the pool is that user's (libptt takes only a
+ * pool of its own user, docs/security.md), still closed to everyone else. */
+static int give_pool(struct ptt_session *s, pid_t pid)
+{
+    char path[64];
+    struct stat st;
+    snprintf(path, sizeof path, "/proc/%d", (int)pid);
+    if (geteuid() != 0 || stat(path, &st) || st.st_uid == 0)
+        return 0;
+    int fd = shm_open(s->d.shm_name, O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0);
+    if (fd < 0 || fchown(fd, st.st_uid, st.st_gid)) {
+        ptt_warn("trace", "cannot give the pool to uid %u: %s", (unsigned)st.st_uid,
+                 strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    close(fd);
+    return 0;
+}
+
 /* ptt trace -p: the session's pool and file, then libptt loaded into the running process. */
 static int attach_session(struct trace_opts *o, const char *lib)
 {
@@ -733,6 +755,8 @@ static int attach_session(struct trace_opts *o, const char *lib)
     o->prog = proc_argv(o->pid);
     if (create_pool(&s, o, &hz))
         return TRACE_FAILED;
+    if (give_pool(&s, o->pid))
+        return undo(&s);
     if (open_output(&s, o, hz))
         return undo(&s);
     open_control(&s);

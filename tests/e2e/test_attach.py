@@ -46,8 +46,8 @@ def need_ptrace():
 class Loop:
     """attach_loop running in the background, driven by its commands."""
 
-    def __init__(self):
-        self.live = Live([], tool=[prog("attach_loop")])
+    def __init__(self, prefix=()):
+        self.live = Live([], tool=[*prefix, prog("attach_loop")])
         self.pid = int(self.live.value("pid"))
         self.live.value("ready")
         time.sleep(0.05)
@@ -241,6 +241,20 @@ def test_other_user_refused(tmp_path):
         assert "libptt" not in f.read()
     loop.phase(0.2)
     loop.finish()
+
+
+@pytest.mark.skipif(os.getuid() != 0 or not shutil.which("setpriv"),
+                    reason="needs root and setpriv to run the program as another user")
+def test_root_attaches_other_user(tmp_path):
+    """As root, another user's process: the pool is given to that user, the rest as usual."""
+    loop = Loop(["setpriv", "--reuid=12001", "--regid=12001", "--clear-groups"])
+    a = Attach(loop.pid, tmp_path / "t.ptt")
+    n = loop.phase(0.3)
+    rc, err = a.end()
+    assert rc == 0, err
+    assert loop.state() == loop.before
+    loop.finish()
+    check_trace(tmp_path / "t.ptt", n)
 
 
 def test_bad_requests(tmp_path):
