@@ -340,12 +340,28 @@ static void wait_and_serve(struct ptt_session *s, struct loop *l, size_t n)
 
 /* ptt trace -p: recording stopped in the process, the pool drained (what threads were writing
  * settles meanwhile), then every thread's state cleared and the pool unmapped there. */
+static int target_ended(struct ptt_session *s)
+{
+    struct pollfd p = {s->target_fd, POLLIN, 0};
+    return s->target_fd < 0 || poll(&p, 1, 0) > 0;
+}
+
+/* A detach that failed because the process ended meanwhile did not fail. */
+static void detach_failed(struct ptt_session *s, const char *err)
+{
+    if (target_ended(s)) {
+        s->child_done = 1;
+        return;
+    }
+    ptt_warn("trace", "detaching: %s", err);
+    s->detach_failed = 1;
+}
+
 static void detach(struct ptt_session *s)
 {
     char err[512];
     if (ptt_attach_stop(s->attach, err, sizeof err)) {
-        ptt_warn("trace", "detaching: %s", err);
-        s->detach_failed = 1;
+        detach_failed(s, err);
         return;
     }
     for (int i = 0; i < 10; i++) { /* 50 ms with the pool served */
@@ -354,12 +370,10 @@ static void detach(struct ptt_session *s)
         struct timespec d = {0, 5000000};
         nanosleep(&d, NULL);
     }
-    if (ptt_attach_release(s->attach, err, sizeof err)) {
-        ptt_warn("trace", "detaching: %s", err);
-        s->detach_failed = 1;
-    } else if (!s->quiet) {
+    if (ptt_attach_release(s->attach, err, sizeof err))
+        detach_failed(s, err);
+    else if (!s->quiet)
         fprintf(stderr, "ptt: detached from process %d\n", (int)s->child);
-    }
 }
 
 /* ptt trace -p: 1 once the session is over (detached, or the process ended). */
@@ -367,8 +381,7 @@ static int attach_step(struct ptt_session *s)
 {
     if (s->procs)
         ptt_procs_step(s->procs, ended, s);
-    struct pollfd p = {s->target_fd, POLLIN, 0};
-    if (s->target_fd < 0 || poll(&p, 1, 0) > 0) {
+    if (target_ended(s)) {
         s->child_done = 1; /* the process ended while attached */
         return 1;
     }
