@@ -250,7 +250,8 @@ def test_root_attaches_other_user(tmp_path):
     loop = Loop(["setpriv", "--reuid=12001", "--regid=12001", "--clear-groups"])
     a = Attach(loop.pid, tmp_path / "t.ptt")
     n = loop.phase(0.3)
-    rc, err = a.end()
+    assert ctl_ok(a.session, "detach").startswith("ok: detaching")
+    rc, err = a.end(None)
     assert rc == 0, err
     assert loop.state() == loop.before
     loop.finish()
