@@ -30,7 +30,14 @@ struct stopped {
     pid_t pid;
     int n;
     pid_t tids[MAX_TIDS];
+    int sig[MAX_TIDS]; /* a signal it was stopped with, delivered when it runs again */
 };
+
+/* The signal of a signal-delivery stop (0: a stop of ptrace's own, an interrupt or group stop). */
+static int stop_signal(int status)
+{
+    return WIFSTOPPED(status) && (status >> 16) == 0 ? WSTOPSIG(status) : 0;
+}
 
 static __attribute__((format(printf, 3, 4))) int fail(char *err, size_t len, const char *fmt, ...)
 {
@@ -237,7 +244,7 @@ static int wait_stop(pid_t tid, int *status)
 static void resume_all(struct stopped *s)
 {
     for (int i = 0; i < s->n; i++)
-        ptrace(PTRACE_DETACH, s->tids[i], 0, 0);
+        ptrace(PTRACE_DETACH, s->tids[i], 0, (void *)(intptr_t)s->sig[i]);
     s->n = 0;
 }
 
@@ -268,6 +275,7 @@ static int stop_all(struct stopped *s, pid_t pid, char *err, size_t len)
                 ptrace(PTRACE_DETACH, tids[i], 0, 0);
                 continue;
             }
+            s->sig[s->n] = stop_signal(st);
             s->tids[s->n++] = tids[i];
             added = 1;
         }
@@ -318,36 +326,61 @@ static void restore_regs(pid_t tid, struct saved *sv)
         ptrace(PTRACE_SETFPREGS, tid, 0, sv->xstate);
 }
 
-/* After a second, the other threads run too: one of them may hold a lock the call needs. */
+/* Let the other threads run (with the signals they were stopped with), or stop them again. */
+static void others(struct stopped *s, pid_t tid, int run)
+{
+    for (int i = 0; i < s->n; i++) {
+        int st;
+        if (s->tids[i] == tid)
+            continue;
+        if (run) {
+            ptrace(PTRACE_CONT, s->tids[i], 0, (void *)(intptr_t)s->sig[i]);
+            s->sig[i] = 0;
+        } else if (!ptrace(PTRACE_INTERRUPT, s->tids[i], 0, 0) && !wait_stop(s->tids[i], &st)) {
+            s->sig[i] = stop_signal(st);
+        }
+    }
+}
+
+/* Whether the thread's stop is the end of the call (its return to address 0): 1; 0 it is not
+ * (ptrace's own stops are passed over, the program's signals delivered); -1 the call failed. */
+static int call_done(pid_t tid, int status)
+{
+    struct user_regs_struct r;
+    if (WIFEXITED(status) || WIFSIGNALED(status) || ptrace(PTRACE_GETREGS, tid, 0, &r))
+        return -1;
+    int sig = stop_signal(status);
+    if (sig == SIGSEGV && r.rip == 0)
+        return 1;
+    if (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE)
+        return -1; /* a fault in the call: not delivered (the registers are put back) */
+    return ptrace(PTRACE_CONT, tid, 0, (void *)(intptr_t)sig) ? -1 : 0;
+}
+
+/* Wait for the call's end. After a second, the other threads run too: one of them may hold a
+ * lock the call needs. */
 static int wait_call(struct stopped *s, pid_t tid, int *status)
 {
     struct timespec t0, now, d = {0, 1000000};
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    int others_run = 0;
-    for (;;) {
+    int others_run = 0, done = 0;
+    while (!done) {
         pid_t r = waitpid(tid, status, __WALL | WNOHANG);
-        if (r == tid)
+        if (r == tid && (done = call_done(tid, *status)) < 0)
             break;
         if (r < 0 && errno != EINTR)
             return -1;
         clock_gettime(CLOCK_MONOTONIC, &now);
         if (!others_run && now.tv_sec - t0.tv_sec >= 1) {
-            for (int i = 0; i < s->n; i++)
-                if (s->tids[i] != tid)
-                    ptrace(PTRACE_CONT, s->tids[i], 0, 0);
+            others(s, tid, 1);
             others_run = 1;
         }
-        nanosleep(&d, NULL);
+        if (!done && r != tid)
+            nanosleep(&d, NULL);
     }
-    if (WIFEXITED(*status) || WIFSIGNALED(*status))
-        return -1;
     if (others_run) /* stopped again, as they were */
-        for (int i = 0; i < s->n; i++) {
-            int st;
-            if (s->tids[i] != tid && !ptrace(PTRACE_INTERRUPT, s->tids[i], 0, 0))
-                wait_stop(s->tids[i], &st);
-        }
-    return 0;
+        others(s, tid, 0);
+    return done > 0 ? 0 : -1;
 }
 
 /* Make thread tid call fn(a[0], a[1]) with data copied below its stack (a[i] is an offset into
@@ -372,15 +405,14 @@ static int call_in(struct stopped *s, pid_t tid, uint64_t fn, const uint64_t a[2
     r.rsi = a[1] + (rel & 2 ? area : 0);
     r.rax = 0;
     r.orig_rax = (uint64_t)-1; /* no system call to restart under our call */
-    int st;
-    if (ptrace(PTRACE_SETREGS, tid, 0, &r) || ptrace(PTRACE_CONT, tid, 0, 0) ||
-        wait_call(s, tid, &st)) {
+    int st = 0;
+    if (ptrace(PTRACE_SETREGS, tid, 0, &r) || ptrace(PTRACE_CONT, tid, 0, 0)) {
         restore_regs(tid, &sv);
         return fail(err, len, "the call in process %d failed: %s", (int)s->pid, strerror(errno));
     }
-    struct user_regs_struct after;
-    int ok = !ptrace(PTRACE_GETREGS, tid, 0, &after) && after.rip == 0 && WIFSTOPPED(st) &&
-             WSTOPSIG(st) == SIGSEGV;
+    int ok = !wait_call(s, tid, &st);
+    struct user_regs_struct after = {0};
+    ptrace(PTRACE_GETREGS, tid, 0, &after);
     if (ok && n)
         mem_io(s->pid, area, data, n, 0);
     restore_regs(tid, &sv);
