@@ -535,11 +535,26 @@ int ptt_attach(struct ptt_attach *a, pid_t pid, const char *lib, const char *env
     return r ? -1 : 0;
 }
 
+/* Whether libptt is still where it was loaded: a process that executed another program since
+ * has nothing of it left (and its addresses mean nothing there). */
+static int still_loaded(const struct ptt_attach *a)
+{
+    const char *slash = strrchr(a->lib, '/');
+    const char *names[] = {slash ? slash + 1 : a->lib, NULL};
+    char mapped[PATH_MAX];
+    return map_base(a->pid, names, mapped, sizeof mapped) == a->lib_base;
+}
+
 int ptt_attach_stop(struct ptt_attach *a, char *err, size_t len)
 {
     static struct stopped s;
     if (stop_all(&s, a->pid, err, len))
         return -1;
+    if (!still_loaded(a)) {
+        resume_all(&s);
+        a->exec = 1;
+        return 0;
+    }
     uint64_t args[2] = {0, 0};
     int64_t r = 0;
     int rc = call_in(&s, caller(&s), a->stop_fn, args, 0, NULL, 0, &r, err, len);
@@ -591,6 +606,8 @@ static uint64_t lib_end(const struct ptt_attach *a)
 int ptt_attach_release(struct ptt_attach *a, char *err, size_t len)
 {
     static struct stopped s;
+    if (a->exec)
+        return 0; /* nothing of libptt left to release */
     uint64_t hi = lib_end(a);
     for (int tries = 0;; tries++) {
         if (stop_all(&s, a->pid, err, len))

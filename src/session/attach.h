@@ -16,6 +16,7 @@ struct ptt_attach {
     uint64_t libc_base;
     uint64_t stop_fn, release_fn; /* ptt_attach_stop, ptt_attach_release there */
     int64_t tls[3];               /* ptt_self from the thread pointer, its size, nest's offset */
+    int exec;                     /* the process executed another program: nothing to detach */
 };
 
 /* Whether pid can be attached, and if not why, in err: a one-line reason. 0: it can. */

@@ -224,6 +224,22 @@ def test_program_ends_while_attached(tmp_path):
     check_trace(tmp_path / "t.ptt", n)
 
 
+def test_exec_while_attached(tmp_path):
+    """The process executes another program: the detach finds nothing of libptt to take out, and
+    the trace holds what came before."""
+    loop = Loop()
+    a = Attach(loop.pid, tmp_path / "t.ptt")
+    n = loop.phase(0.3)
+    loop.live.send("exec")
+    loop.live.value("exec")
+    time.sleep(0.3)
+    rc, err = a.end()
+    assert rc == 0, err
+    assert f"ptt: detached from process {loop.pid}" in err
+    assert loop.live.p.wait(timeout=60) == 0
+    check_trace(tmp_path / "t.ptt", n)
+
+
 @pytest.mark.skipif(os.getuid() != 0 or not shutil.which("setpriv"),
                     reason="needs root and setpriv to run ptt trace as another user")
 def test_other_user_refused(tmp_path):

@@ -4,6 +4,7 @@
  *   pause  they stop; prints "locks=N", the lock calls made since the last go
  *   handler   installs a SIGUSR1 handler with sigaction, raises it: "handled=N"
  *   query     whether sigaction reports that handler as installed: "handler_ours=1"
+ *   exec   prints "exec=1" and executes sleep 2 (ptt trace -p must then find nothing to detach)
  *   quit   prints "total=N" and "ok=1" if the mutex-protected counter agrees, and ends.
  * Idle workers poll a flag with nanosleep: no POSIX threads call outside the lock loop, so the
  * calls made while attached are exactly those between a go and a pause. */
@@ -90,6 +91,10 @@ int main(void)
             sigaction(SIGUSR1, NULL, &old);
             raise(SIGUSR1);
             put_line("handler_ours=%d", old.sa_handler == on_usr1 && handled == 2);
+        } else if (!strcmp(line, "exec\n")) {
+            put_line("exec=1");
+            execlp("sleep", "sleep", "2", (char *)NULL);
+            put_line("exec_failed=%d", errno);
         } else if (!strcmp(line, "quit\n")) {
             break;
         }
