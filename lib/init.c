@@ -170,7 +170,7 @@ static const char *invalid(const struct ptt_pool *p, uint64_t size, const uint8_
 /* The pool PTT_SHM names, if it is ptt trace's for this session: ours (effective uid), closed to
  * others, a regular file reached without a symbolic link, carrying the session's secret, and
  * well formed. Another user may have created the name once it was free (docs/security.md). */
-static struct ptt_pool *attach(const char *env)
+struct ptt_pool *ptt_pool_attach(const char *env)
 {
     char name[64];
     uint8_t secret[PTT_POOL_SECRET];
@@ -219,21 +219,29 @@ static struct ptt_pool *attach(const char *env)
     return p;
 }
 
-__attribute__((constructor(101))) static void ptt_init(void)
+/* Recording into the pool just attached. */
+void ptt_start(void)
 {
-    ptt_resolve();
-    const char *env = getenv(PTT_ENV_SHM);
-    if (!env || !(ptt_pool = attach(env)))
-        return; /* not under ptt trace, or not its pool: trace nothing */
+    static int atfork_set;
     ptt_clock_tsc = ptt_pool->clock == PTT_CLOCK_TSC;
     ptt_masks = ptt_pool->masks;
     ptt_backtrace_init(ptt_pool->backtrace_depth);
     ptt_pid = (int)getpid();
-    pthread_atfork(0, 0, atfork_child);
+    if (!atfork_set++)
+        pthread_atfork(0, 0, atfork_child);
     ptt_active = 1;
     PTT_REC(PROCESS_START, PTT_I(getppid()), PTT_U(ptt_pool->clock));
     ptt_announce();
     ptt_record_modules();
+}
+
+__attribute__((constructor(101))) static void ptt_init(void)
+{
+    ptt_resolve();
+    const char *env = getenv(PTT_ENV_SHM);
+    if (!env || !(ptt_pool = ptt_pool_attach(env)))
+        return; /* not under ptt trace, or not its pool: trace nothing */
+    ptt_start();
 }
 
 /* exit(): hand the exiting thread's events over; threads still running keep theirs, which the

@@ -21,6 +21,24 @@ int ptt_in_libstdcxx(uint64_t addr);
  * the process ends, whoever reaps it. */
 void ptt_announce(void);
 
+/* The pool PTT_SHM-style env names, if it is this session's (NULL: refused, said on stderr). */
+struct ptt_pool *ptt_pool_attach(const char *env);
+/* Record into ptt_pool, just attached: PROCESS_START, the modules. */
+void ptt_start(void);
+
+/* ptt trace -p (lib/got.c): point the modules' slots of interposed routines at libptt's, and
+ * put them back. */
+int ptt_got_patch(void);
+void ptt_got_restore(void);
+/* 1 while attached by ptt trace -p: modules loaded later are patched as they come. */
+extern int ptt_attached;
+/* The program's signal handlers back where libptt's trampoline is (lib/signal.c). */
+void ptt_signals_restore(void);
+/* Recording off for good: the masks read as nothing, the pool left alone. */
+void ptt_masks_off(void);
+/* Forget the modules recorded (a later attach records them again). */
+void ptt_modules_forget(void);
+
 /* Unlink the pool's name (ptt trace is gone and cannot). */
 void ptt_forget_pool(void);
 /* The pool's name, for ptt_forget_pool (set once attached). */

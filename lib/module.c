@@ -70,6 +70,11 @@ static int record(struct dl_phdr_info *info, size_t size, void *first)
     return 0;
 }
 
+void ptt_modules_forget(void)
+{
+    nseen = 0;
+}
+
 void ptt_record_modules(void)
 {
     int first = 1;
@@ -79,8 +84,11 @@ void ptt_record_modules(void)
 PTT_EXPORT void *dlopen(const char *file, int mode)
 {
     void *h = REAL(dlopen)(file, mode);
-    if (h && ptt_on())
+    if (h && ptt_on()) {
         ptt_record_modules();
+        if (ptt_attached) /* libptt came with dlopen itself: nothing binds to it */
+            ptt_got_patch();
+    }
     return h;
 }
 

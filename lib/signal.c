@@ -150,6 +150,25 @@ PTT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction 
     return r;
 }
 
+/* ptt trace -p detaches: the program's own handlers back in the kernel where the trampoline is,
+ * so that the program finds them there as it installed them. */
+void ptt_signals_restore(void)
+{
+    for (int sig = 1; sig < _NSIG; sig++) {
+        struct sigaction cur;
+        if (REAL(sigaction)(sig, NULL, &cur) || cur.sa_sigaction != trampoline)
+            continue;
+        int f = atomic_load(&app[sig].flags);
+        void *h = atomic_load(&app[sig].handler);
+        cur.sa_flags = (cur.sa_flags & ~SA_SIGINFO) | (f & SA_SIGINFO);
+        if (f & SA_SIGINFO)
+            cur.sa_sigaction = (void (*)(int, siginfo_t *, void *))h;
+        else
+            cur.sa_handler = (void (*)(int))h;
+        REAL(sigaction)(sig, &cur, NULL);
+    }
+}
+
 /* glibc's signal() calls its internal sigaction: catch it here, with signal()'s BSD semantics. */
 PTT_EXPORT sighandler_t signal(int sig, sighandler_t handler)
 {

@@ -16,6 +16,12 @@ _Atomic uint64_t *ptt_masks = no_masks;
 struct ptt_pool *ptt_pool;
 int ptt_pid;
 static char pool_name[64];
+int ptt_attached;
+
+void ptt_masks_off(void)
+{
+    ptt_masks = no_masks;
+}
 
 #define PTT_DEFINE_REAL(ret, name, params) ret(*ptt_real_##name) params;
 PTT_REAL_FUNCS(PTT_DEFINE_REAL)

@@ -68,11 +68,11 @@ struct ptt_names {
     struct proc *procs;
     size_t nprocs;
     struct ptt_hmap proc_index; /* pid -> 1 + its index in procs (a trace may hold 250,000) */
-    struct ptt_hmap threads; /* (pid, tid) -> name */
-    struct ptt_hmap objects; /* (pid, addr) -> the name the program gave (OBJECT_NAME) */
-    struct ptt_hmap derived; /* (pid, addr) -> --names', else symbol or site#N, also "no name" */
-    struct ptt_hmap dups;    /* (pid, name hash) -> objects derived that name so far */
-    struct seen_obj *order;  /* objects by first use (born), named in that order */
+    struct ptt_hmap threads;    /* (pid, tid) -> name */
+    struct ptt_hmap objects;    /* (pid, addr) -> the name the program gave (OBJECT_NAME) */
+    struct ptt_hmap derived;    /* (pid, addr) -> --names', else symbol or site#N, also "no name" */
+    struct ptt_hmap dups;       /* (pid, name hash) -> objects derived that name so far */
+    struct seen_obj *order;     /* objects by first use (born), named in that order */
     size_t norder, caporder, named;
     struct ptt_hmap code;     /* (pid, addr) -> "func (file:line)" */
     struct ptt_hmap sites;    /* (pid, addr) -> "file:line", num: in a system header */
@@ -403,6 +403,13 @@ void ptt_names_event(struct ptt_names *n, const struct ptt_ev *ev)
     }
     born(n, ev);
     switch (ev->id) {
+    case PTT_EV_THREAD_ATTACHED: { /* main keeps its name, as in a traced start */
+        uint64_t tid = ptt_ev_arg(ev, PTT_F(THREAD_ATTACHED, thread), 0);
+        if (tid && (int32_t)tid != ev->pid && ev->nargs > PTT_F(THREAD_ATTACHED, name))
+            name_thread(n, ev->pid, (int32_t)tid,
+                        arg_str(ev, PTT_F(THREAD_ATTACHED, name), s, sizeof s));
+        break;
+    }
     case PTT_EV_OBJECT_NAME:
         if (ev->nargs > PTT_F(OBJECT_NAME, name))
             map_set(&n->objects, ptt_key2((uint64_t)ev->pid, ev->args[PTT_F(OBJECT_NAME, object)]),

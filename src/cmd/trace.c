@@ -1,6 +1,7 @@
 /* ptt trace: create the pool, run the program with libptt preloaded, drain the pool into the
  * trace file until every process of the session has ended, and exit with the program's status. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -9,8 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -19,6 +22,7 @@
 #include "../../common/clock.h"
 #include "cmd/check.h"
 #include "cmd/cmds.h"
+#include "session/attach.h"
 #include "session/control.h"
 #include "session/daemon.h"
 #include "session/guardian.h"
@@ -217,6 +221,8 @@ struct trace_opts {
     unsigned max_files;
     const char *max_size_arg;
     char **prog;
+    pid_t pid;         /* -p: attach to it */
+    double duration_s; /* --duration (with -p) */
 };
 
 /* What ptt trace changed in its own process, given back to the program before exec. */
@@ -309,6 +315,20 @@ static int number_option(struct trace_opts *o, int c, const char *arg)
             return -1;
         }
         o->hang_ns = (uint64_t)(sec * 1e9);
+    } else if (c == 'p') {
+        long n = strtol(arg, &end, 10);
+        if (*end || n < 1 || n > INT_MAX) {
+            ptt_warn("trace", "-p %s: give the process id of a running program", arg);
+            return -1;
+        }
+        o->pid = (pid_t)n;
+    } else if (c == 'D') {
+        double sec = strtod(arg, &end);
+        if (*end || !(sec > 0) || sec > 1e7) {
+            ptt_warn("trace", "--duration=%s: give seconds, e.g. 10 or 0.5", arg);
+            return -1;
+        }
+        o->duration_s = sec;
     } else if (c == 'N') {
         long n = strtol(arg, &end, 10);
         if (*end || n < 1 || n > 1000000) {
@@ -413,12 +433,14 @@ static int trace_options(struct trace_opts *o, int argc, char **argv)
                                          {"check", no_argument, 0, 'C'},
                                          {"max-size", required_argument, 0, 'M'},
                                          {"max-files", required_argument, 0, 'N'},
+                                         {"pid", required_argument, 0, 'p'},
+                                         {"duration", required_argument, 0, 'D'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
     int c, bad = 0;
-    while (!bad && (c = getopt_long(argc, argv, "+o:qh", opts, NULL)) != -1) {
+    while (!bad && (c = getopt_long(argc, argv, "+o:p:qh", opts, NULL)) != -1) {
         switch (c) {
         case 'o': o->output = optarg; break;
         case 'e': o->events = optarg; break;
@@ -430,6 +452,8 @@ static int trace_options(struct trace_opts *o, int argc, char **argv)
         case 'c':
         case 'L': bad = word_option(o, c, optarg); break;
         case 'H':
+        case 'p':
+        case 'D':
         case 'N':
         case 'B': bad = number_option(o, c, optarg); break;
         case 'n': o->follow = 0; break;
@@ -449,7 +473,21 @@ static int trace_options(struct trace_opts *o, int argc, char **argv)
         ptt_warn("trace", "--kill-on-hang needs --hang-timeout=SECONDS");
         return TRACE_FAILED;
     }
-    if (optind >= argc) {
+    if (o->duration_s && !o->pid) {
+        ptt_warn("trace",
+                 "--duration needs -p PID (a program started by ptt trace runs to its end)");
+        return TRACE_FAILED;
+    }
+    if (o->pid && optind < argc) {
+        ptt_warn("trace", "-p %d attaches to a running program: give no PROGRAM", (int)o->pid);
+        return TRACE_FAILED;
+    }
+    if (o->pid && (o->flight_size || o->hang_ns || o->max_size || o->cfg.backtrace)) {
+        ptt_warn("trace", "-p: --flight-recorder, --hang-timeout, --max-size and --backtrace are "
+                          "not supported yet when attaching");
+        return TRACE_FAILED;
+    }
+    if (!o->pid && optind >= argc) {
         ptt_warn("trace", "no program to run; usage: ptt trace [-o FILE] -- PROGRAM [ARGS...]");
         return TRACE_FAILED;
     }
@@ -550,9 +588,8 @@ static int open_output(struct ptt_session *s, const struct trace_opts *o, double
         return -1;
     }
     s->d.out = &s->w;
-    s->info =
-        make_info(o->prog, o->cfg.clock_tsc, hz, s->d.pool, o->events ? o->events : "all but key",
-                  o->cfg.light);
+    s->info = make_info(o->prog, o->cfg.clock_tsc, hz, s->d.pool,
+                        o->events ? o->events : "all but key", o->cfg.light);
     if (!s->flight)
         ptt_writer_info(&s->w, s->info);
     ptt_session_clock(s);
@@ -656,6 +693,132 @@ static void add_pid_info(struct ptt_session *s)
         ptt_writer_info(&s->w, pidinfo);
 }
 
+static int check_after(const struct trace_opts *o, int code);
+
+/* The command line of process pid, as an argv (its name alone if unreadable). */
+static char **proc_argv(pid_t pid)
+{
+    static char buf[8192], *argv[512];
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[n] = 0;
+    unsigned k = 0;
+    for (size_t i = 0; i < n && k < 511; i += strlen(buf + i) + 1)
+        argv[k++] = buf + i;
+    if (!k) {
+        snprintf(buf, sizeof buf, "pid %d", (int)pid);
+        argv[k++] = buf;
+    }
+    argv[k] = NULL;
+    return argv;
+}
+
+/* The threads the process has at attach, with their names (THREAD_ATTACHED). */
+static void record_threads(struct ptt_session *s, pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        char cp[400], name[64] = "";
+        snprintf(cp, sizeof cp, "%s/%s/comm", path, e->d_name);
+        FILE *f = fopen(cp, "r");
+        if (!f)
+            continue;
+        if (!fgets(name, sizeof name, f))
+            name[0] = 0;
+        fclose(f);
+        name[strcspn(name, "\n")] = 0;
+        uint64_t a[1 + 8] = {(uint64_t)atoi(e->d_name)}; /* comm: 15 bytes at most */
+        memcpy(&a[1], name, strlen(name) + 1 < 64 ? strlen(name) + 1 : 63);
+        uint16_t id = PTT_EV_THREAD_ATTACHED;
+        unsigned n = 1 + (unsigned)(strlen(name) / 8 + 1);
+        ptt_daemon_events(&s->d, pid, 1, &id, &n, a);
+    }
+    if (d)
+        closedir(d);
+}
+
+/* As root, attached to another user's process: the pool is that user's (libptt takes only a
+ * pool of its own user, docs/security.md), still closed to everyone else. */
+static int give_pool(struct ptt_session *s, pid_t pid)
+{
+    char path[64];
+    struct stat st;
+    snprintf(path, sizeof path, "/proc/%d", (int)pid);
+    if (geteuid() != 0 || stat(path, &st) || st.st_uid == 0)
+        return 0;
+    int fd = shm_open(s->d.shm_name, O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0);
+    if (fd < 0 || fchown(fd, st.st_uid, st.st_gid)) {
+        ptt_warn("trace", "cannot give the pool to uid %u: %s", (unsigned)st.st_uid,
+                 strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    close(fd);
+    return 0;
+}
+
+/* ptt trace -p: the session's pool and file, then libptt loaded into the running process. */
+static int attach_session(struct trace_opts *o, const char *lib)
+{
+    static struct ptt_session s;
+    static struct ptt_attach a;
+    char err[1024];
+    double hz;
+    if (ptt_attach_check(o->pid, err, sizeof err)) {
+        ptt_warn("trace", "%s", err);
+        return TRACE_FAILED;
+    }
+    o->prog = proc_argv(o->pid);
+    if (create_pool(&s, o, &hz))
+        return TRACE_FAILED;
+    if (give_pool(&s, o->pid))
+        return undo(&s);
+    if (open_output(&s, o, hz))
+        return undo(&s);
+    open_control(&s);
+    sigset_t old;
+    block_signals(&old);
+    s.child = o->pid;
+    s.target_fd = (int)syscall(SYS_pidfd_open, o->pid, 0);
+    if (s.target_fd < 0) {
+        ptt_warn("trace", "cannot watch process %d: %s", (int)o->pid, strerror(errno));
+        return undo(&s);
+    }
+    if (ptt_attach(&a, o->pid, lib, s.d.env, err, sizeof err)) {
+        ptt_warn("trace", "%s", err);
+        close(s.target_fd);
+        if (s.rot)
+            ptt_rotate_undo(s.rot);
+        else
+            ptt_output_undo(o->output, &s.out);
+        if (s.parts_moved)
+            ptt_parts_restore(o->output, 0);
+        return undo(&s);
+    }
+    s.attach = &a;
+    record_threads(&s, o->pid);
+    if (o->duration_s)
+        s.deadline_ns = ptt_mono_ns() + (uint64_t)(o->duration_s * 1e9);
+    add_pid_info(&s);
+    if (!s.quiet)
+        fprintf(stderr, "ptt: session %s attached to process %d, records into %s\n", s.name,
+                (int)o->pid, s.output);
+    int code = ptt_session_run(&s);
+    close(s.target_fd);
+    free(s.info);
+    return check_after(o, code);
+}
+
 /* --check: the trace just written, checked; its findings on stderr after the summary. The
  * program's exit status stays, but a success becomes 1 when something was found. */
 static int check_after(const struct trace_opts *o, int code)
@@ -728,5 +891,5 @@ int cmd_trace(int argc, char **argv)
     }
     if (choose_output(&o))
         return TRACE_FAILED;
-    return trace_session(&o, lib, &saved);
+    return o.pid ? attach_session(&o, lib) : trace_session(&o, lib, &saved);
 }

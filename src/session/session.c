@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "../../common/clock.h"
+#include "session/attach.h"
 #include "session/control.h"
 #include "trace/events.h"
 #include "session/hang.h"
@@ -79,6 +80,9 @@ static void control(void *arg, const char *req, char *reply, size_t len)
                  (unsigned long long)(s->flight ? s->d.events : s->w.events),
                  (unsigned long long)atomic_load(&s->d.pool->lost), s->flight ? "on" : "off",
                  s->hangs);
+    } else if (s->attach && (!strcmp(req, "stop") || !strcmp(req, "detach"))) {
+        s->detach_asked = 1;
+        snprintf(reply, len, "ok: detaching from process %d\n", (int)s->child);
     } else if (!strcmp(req, "start") || !strcmp(req, "stop")) {
         s->stopped = req[2] == 'o';
         apply_masks(s);
@@ -349,9 +353,12 @@ static void wait_and_serve(struct ptt_session *s, struct loop *l, size_t n)
         struct signalfd_siginfo si;
         while (read(l->sfd, &si, sizeof si) == sizeof si) {
             /* A terminal's signal reached the program already; pass on those sent to us, but a
-             * writer's wake-up. */
-            if (si.ssi_signo != SIGCHLD && si.ssi_signo != SIGURG && !s->child_done &&
-                (si.ssi_code <= 0 || si.ssi_pid != 0))
+             * writer's wake-up (SIGURG); attached, such a signal means detach. */
+            if (si.ssi_signo == SIGCHLD || si.ssi_signo == SIGURG)
+                continue;
+            if (s->attach) /* not ours to forward: detach */
+                s->detach_asked = 1;
+            else if (!s->child_done && (si.ssi_code <= 0 || si.ssi_pid != 0))
                 kill(s->child, (int)si.ssi_signo);
         }
     }
@@ -359,12 +366,66 @@ static void wait_and_serve(struct ptt_session *s, struct loop *l, size_t n)
         ptt_ctl_step(l->ctl, fds + 2, nfds - 2);
 }
 
+/* ptt trace -p: recording stopped in the process, the pool drained (what threads were writing
+ * settles meanwhile), then every thread's state cleared and the pool unmapped there. */
+static int target_ended(struct ptt_session *s)
+{
+    struct pollfd p = {s->target_fd, POLLIN, 0};
+    return s->target_fd < 0 || poll(&p, 1, 0) > 0;
+}
+
+/* A detach that failed because the process ended meanwhile did not fail. */
+static void detach_failed(struct ptt_session *s, const char *err)
+{
+    if (target_ended(s)) {
+        s->child_done = 1;
+        return;
+    }
+    ptt_warn("trace", "detaching: %s", err);
+    s->detach_failed = 1;
+}
+
+static void detach(struct ptt_session *s)
+{
+    char err[512];
+    if (ptt_attach_stop(s->attach, err, sizeof err)) {
+        detach_failed(s, err);
+        return;
+    }
+    for (int i = 0; i < 10; i++) { /* 50 ms with the pool served */
+        ptt_daemon_drain(&s->d, PTT_DRAIN_READY);
+        atomic_fetch_add_explicit(&s->d.pool->heartbeat, 1, memory_order_relaxed);
+        struct timespec d = {0, 5000000};
+        nanosleep(&d, NULL);
+    }
+    if (ptt_attach_release(s->attach, err, sizeof err))
+        detach_failed(s, err);
+    else if (!s->quiet)
+        fprintf(stderr, "ptt: detached from process %d\n", (int)s->child);
+}
+
+/* ptt trace -p: 1 once the session is over (detached, or the process ended). */
+static int attach_step(struct ptt_session *s)
+{
+    if (s->procs)
+        ptt_procs_step(s->procs, ended, s);
+    if (target_ended(s)) {
+        s->child_done = 1; /* the process ended while attached */
+        return 1;
+    }
+    if (s->detach_asked || (s->deadline_ns && ptt_mono_ns() >= s->deadline_ns)) {
+        detach(s);
+        return 1;
+    }
+    return 0;
+}
+
 /* One turn of the loop; 1 once every process of the session has ended. */
 static int loop_step(struct ptt_session *s, struct loop *l)
 {
     size_t n = ptt_daemon_drain(&s->d, PTT_DRAIN_READY);
     atomic_fetch_add_explicit(&s->d.pool->heartbeat, 1, memory_order_relaxed);
-    if (reap(s))
+    if (s->attach ? attach_step(s) : reap(s))
         return 1;
     timed(s, l, n);
     wait_and_serve(s, l, n);
@@ -397,6 +458,8 @@ static void save(struct ptt_session *s, struct totals *t)
     t->wait_ns = atomic_load(&s->d.pool->wait_ns);
     t->waits = atomic_load(&s->d.pool->waits);
     t->code = s->exec_errno ? (s->exec_errno == ENOENT ? 127 : 126) : status_code(s->child_status);
+    if (s->attach) /* the process is not ours: its status is its own business */
+        t->code = s->detach_failed ? PTT_TRACE_FAILED : 0;
     t->end = (struct ptt_rec_end){.events = s->d.events,
                                   .bytes = s->d.bytes,
                                   .lost = t->lost,

@@ -44,6 +44,12 @@ struct ptt_session {
     uint64_t hang_ns; /* --hang-timeout; 0: off */
     int kill_on_hang;
     int hangs; /* hangs reported */
+    /* ptt trace -p: the process attached (NULL: a program ptt trace started) */
+    struct ptt_attach *attach;
+    int target_fd;        /* a pidfd of it: readable once it has ended */
+    int detach_asked;     /* a signal or ptt ctl stop: detach */
+    uint64_t deadline_ns; /* --duration: detach then (monotonic; 0: none) */
+    int detach_failed;
 };
 
 /* Record a clock calibration point (file or window). */

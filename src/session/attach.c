@@ -1,0 +1,638 @@
+/* ptt trace -p on x86-64: every thread of the process stopped with PTRACE_SEIZE and
+ * PTRACE_INTERRUPT, one of them made to call dlopen(libptt) and libptt's ptt_attach_start, with
+ * its registers (and vector state) saved before and put back after; the call returns to address
+ * 0, whose fault stops it for us (docs/attach.md). */
+#define _GNU_SOURCE
+#include "session/attach.h"
+
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_TIDS 4096
+
+struct stopped {
+    pid_t pid;
+    int n;
+    pid_t tids[MAX_TIDS];
+    int sig[MAX_TIDS]; /* a signal it was stopped with, delivered when it runs again */
+};
+
+/* The signal of a signal-delivery stop (0: a stop of ptrace's own, an interrupt or group stop). */
+static int stop_signal(int status)
+{
+    return WIFSTOPPED(status) && (status >> 16) == 0 ? WSTOPSIG(status) : 0;
+}
+
+static __attribute__((format(printf, 3, 4))) int fail(char *err, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, len, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* A line "Key:\tvalue" of /proc/PID/status, as a number (-1: none). */
+static long status_field(pid_t pid, const char *key)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "r");
+    long v = -1;
+    size_t kl = strlen(key);
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, key, kl) && line[kl] == ':') {
+            v = strtol(line + kl + 1, NULL, 10);
+            break;
+        }
+    if (f)
+        fclose(f);
+    return v;
+}
+
+/* The lowest address where a file whose path ends with one of the names is mapped, and its path
+ * (0: none). */
+static uint64_t map_base(pid_t pid, const char *const *ends, char *path, size_t len)
+{
+    char mp[64], line[4096 + 128];
+    snprintf(mp, sizeof mp, "/proc/%d/maps", (int)pid);
+    FILE *f = fopen(mp, "r");
+    uint64_t best = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        unsigned long long lo;
+        int off = 0;
+        if (sscanf(line, "%llx-%*x %*s %*x %*s %*u %n", &lo, &off) != 1 || !off || line[off] != '/')
+            continue;
+        char *p = line + off;
+        p[strcspn(p, "\n")] = 0;
+        const char *base = strrchr(p, '/') + 1;
+        for (const char *const *e = ends; *e; e++) {
+            size_t el = strlen(*e), pl = strlen(base);
+            int match = (*e)[el - 1] == '*' ? !strncmp(base, *e, el - 1) : !strcmp(base, *e);
+            (void)pl;
+            if (match && (!best || lo < best)) {
+                best = lo;
+                snprintf(path, len, "%s", p);
+            }
+        }
+    }
+    if (f)
+        fclose(f);
+    return best;
+}
+
+/* The value of a defined dynamic symbol of an ELF file (0: none), and its machine. */
+static uint64_t elf_sym(const char *file, const char *name, int *machine)
+{
+    int fd = open(file, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
+        if (fd >= 0)
+            close(fd);
+        return 0;
+    }
+    char *m = malloc((size_t)st.st_size);
+    ssize_t got = m ? pread(fd, m, (size_t)st.st_size, 0) : -1;
+    close(fd);
+    uint64_t v = 0;
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)m;
+    if (got != st.st_size || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
+        eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+        eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) > (uint64_t)st.st_size) {
+        free(m);
+        return 0;
+    }
+    if (machine)
+        *machine = eh->e_machine;
+    const Elf64_Shdr *sh = (const Elf64_Shdr *)(m + eh->e_shoff);
+    for (unsigned i = 0; i < eh->e_shnum && !v; i++) {
+        if (sh[i].sh_type != SHT_DYNSYM || sh[i].sh_link >= eh->e_shnum)
+            continue;
+        const Elf64_Shdr *str = &sh[sh[i].sh_link];
+        if (sh[i].sh_offset + sh[i].sh_size > (uint64_t)st.st_size ||
+            str->sh_offset + str->sh_size > (uint64_t)st.st_size)
+            break;
+        const Elf64_Sym *sym = (const Elf64_Sym *)(m + sh[i].sh_offset);
+        for (size_t k = 0; k < sh[i].sh_size / sizeof *sym; k++)
+            if (sym[k].st_shndx != SHN_UNDEF && sym[k].st_value && sym[k].st_name < str->sh_size &&
+                !strcmp(m + str->sh_offset + sym[k].st_name, name)) {
+                v = sym[k].st_value;
+                break;
+            }
+    }
+    free(m);
+    return v;
+}
+
+static int machine_of(pid_t pid)
+{
+    char exe[64];
+    snprintf(exe, sizeof exe, "/proc/%d/exe", (int)pid);
+    int fd = open(exe, O_RDONLY | O_CLOEXEC);
+    Elf64_Ehdr eh;
+    ssize_t n = fd >= 0 ? pread(fd, &eh, sizeof eh, 0) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n < (ssize_t)sizeof eh || memcmp(eh.e_ident, ELFMAG, SELFMAG))
+        return -1;
+    return eh.e_ident[EI_CLASS] == ELFCLASS64 ? eh.e_machine : 0;
+}
+
+static const char *const libc_names[] = {"libc.so.6", "libc-2.*", NULL};
+
+int ptt_attach_check(pid_t pid, char *err, size_t len)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d", (int)pid);
+    struct stat st;
+    if (pid <= 0 || stat(path, &st))
+        return fail(err, len, "no process %d", (int)pid);
+    if (pid == getpid())
+        return fail(err, len, "process %d is ptt trace itself", (int)pid);
+#ifndef __x86_64__
+    return fail(err, len, "attaching is supported on x86-64 only");
+#endif
+    if (getuid() != 0 && st.st_uid != getuid())
+        return fail(err, len,
+                    "process %d belongs to another user (uid %u): ptt trace -p attaches to your "
+                    "own processes (any, as root)",
+                    (int)pid, (unsigned)st.st_uid);
+    long tracer = status_field(pid, "TracerPid");
+    if (tracer > 0)
+        return fail(err, len, "process %d is already traced (by process %ld)", (int)pid, tracer);
+    int mach = machine_of(pid);
+    if (mach < 0)
+        return fail(err, len, "cannot read the program of process %d: %s", (int)pid,
+                    strerror(errno ? errno : EACCES));
+    if (mach != EM_X86_64)
+        return fail(err, len,
+                    "process %d is not an x86-64 program: attaching is supported on "
+                    "x86-64 only",
+                    (int)pid);
+    char lc[PATH_MAX];
+    if (!map_base(pid, libc_names, lc, sizeof lc))
+        return fail(err, len,
+                    "process %d has no shared C library (statically linked?): libptt cannot be "
+                    "loaded into it; run it under ptt trace -- PROGRAM",
+                    (int)pid);
+    return 0;
+}
+
+static int list_tids(pid_t pid, pid_t *tids, int max)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    int n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)) && n < max)
+        if (e->d_name[0] != '.')
+            tids[n++] = atoi(e->d_name);
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static const char *why_refused(int e)
+{
+    if (e != EPERM)
+        return strerror(e);
+    FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "r");
+    int scope = 0;
+    if (f) {
+        if (fscanf(f, "%d", &scope) != 1)
+            scope = 0;
+        fclose(f);
+    }
+    if (scope >= 1 && getuid() != 0)
+        return "ptrace is forbidden by Yama (kernel.yama.ptrace_scope >= 1: run as root, or set "
+               "it to 0)";
+    return "ptrace is not permitted (another user's process, a setuid program, or no "
+           "CAP_SYS_PTRACE here)";
+}
+
+/* Wait for a thread's stop (ptrace-stop of any kind); 0 once stopped, -1 if it is gone. */
+static int wait_stop(pid_t tid, int *status)
+{
+    for (;;) {
+        pid_t r = waitpid(tid, status, __WALL);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0 || WIFEXITED(*status) || WIFSIGNALED(*status))
+            return -1;
+        if (WIFSTOPPED(*status))
+            return 0;
+    }
+}
+
+static void resume_all(struct stopped *s)
+{
+    for (int i = 0; i < s->n; i++)
+        ptrace(PTRACE_DETACH, s->tids[i], 0, (void *)(intptr_t)s->sig[i]);
+    s->n = 0;
+}
+
+/* Seize and stop every thread, again until no thread appeared meanwhile. */
+static int stop_all(struct stopped *s, pid_t pid, char *err, size_t len)
+{
+    s->pid = pid;
+    s->n = 0;
+    for (int added = 1; added;) {
+        pid_t tids[MAX_TIDS];
+        int n = list_tids(pid, tids, MAX_TIDS);
+        added = 0;
+        for (int i = 0; i < n; i++) {
+            int k = 0;
+            while (k < s->n && s->tids[k] != tids[i])
+                k++;
+            if (k < s->n || s->n == MAX_TIDS)
+                continue;
+            if (ptrace(PTRACE_SEIZE, tids[i], 0, 0)) {
+                if (errno == ESRCH)
+                    continue; /* it ended meanwhile */
+                int e = errno;
+                resume_all(s);
+                return fail(err, len, "cannot attach to process %d: %s", (int)pid, why_refused(e));
+            }
+            int st;
+            if (ptrace(PTRACE_INTERRUPT, tids[i], 0, 0) || wait_stop(tids[i], &st)) {
+                ptrace(PTRACE_DETACH, tids[i], 0, 0);
+                continue;
+            }
+            s->sig[s->n] = stop_signal(st);
+            s->tids[s->n++] = tids[i];
+            added = 1;
+        }
+    }
+    if (!s->n)
+        return fail(err, len, "process %d has no thread left to attach to", (int)pid);
+    return 0;
+}
+
+static int mem_io(pid_t pid, uint64_t addr, void *buf, size_t n, int write)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/mem", (int)pid);
+    int fd = open(path, (write ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t r = write ? pwrite(fd, buf, n, (off_t)addr) : pread(fd, buf, n, (off_t)addr);
+    close(fd);
+    return r == (ssize_t)n ? 0 : -1;
+}
+
+struct saved {
+    struct user_regs_struct regs;
+    char xstate[16384];
+    struct iovec xv;
+};
+
+static int save_regs(pid_t tid, struct saved *sv)
+{
+    sv->xv = (struct iovec){sv->xstate, sizeof sv->xstate};
+    if (ptrace(PTRACE_GETREGS, tid, 0, &sv->regs))
+        return -1;
+    if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_X86_XSTATE, &sv->xv)) {
+        sv->xv.iov_len = sizeof(struct user_fpregs_struct);
+        if (ptrace(PTRACE_GETFPREGS, tid, 0, sv->xstate))
+            return -1;
+        sv->xv.iov_base = NULL; /* only the legacy state: put back with SETFPREGS */
+    }
+    return 0;
+}
+
+static void restore_regs(pid_t tid, struct saved *sv)
+{
+    ptrace(PTRACE_SETREGS, tid, 0, &sv->regs);
+    if (sv->xv.iov_base)
+        ptrace(PTRACE_SETREGSET, tid, (void *)NT_X86_XSTATE, &sv->xv);
+    else
+        ptrace(PTRACE_SETFPREGS, tid, 0, sv->xstate);
+}
+
+/* Let the other threads run (with the signals they were stopped with), or stop them again. */
+static void others(struct stopped *s, pid_t tid, int run)
+{
+    for (int i = 0; i < s->n; i++) {
+        int st;
+        if (s->tids[i] == tid)
+            continue;
+        if (run) {
+            ptrace(PTRACE_CONT, s->tids[i], 0, (void *)(intptr_t)s->sig[i]);
+            s->sig[i] = 0;
+        } else if (!ptrace(PTRACE_INTERRUPT, s->tids[i], 0, 0) && !wait_stop(s->tids[i], &st)) {
+            s->sig[i] = stop_signal(st);
+        }
+    }
+}
+
+/* Whether the thread's stop is the end of the call (its return to address 0): 1; 0 it is not
+ * (ptrace's own stops are passed over, the program's signals delivered); -1 the call failed. */
+static int call_done(pid_t tid, int status)
+{
+    struct user_regs_struct r;
+    if (WIFEXITED(status) || WIFSIGNALED(status) || ptrace(PTRACE_GETREGS, tid, 0, &r))
+        return -1;
+    int sig = stop_signal(status);
+    if (sig == SIGSEGV && r.rip == 0)
+        return 1;
+    if (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE)
+        return -1; /* a fault in the call: not delivered (the registers are put back) */
+    return ptrace(PTRACE_CONT, tid, 0, (void *)(intptr_t)sig) ? -1 : 0;
+}
+
+/* Wait for the call's end. After a second, the other threads run too: one of them may hold a
+ * lock the call needs. */
+static int wait_call(struct stopped *s, pid_t tid, int *status)
+{
+    struct timespec t0, now, d = {0, 1000000};
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int others_run = 0, done = 0;
+    while (!done) {
+        pid_t r = waitpid(tid, status, __WALL | WNOHANG);
+        if (r == tid && (done = call_done(tid, *status)) < 0)
+            break;
+        if (r < 0 && errno != EINTR)
+            return -1;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (!others_run && now.tv_sec - t0.tv_sec >= 1) {
+            others(s, tid, 1);
+            others_run = 1;
+        }
+        if (!done && r != tid)
+            nanosleep(&d, NULL);
+    }
+    if (others_run) /* stopped again, as they were */
+        others(s, tid, 0);
+    return done > 0 ? 0 : -1;
+}
+
+/* Make thread tid call fn(a[0], a[1]) with data copied below its stack (a[i] is an offset into
+ * the data where bit i of rel is set); the data (results) are read back; *ret: the call's rax. */
+static int call_in(struct stopped *s, pid_t tid, uint64_t fn, const uint64_t a[2], unsigned rel,
+                   void *data, size_t n, int64_t *ret, char *err, size_t len)
+{
+    struct saved sv;
+    if (save_regs(tid, &sv))
+        return fail(err, len, "cannot read the registers of thread %d: %s", (int)tid,
+                    strerror(errno));
+    struct user_regs_struct r = sv.regs;
+    uint64_t area = ((sv.regs.rsp - 1024 - n) & ~(uint64_t)15); /* below the red zone */
+    uint64_t sp = area - 16, zero = 0;                          /* the return address: 0 */
+    if (n && mem_io(s->pid, area, data, n, 1))
+        return fail(err, len, "cannot write into process %d: %s", (int)s->pid, strerror(errno));
+    if (mem_io(s->pid, sp + 8, &zero, 8, 1))
+        return fail(err, len, "cannot write into process %d: %s", (int)s->pid, strerror(errno));
+    r.rsp = sp + 8; /* as after a call: rsp + 8 aligned on 16 */
+    r.rip = fn;
+    r.rdi = a[0] + (rel & 1 ? area : 0);
+    r.rsi = a[1] + (rel & 2 ? area : 0);
+    r.rax = 0;
+    r.orig_rax = (uint64_t)-1; /* no system call to restart under our call */
+    int st = 0;
+    if (ptrace(PTRACE_SETREGS, tid, 0, &r) || ptrace(PTRACE_CONT, tid, 0, 0)) {
+        restore_regs(tid, &sv);
+        return fail(err, len, "the call in process %d failed: %s", (int)s->pid, strerror(errno));
+    }
+    int ok = !wait_call(s, tid, &st);
+    struct user_regs_struct after = {0};
+    ptrace(PTRACE_GETREGS, tid, 0, &after);
+    if (ok && n)
+        mem_io(s->pid, area, data, n, 0);
+    restore_regs(tid, &sv);
+    if (!ok)
+        return fail(err, len, "the call in process %d stopped at 0x%llx (signal %d)", (int)s->pid,
+                    (unsigned long long)after.rip, WIFSTOPPED(st) ? WSTOPSIG(st) : 0);
+    *ret = (int64_t)after.rax;
+    return 0;
+}
+
+/* The thread to run calls in: the main one if it is there. */
+static pid_t caller(const struct stopped *s)
+{
+    for (int i = 0; i < s->n; i++)
+        if (s->tids[i] == s->pid)
+            return s->pid;
+    return s->tids[0];
+}
+
+/* Address of symbol name of libptt in the process (libptt mapped at a->lib_base). */
+static uint64_t lib_sym(const struct ptt_attach *a, const char *name)
+{
+    uint64_t v = elf_sym(a->lib, name, NULL);
+    return v ? a->lib_base + v : 0;
+}
+
+static int load_lib(struct ptt_attach *a, struct stopped *s, char *err, size_t len)
+{
+    char libc[PATH_MAX];
+    uint64_t base = map_base(a->pid, libc_names, libc, sizeof libc);
+    uint64_t dl = base ? elf_sym(libc, "dlopen", NULL) : 0;
+    if (!dl && base)
+        dl = elf_sym(libc, "__libc_dlopen_mode", NULL);
+    if (!dl)
+        return fail(err, len, "cannot find dlopen in %s", base ? libc : "the process");
+    int64_t h;
+    uint64_t args[2] = {0, 2 /* RTLD_NOW */};
+    if (call_in(s, caller(s), base + dl, args, 1, a->lib, strlen(a->lib) + 1, &h, err, len))
+        return -1;
+    if (!h) {
+        char why[256] = "";
+        uint64_t de = elf_sym(libc, "dlerror", NULL), none[2] = {0, 0};
+        int64_t msg = 0;
+        if (de && !call_in(s, caller(s), base + de, none, 0, NULL, 0, &msg, err, len) && msg)
+            mem_io(a->pid, (uint64_t)msg, why, sizeof why - 1, 0);
+        return fail(err, len, "process %d could not load %s%s%s", (int)a->pid, a->lib,
+                    why[0] ? ": " : "", why);
+    }
+    a->handle = (uint64_t)h;
+    a->libc_base = base;
+    snprintf(a->libc, sizeof a->libc, "%s", libc);
+    const char *slash = strrchr(a->lib, '/');
+    const char *names[] = {slash ? slash + 1 : a->lib, NULL};
+    char mapped[PATH_MAX];
+    a->lib_base = map_base(a->pid, names, mapped, sizeof mapped);
+    if (!a->lib_base)
+        return fail(err, len, "libptt is not mapped in process %d after loading", (int)a->pid);
+    return 0;
+}
+
+/* libptt's entry points in the process, and its start there. */
+static int start_lib(struct ptt_attach *a, struct stopped *s, const char *env, char *err,
+                     size_t len)
+{
+    uint64_t start = lib_sym(a, "ptt_attach_start");
+    a->stop_fn = lib_sym(a, "ptt_attach_stop");
+    a->release_fn = lib_sym(a, "ptt_attach_release");
+    if (!start || !a->stop_fn || !a->release_fn)
+        return fail(err, len, "%s has no ptt_attach_start (another version of libptt?)", a->lib);
+    struct {
+        int64_t out[3];
+        char env[256];
+    } d = {{0, 0, 0}, ""};
+    snprintf(d.env, sizeof d.env, "%s", env);
+    uint64_t args[2] = {offsetof(__typeof__(d), env), 0};
+    int64_t r;
+    if (call_in(s, caller(s), start, args, 3, &d, sizeof d, &r, err, len))
+        return -1;
+    memcpy(a->tls, d.out, sizeof a->tls);
+    if ((int)r == -2)
+        return -2;
+    if ((int)r != 0)
+        return fail(err, len, "libptt could not start in process %d (traced by ptt trace already?)",
+                    (int)a->pid);
+    return 0;
+}
+
+/* libptt loaded but not started: unloaded again, the process as it was. */
+static void unload(struct ptt_attach *a, struct stopped *s)
+{
+    uint64_t dc = elf_sym(a->libc, "dlclose", NULL), args[2] = {a->handle, 0};
+    int64_t r;
+    char err[256];
+    if (dc)
+        call_in(s, caller(s), a->libc_base + dc, args, 0, NULL, 0, &r, err, sizeof err);
+}
+
+int ptt_attach(struct ptt_attach *a, pid_t pid, const char *lib, const char *env, char *err,
+               size_t len)
+{
+    static struct stopped s;
+    memset(a, 0, sizeof *a);
+    a->pid = pid;
+    if (!realpath(lib, a->lib))
+        return fail(err, len, "cannot find %s: %s", lib, strerror(errno));
+    if (stop_all(&s, pid, err, len))
+        return -1;
+    int r = load_lib(a, &s, err, len);
+    if (!r && (r = start_lib(a, &s, env, err, len)) == -2) {
+        /* A killed ptt trace's libptt still attached: taken out first, then started afresh. */
+        resume_all(&s);
+        if (ptt_attach_stop(a, err, len) || ptt_attach_release(a, err, len) ||
+            stop_all(&s, pid, err, len))
+            return -1;
+        r = start_lib(a, &s, env, err, len);
+    }
+    if (r)
+        unload(a, &s);
+    resume_all(&s);
+    return r ? -1 : 0;
+}
+
+/* Whether libptt is still where it was loaded: a process that executed another program since
+ * has nothing of it left (and its addresses mean nothing there). */
+static int still_loaded(const struct ptt_attach *a)
+{
+    const char *slash = strrchr(a->lib, '/');
+    const char *names[] = {slash ? slash + 1 : a->lib, NULL};
+    char mapped[PATH_MAX];
+    return map_base(a->pid, names, mapped, sizeof mapped) == a->lib_base;
+}
+
+int ptt_attach_stop(struct ptt_attach *a, char *err, size_t len)
+{
+    static struct stopped s;
+    if (stop_all(&s, a->pid, err, len))
+        return -1;
+    if (!still_loaded(a)) {
+        resume_all(&s);
+        a->exec = 1;
+        return 0;
+    }
+    uint64_t args[2] = {0, 0};
+    int64_t r = 0;
+    int rc = call_in(&s, caller(&s), a->stop_fn, args, 0, NULL, 0, &r, err, len);
+    resume_all(&s);
+    if (!rc && r)
+        rc = fail(err, len, "libptt in process %d was not recording", (int)a->pid);
+    return rc;
+}
+
+/* Whether a thread is inside libptt now: in an event (its nest count), or its code. */
+static int busy(const struct ptt_attach *a, pid_t pid, pid_t tid, uint64_t lib_lo, uint64_t lib_hi)
+{
+    struct user_regs_struct r;
+    uint32_t nest = 0;
+    if (ptrace(PTRACE_GETREGS, tid, 0, &r))
+        return 0;
+    if (r.rip >= lib_lo && r.rip < lib_hi)
+        return 1;
+    mem_io(pid, r.fs_base + (uint64_t)a->tls[0] + (uint64_t)a->tls[2], &nest, sizeof nest, 0);
+    return nest != 0;
+}
+
+/* Clear a thread's recording state: it starts afresh at the next attach. */
+static void clear(const struct ptt_attach *a, pid_t pid, pid_t tid)
+{
+    struct user_regs_struct r;
+    char zero[1024] = {0};
+    if (!ptrace(PTRACE_GETREGS, tid, 0, &r) && a->tls[1] > 0 && a->tls[1] <= (int64_t)sizeof zero)
+        mem_io(pid, r.fs_base + (uint64_t)a->tls[0], zero, (size_t)a->tls[1], 1);
+}
+
+/* The end of libptt's mapping that starts at its base. */
+static uint64_t lib_end(const struct ptt_attach *a)
+{
+    char mp[64], line[4096 + 128];
+    snprintf(mp, sizeof mp, "/proc/%d/maps", (int)a->pid);
+    FILE *f = fopen(mp, "r");
+    uint64_t end = a->lib_base;
+    while (f && fgets(line, sizeof line, f)) {
+        unsigned long long lo, hi;
+        if (sscanf(line, "%llx-%llx", &lo, &hi) == 2 && strstr(line, a->lib) && hi > end)
+            end = hi;
+    }
+    if (f)
+        fclose(f);
+    return end;
+}
+
+int ptt_attach_release(struct ptt_attach *a, char *err, size_t len)
+{
+    static struct stopped s;
+    if (a->exec)
+        return 0; /* nothing of libptt left to release */
+    uint64_t hi = lib_end(a);
+    for (int tries = 0;; tries++) {
+        if (stop_all(&s, a->pid, err, len))
+            return -1;
+        int any = 0;
+        for (int i = 0; i < s.n && !any; i++)
+            any = busy(a, a->pid, s.tids[i], a->lib_base, hi);
+        if (!any)
+            break;
+        resume_all(&s);
+        if (tries == 100)
+            return fail(err, len,
+                        "a thread of process %d stays inside libptt: its pool stays "
+                        "mapped",
+                        (int)a->pid);
+        struct timespec d = {0, 10000000};
+        nanosleep(&d, NULL);
+    }
+    for (int i = 0; i < s.n; i++)
+        clear(a, a->pid, s.tids[i]);
+    uint64_t args[2] = {0, 0};
+    int64_t r = 0;
+    int rc = call_in(&s, caller(&s), a->release_fn, args, 0, NULL, 0, &r, err, len);
+    resume_all(&s);
+    if (!rc && r)
+        rc = fail(err, len, "libptt in process %d had no pool to release", (int)a->pid);
+    return rc;
+}

@@ -1,0 +1,288 @@
+"""ptt trace -p PID (docs/attach.md): attached to a running lock loop (tests/progs/attach_loop.c,
+which counts its own lock calls between a "go" and a "pause"), the trace holds exactly the calls
+made while attached, with their call sites; after the detach (Ctrl-C, ptt ctl stop, --duration)
+the program runs on as before: same threads, descriptors, no pool mapped, the right result. Also
+twice in a row, ptt trace killed while attached, the program ending while attached, and refusals
+that leave the target untouched."""
+
+import ctypes
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import PTT, prog, run, summary_counts
+from robust_util import Live, ctl_ok
+
+ATTACHED_RE = re.compile(r"^ptt: session (ptt-\d+-\d+) attached to process (\d+), records into")
+CALLS = ("MUTEX_LOCK_IN", "MUTEX_LOCK_OUT", "MUTEX_UNLOCK_IN", "MUTEX_UNLOCK_OUT")
+
+
+def ptrace_permitted():
+    """Whether this process may ptrace a child of its own (PTRACE_SEIZE, then detach)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    child = subprocess.Popen(["sleep", "30"])
+    try:
+        if libc.ptrace(0x4206, child.pid, None, None) != 0:  # PTRACE_SEIZE
+            return os.strerror(ctypes.get_errno())
+        libc.ptrace(17, child.pid, None, None)  # PTRACE_DETACH
+        return None
+    finally:
+        child.kill()
+        child.wait()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def need_ptrace():
+    why = ptrace_permitted()
+    if why:
+        pytest.skip(f"ptrace is not permitted here ({why}): ptt trace -p cannot attach")
+
+
+class Loop:
+    """attach_loop running in the background, driven by its commands."""
+
+    def __init__(self, prefix=()):
+        self.live = Live([], tool=[*prefix, prog("attach_loop")])
+        self.pid = int(self.live.value("pid"))
+        self.live.value("ready")
+        time.sleep(0.05)
+        self.before = self.state()
+
+    def phase(self, seconds):
+        """The workers run for that long; the lock calls they made."""
+        self.live.send("go")
+        self.live.value("going")
+        time.sleep(seconds)
+        self.live.send("pause")
+        return int(self.live.value("locks"))
+
+    def state(self):
+        """What must be as before after a detach: threads, descriptors, no pool mapped."""
+        fds = sorted(os.readlink(f"/proc/{self.pid}/fd/{f}") for f in os.listdir(f"/proc/{self.pid}/fd"))
+        tasks = len(os.listdir(f"/proc/{self.pid}/task"))
+        with open(f"/proc/{self.pid}/maps") as f:
+            pools = [line for line in f if "/dev/shm/" in line or "ptt-" in line.split("/")[-1]]
+        return fds, tasks, pools
+
+    def finish(self):
+        self.live.send("quit")
+        total = int(self.live.value("total"))
+        assert self.live.value("ok") == "1"
+        self.live.p.stdin.close()
+        assert self.live.p.wait(timeout=60) == 0
+        return total
+
+
+class Attach:
+    """ptt trace -p PID running in the background."""
+
+    def __init__(self, pid, path, opts=()):
+        self.path = path
+        self.p = subprocess.Popen([str(PTT), "trace", "-p", str(pid), "-o", str(path), *opts],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = self.p.stderr.readline()
+        m = ATTACHED_RE.match(line)
+        assert m, f"ptt trace -p: {line}{self.p.stderr.read() if self.p.poll() is not None else ''}"
+        assert int(m[2]) == pid
+        self.session = m[1]
+
+    def end(self, how=signal.SIGINT):
+        if how is not None:
+            self.p.send_signal(how)
+        out, err = self.p.communicate(timeout=60)
+        return self.p.returncode, err
+
+
+def first_lines(path, lines):
+    """The first lines of ptt view's sentences for the lock and unlock calls (a trace of millions
+    of events is not read whole)."""
+    p = subprocess.Popen([str(PTT), "view", "--event=MUTEX_LOCK_IN,MUTEX_UNLOCK_IN", str(path)],
+                         stdout=subprocess.PIPE, text=True)
+    text = "".join(p.stdout.readline() for _ in range(lines))
+    p.kill()
+    p.wait()
+    return text
+
+
+def sites(path):
+    """The call sites of the first lock and unlock calls of the trace."""
+    return set(re.findall(r"at (attach_loop\.c:\d+)\.", first_lines(path, 200)))
+
+
+def check_trace(path, n):
+    """Exactly the n lock calls made while attached, named by their sites in attach_loop.c."""
+    counts, _head = summary_counts(path)
+    assert {name: counts[name] for name in CALLS} == {name: n for name in CALLS}
+    assert counts["PROCESS_START"] == 1
+    assert counts["THREAD_ATTACHED"] == 3  # main and the two workers, as they were at attach
+    assert len(sites(path)) == 2  # the lock and the unlock of the loop, by their lines
+    threads = set(re.findall(r"Thread (\S+) \(\d+\) enters", first_lines(path, 400)))
+    assert threads <= {"attach_loop", "attach_loop#2"} and threads, threads
+
+
+def test_attach_record_detach(tmp_path):
+    loop = Loop()
+    loop.phase(0.2)
+    a = Attach(loop.pid, tmp_path / "t.ptt")
+    n = loop.phase(1)
+    loop.live.send("handler")
+    assert loop.live.value("handled") == "1"
+    rc, err = a.end()
+    assert rc == 0, err
+    assert f"ptt: detached from process {loop.pid}" in err
+    assert loop.state() == loop.before
+    loop.live.send("query")  # the handler installed while attached, found as installed
+    assert loop.live.value("handler_ours") == "1"
+    assert loop.phase(0.2) > 0
+    loop.finish()
+    check_trace(tmp_path / "t.ptt", n)
+    counts, _head = summary_counts(tmp_path / "t.ptt")
+    assert (counts["SIGNAL_DELIVERED"], counts["SIGNAL_HANDLED"]) == (1, 1)  # libptt wrapped it
+
+
+def test_attach_twice(tmp_path):
+    """Detached by ptt ctl stop, then by --duration; each trace holds its own phase's calls."""
+    loop = Loop()
+    a = Attach(loop.pid, tmp_path / "1.ptt")
+    n1 = loop.phase(0.5)
+    assert ctl_ok(a.session, "stop").startswith("ok: detaching")
+    rc, err = a.end(None)
+    assert rc == 0, err
+    assert loop.state() == loop.before
+    b = Attach(loop.pid, tmp_path / "2.ptt", ["--duration=30"])
+    n2 = loop.phase(0.5)
+    b.p.send_signal(signal.SIGTERM)
+    rc, err = b.end(None)
+    assert rc == 0, err
+    assert loop.state() == loop.before
+    loop.phase(0.2)
+    loop.finish()
+    check_trace(tmp_path / "1.ptt", n1)
+    check_trace(tmp_path / "2.ptt", n2)
+
+
+def test_duration(tmp_path):
+    loop = Loop()
+    a = Attach(loop.pid, tmp_path / "t.ptt", ["--duration=0.5"])
+    rc, err = a.end(None)  # ends by itself
+    assert rc == 0, err
+    assert loop.state() == loop.before
+    loop.finish()
+
+
+def test_killed_while_attached(tmp_path):
+    """ptt trace killed: the program runs on, with the right result; the next ptt trace -p takes
+    the killed one's libptt out first, and records exactly its own phase."""
+    loop = Loop()
+    a = Attach(loop.pid, tmp_path / "t.ptt")
+    loop.phase(0.3)
+    a.end(signal.SIGKILL)
+    loop.phase(0.5)
+    b = Attach(loop.pid, tmp_path / "again.ptt")
+    n = loop.phase(0.3)
+    rc, err = b.end()
+    assert rc == 0, err
+    assert loop.state() == loop.before
+    loop.phase(0.2)
+    loop.finish()
+    check_trace(tmp_path / "again.ptt", n)
+
+
+def test_already_traced(tmp_path):
+    """A program that ptt trace started already: refused, its own session goes on."""
+    live = Live([prog("attach_loop")], tmp_path / "pre.ptt", opts=["-q"])
+    pid = int(live.value("pid"))
+    live.value("ready")
+    p = run([PTT, "trace", "-p", pid, "-o", tmp_path / "t.ptt"])
+    assert (p.returncode, p.stderr) == (
+        125, f"ptt trace: libptt could not start in process {pid} (traced by ptt trace "
+        "already?)\n")
+    assert not (tmp_path / "t.ptt").exists()
+    live.send("go")
+    live.value("going")
+    live.send("pause")
+    n = int(live.value("locks"))
+    live.send("quit")
+    assert live.value("ok") == "1"
+    live.finish(0)
+    counts, _head = summary_counts(tmp_path / "pre.ptt")
+    assert counts["MUTEX_LOCK_IN"] == n
+
+
+def test_program_ends_while_attached(tmp_path):
+    loop = Loop()
+    a = Attach(loop.pid, tmp_path / "t.ptt")
+    n = loop.phase(0.3)
+    loop.finish()
+    rc, err = a.end(None)
+    assert rc == 0, err
+    check_trace(tmp_path / "t.ptt", n)
+
+
+def test_exec_while_attached(tmp_path):
+    """The process executes another program: the detach finds nothing of libptt to take out, and
+    the trace holds what came before."""
+    loop = Loop()
+    a = Attach(loop.pid, tmp_path / "t.ptt")
+    n = loop.phase(0.3)
+    loop.live.send("exec")
+    loop.live.value("exec")
+    time.sleep(0.3)
+    rc, err = a.end()
+    assert rc == 0, err
+    assert f"ptt: detached from process {loop.pid}" in err
+    assert loop.live.p.wait(timeout=60) == 0
+    check_trace(tmp_path / "t.ptt", n)
+
+
+@pytest.mark.skipif(os.getuid() != 0 or not shutil.which("setpriv"),
+                    reason="needs root and setpriv to run ptt trace as another user")
+def test_other_user_refused(tmp_path):
+    loop = Loop()
+    os.chmod(tmp_path, 0o777)
+    p = run(["setpriv", "--reuid=12001", "--regid=12001", "--clear-groups", PTT, "trace", "-p",
+             loop.pid, "-o", tmp_path / "t.ptt"], env={**os.environ, "PTT_DIR": str(tmp_path)})
+    assert p.returncode == 125
+    assert p.stderr.splitlines() == [
+        f"ptt trace: process {loop.pid} belongs to another user (uid 0): ptt trace -p attaches to "
+        "your own processes (any, as root)"]
+    assert not (tmp_path / "t.ptt").exists()
+    assert loop.state() == loop.before
+    with open(f"/proc/{loop.pid}/maps") as f:
+        assert "libptt" not in f.read()
+    loop.phase(0.2)
+    loop.finish()
+
+
+@pytest.mark.skipif(os.getuid() != 0 or not shutil.which("setpriv"),
+                    reason="needs root and setpriv to run the program as another user")
+def test_root_attaches_other_user(tmp_path):
+    """As root, another user's process: the pool is given to that user, the rest as usual."""
+    loop = Loop(["setpriv", "--reuid=12001", "--regid=12001", "--clear-groups"])
+    a = Attach(loop.pid, tmp_path / "t.ptt")
+    n = loop.phase(0.3)
+    assert ctl_ok(a.session, "detach").startswith("ok: detaching")
+    rc, err = a.end(None)
+    assert rc == 0, err
+    assert loop.state() == loop.before
+    loop.finish()
+    check_trace(tmp_path / "t.ptt", n)
+
+
+def test_bad_requests(tmp_path):
+    p = run([PTT, "trace", "-p", "999999999", "-o", tmp_path / "t.ptt"])
+    assert (p.returncode, p.stderr) == (125, "ptt trace: no process 999999999\n")
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    p = run([PTT, "trace", "-p", dead.pid, "-o", tmp_path / "t.ptt"])
+    assert (p.returncode, p.stderr) == (125, f"ptt trace: no process {dead.pid}\n")
+    p = run([PTT, "trace", "--duration=1", "-o", tmp_path / "t.ptt", "--", "true"])
+    assert p.returncode == 125 and "--duration needs -p PID" in p.stderr
+    p = run([PTT, "trace", "-p", "1", "-o", tmp_path / "t.ptt", "--", "true"])
+    assert p.returncode == 125 and "give no PROGRAM" in p.stderr
+    assert not (tmp_path / "t.ptt").exists()

@@ -1,0 +1,108 @@
+/* The program ptt trace -p attaches to (tests/e2e/test_attach.py). Two workers lock and unlock
+ * one mutex, counting their calls, only while told to: commands on stdin, one a line,
+ *   go     the workers run
+ *   pause  they stop; prints "locks=N", the lock calls made since the last go
+ *   handler   installs a SIGUSR1 handler with sigaction, raises it: "handled=N"
+ *   query     whether sigaction reports that handler as installed: "handler_ours=1"
+ *   exec   prints "exec=1" and executes sleep 2 (ptt trace -p must then find nothing to detach)
+ *   quit   prints "total=N" and "ok=1" if the mutex-protected counter agrees, and ends.
+ * Idle workers poll a flag with nanosleep: no POSIX threads call outside the lock loop, so the
+ * calls made while attached are exactly those between a go and a pause. */
+#include <signal.h>
+#include <stdatomic.h>
+
+#include "progs.h"
+
+#define WORKERS 2
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int go, quit, pause_gen, ack[WORKERS];
+static atomic_long phase_locks;
+static long counter;
+
+static volatile sig_atomic_t handled;
+
+static void on_usr1(int sig)
+{
+    (void)sig;
+    handled++;
+}
+
+static void snooze(void)
+{
+    struct timespec d = {0, 200000};
+    nanosleep(&d, NULL);
+}
+
+static void *worker(void *arg)
+{
+    atomic_int *my_ack = arg;
+    long mine = 0;
+    while (!atomic_load(&quit)) {
+        if (!atomic_load(&go)) { /* paused: hand the count over once per pause */
+            int g = atomic_load(&pause_gen);
+            if (atomic_load(my_ack) != g) {
+                atomic_fetch_add(&phase_locks, mine);
+                mine = 0;
+                atomic_store(my_ack, g);
+            }
+            snooze();
+            continue;
+        }
+        pthread_mutex_lock(&lock);
+        counter++;
+        pthread_mutex_unlock(&lock);
+        mine++;
+    }
+    return NULL;
+}
+
+int main(void)
+{
+    pthread_t t[WORKERS];
+    for (int i = 0; i < WORKERS; i++)
+        pthread_create(&t[i], NULL, worker, &ack[i]);
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    put_line("@pid=%d", (int)getpid());
+    put_line("ready=1");
+    long total = 0;
+    char line[64];
+    while (fgets(line, sizeof line, stdin)) {
+        if (!strcmp(line, "go\n")) {
+            atomic_store(&go, 1);
+            put_line("going=1");
+        } else if (!strcmp(line, "pause\n")) {
+            atomic_store(&go, 0);
+            int g = atomic_fetch_add(&pause_gen, 1) + 1;
+            for (int i = 0; i < WORKERS; i++)
+                while (atomic_load(&ack[i]) != g)
+                    snooze();
+            long n = atomic_exchange(&phase_locks, 0);
+            total += n;
+            put_line("locks=%ld", n);
+        } else if (!strcmp(line, "handler\n")) {
+            struct sigaction sa = {.sa_handler = on_usr1};
+            sigemptyset(&sa.sa_mask);
+            sigaction(SIGUSR1, &sa, NULL);
+            raise(SIGUSR1);
+            put_line("handled=%d", (int)handled);
+        } else if (!strcmp(line, "query\n")) {
+            struct sigaction old;
+            sigaction(SIGUSR1, NULL, &old);
+            raise(SIGUSR1);
+            put_line("handler_ours=%d", old.sa_handler == on_usr1 && handled == 2);
+        } else if (!strcmp(line, "exec\n")) {
+            put_line("exec=1");
+            execlp("sleep", "sleep", "2", (char *)NULL);
+            put_line("exec_failed=%d", errno);
+        } else if (!strcmp(line, "quit\n")) {
+            break;
+        }
+    }
+    atomic_store(&quit, 1);
+    for (int i = 0; i < WORKERS; i++)
+        pthread_join(t[i], NULL);
+    put_line("total=%ld", total);
+    put_line("ok=%d", counter == total);
+    return 0;
+}
