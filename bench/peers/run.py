@@ -501,7 +501,7 @@ def summarise(results, calls, floor_ns):
                          cpu_min=min(r["cpu"]), cpu_max=max(r["cpu"]))
                 if nw and nc:
                     s.update(wall_ratio=w / nw, cpu_ratio=c / nc)
-                if nc is not None and calls.get(wl):
+                if nc is not None and calls.get(wl) and wl != "startup":
                     s["added_ns_per_call"] = (c - nc) / calls[wl] * 1e9
                     fixed = startup_cost(results, tool)
                     if fixed is not None and wl != "startup":
