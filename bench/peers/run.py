@@ -552,6 +552,7 @@ def markdown(meta, table, calls, tools):
     for t in tools:
         v = meta["versions"].get(t, "")
         out.append(f"| {t} | {v} | `{meta['commands'].get(t, '')}` |")
+    out += summary_table(table, tools)
     out += ["", f"Workloads (WORKLOAD above), built with {meta['versions']['workloads']}"
             + (f"; {meta['versions']['pigz']}" if "pigz" in meta["versions"] else "") + ":", ""]
     for wl, argv in meta["workloads"].items():
@@ -595,6 +596,27 @@ def markdown(meta, table, calls, tools):
     return "\n".join(out) + "\n"
 
 
+def summary_table(table, tools):
+    """Net CPU ns added per call, tools by workloads: the figure to compare at a glance."""
+    wls = [w for w in table if w != "startup"]
+    out = ["", "## Net CPU ns added per pthread call (median; see the tables below)", "",
+           "| tool | fixed CPU ms | " + " | ".join(wls) + " |",
+           "|---|---|" + "---|" * len(wls)]
+    for t in tools:
+        if t == "native":
+            continue
+        st = table.get("startup", {}).get(t, {})
+        nat = table.get("startup", {}).get("native", {})
+        fixed = f"{(st['cpu'] - nat['cpu']) * 1e3:.0f}" if "cpu" in st and "cpu" in nat else "n/a"
+        cells = []
+        for w in wls:
+            s = table[w].get(t, {})
+            cells.append("timed out" if s.get("timed_out") and not s.get("runs") else
+                         fmt_num(s.get("net_ns_per_call"), 0) if "net_ns_per_call" in s else "n/a")
+        out.append(f"| {t} | {fixed} | " + " | ".join(cells) + " |")
+    return out
+
+
 def parse_floor(out):
     ev = re.search(r"store event: ([\d.]+) ns", out)
     pair = re.search(r"lock\+unlock pair: ([\d.]+) ns", out)
@@ -614,7 +636,16 @@ def main():
                                                     "floor.c"))
     ap.add_argument("--timeout", type=float, default=60, help="per run, seconds")
     ap.add_argument("--drd-timeout", type=float, default=30, help="per DRD run, seconds")
+    ap.add_argument("--render", metavar="JSON", help="write the Markdown of an earlier run's "
+                    "JSON to --md, measuring nothing")
     a = ap.parse_args()
+    if a.render:
+        with open(a.render) as f:
+            d = json.load(f)
+        tools = d["meta"].get("tools") or [t for t in d["meta"]["commands"]]
+        with open(a.md, "w") as f:
+            f.write(markdown(d["meta"], d["results"], d["calls"], tools))
+        return 0
     runs = a.runs or (1 if a.quick else 5)
     if not os.path.exists(a.floor) and os.path.exists("/work/shared/bench/floor.c"):
         a.floor = "/work/shared/bench/floor.c"
@@ -730,7 +761,8 @@ def measure(a, runs, names, wls, all_tools, tools, skipped, tmp, runner):
     floor_ns = med(meta["floor"]["event_ns"])
     table = summarise(results, calls, floor_ns)
     names_run = [t.name for t in tools] + list(skipped)
-    md = markdown(meta, table, calls, [x for x in names if x in names_run])
+    meta["tools"] = [x for x in names if x in names_run]
+    md = markdown(meta, table, calls, meta["tools"])
     os.makedirs(os.path.dirname(os.path.abspath(a.md)), exist_ok=True)
     with open(a.md, "w") as f:
         f.write(md)
