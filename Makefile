@@ -60,7 +60,7 @@ bench-readers: all
 	bench/readers.sh $(BUILD)
 
 # ptt against LTTng-UST, uftrace, EZTrace, strace and DRD on the same pthread workloads and pigz,
-# in one run, tools in turn (bench/peers/run.py; scripts/bench-deps installs them; about 15
+# in one run, tools in turn (bench/peers/run.py; scripts/bench-deps installs them; about 20
 # minutes; writes bench/results/peers.md and .json). PEERS_FLAGS=--quick: 1 run, small sizes.
 bench-peers: all
 	python3 bench/peers/run.py --build $(BUILD) $(PEERS_FLAGS)

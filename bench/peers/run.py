@@ -530,7 +530,7 @@ def fmt_num(x, nd=2):
     if x is None:
         return "n/a"
     if abs(x) >= 1e6:
-        return f"{x / 1e6:.{nd}f} M"
+        return f"{x / 1e6:.2f} M"
     if abs(x) >= 1e4:
         return f"{x / 1e3:.0f} k"
     return f"{x:.{nd}f}" if isinstance(x, float) and x != int(x) else f"{int(x)}"
@@ -590,7 +590,7 @@ def markdown(meta, table, calls, tools):
             "(median CPU - native's median CPU) / the workload's pthread calls. net ns/call: the "
             "same less the tool's fixed cost (its added CPU on the startup workload, one "
             "lock/unlock pair); net x floor: that over the floor's ns/event (a call is 2 events "
-            "for ptt and uftrace, 2 or 3 for LTTng). events: as the tool counts them (see the "
+            "for ptt, uftrace and EZTrace; for LTTng 2 for a lock, 1 for an unlock). events: as the tool counts them (see the "
             "commands); bytes/event: the trace on disk over them. n/a: nothing to count (no "
             "trace); n/r: the tool does not report lost events."]
     return "\n".join(out) + "\n"
