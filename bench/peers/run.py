@@ -37,7 +37,9 @@ used from the workload's start to the end of `lttng stop` (from /proc). Its wall
 process's. Shown: the median over the runs, with min..max.
 
 Usage: bench/peers/run.py [--quick] [--runs N] [--build build] [--md FILE] [--json FILE]
-                          [--tools a,b] [--workloads a,b] [--drd-timeout S] [--timeout S]
+                          [--tools a,b] [--workloads a,b] [--drd-timeout S (30)]
+                          [--timeout S (60)] [--floor floor.c]
+       bench/peers/run.py --render peers.json --md peers.md   (the Markdown of an earlier run)
 """
 
 import argparse
