@@ -5,7 +5,7 @@ PREFIX ?= /usr/local
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE ?= cmake
 
-.PHONY: all check check-fast check-san stress demo bench bench-lifetime bench-readers check-peers check-speed opts install clean events-md docs format
+.PHONY: all check check-fast check-san stress demo bench bench-lifetime bench-readers bench-peers check-peers check-speed opts install clean events-md docs format
 
 all: $(BUILD)/CMakeCache.txt
 	$(CMAKE) --build $(BUILD) -j$(JOBS)
@@ -63,6 +63,12 @@ check-speed: all
 # second, memory, the size of each export (docs/performance.md, "Reading"; a few minutes).
 bench-readers: all
 	bench/readers.sh $(BUILD)
+
+# ptt against LTTng-UST, uftrace, EZTrace, strace and DRD on the same pthread workloads and pigz,
+# in one run, tools in turn (bench/peers/run.py; scripts/bench-deps installs them; about 20
+# minutes; writes bench/results/peers.md and .json). PEERS_FLAGS=--quick: 1 run, small sizes.
+bench-peers: all
+	python3 bench/peers/run.py --build $(BUILD) $(PEERS_FLAGS)
 
 check-peers: all
 	python3 bench/check_peers.py --build $(BUILD) --out $(BUILD)/check_peers.md
