@@ -259,10 +259,7 @@ static void born(struct ptt_names *n, const struct ptt_ev *ev)
     int obj = info ? info->rfield[PTT_RF_OBJECT] : -1;
     if (info && info->kind == PTT_KIND_IN && obj >= 0 && info->fields[obj].type == PTT_F_OBJ &&
         (unsigned)obj < ev->nargs) {
-        unsigned site = 0;
-        for (unsigned i = 1; i < info->nargs && i < ev->nargs; i++)
-            if (info->fields[i].type == PTT_F_SITE)
-                site = i;
+        unsigned site = info->site > 0 && (unsigned)info->site < ev->nargs ? info->site : 0;
         int init = info->role == PTT_ROLE_CREATE;
         if (site) {
             struct entry *b = map_get(&n->born, ptt_key2((uint64_t)ev->pid, ev->args[obj]), 1);
