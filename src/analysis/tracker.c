@@ -122,10 +122,8 @@ unsigned ptt_tracker_readers(struct ptt_tracker *t, int32_t pid, uint64_t object
 /* The site field of an event (its return address), 0 if it has none. */
 static uint64_t site_of(const struct ptt_ev *ev)
 {
-    for (unsigned i = 0; ev->info && i < ev->info->nargs && i < ev->nargs; i++)
-        if (ev->info->fields[i].type == PTT_F_SITE)
-            return ev->args[i];
-    return 0;
+    int i = ev->info ? ev->info->site : -1;
+    return i >= 0 && (unsigned)i < ev->nargs ? ev->args[i] : 0;
 }
 
 /* Whether a call's OUT event says it succeeded, or failed with ok2 only. */
@@ -359,31 +357,32 @@ unsigned ptt_tracker_event(struct ptt_tracker *t, const struct ptt_ev *ev, struc
 }
 
 /* PTT_TRACK_CALLS_ONLY, for the reader (every event of every thread): a call's IN pushes its
- * header, its OUT pops it; the rest as for the others. */
-static unsigned calls_only(struct ptt_tthread *th, const struct ptt_ev *ev, struct ptt_track *res)
+ * header, its OUT pops it; the rest as for the others. (ptt_tracker_calls does the common cases
+ * in line.) */
+static unsigned calls_only(struct ptt_tthread *th, const struct ptt_ev *ev)
 {
     const struct ptt_evinfo *e = ev->info;
+    struct ptt_track res;
     if (e->kind == PTT_KIND_IN) {
         if (!e->noreturn)
             push(th, ev, 0);
         return 0;
     }
-    res->what = 0;
-    if (e->kind == PTT_KIND_OUT) {
-        on_out(th, ev, res);
-        return 0;
-    }
-    on_state(th, ev, res);
+    res.what = 0;
+    if (e->kind == PTT_KIND_OUT)
+        on_out(th, ev, &res);
+    else
+        on_state(th, ev, &res);
     return 0;
 }
 
 unsigned ptt_tracker_feed(struct ptt_tthread *th, const struct ptt_ev *ev, struct ptt_track *res)
 {
+    if (th->calls_only && ev->info) /* the caller wants no result */
+        return calls_only(th, ev);
     struct ptt_track none;
     if (!res)
         res = &none;
-    if (th->calls_only && ev->info) /* the caller wants no result */
-        return calls_only(th, ev, res);
     /* The members the flags name are set below (not a memset: every event comes here). */
     res->what = 0;
     res->nclosed = 0;

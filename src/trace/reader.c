@@ -82,9 +82,11 @@ struct ptt_reader {
     int started;
     uint64_t skip_below;      /* ptt_reader_skip: the events before are not decoded */
     int (*keep)(uint16_t id); /* but these */
+    struct ptt_evindex evx;
     long double ns_per_tick;
     uint64_t tick_m; /* ns_per_tick = tick_m * 2^tick_e exactly, when long double is x87's */
     int tick_e;
+    int tick_shift; /* -tick_e - 64 when tick_e is in (-128, -64] (to_ns in line), else -1 */
     char err[512];
 };
 
@@ -374,6 +376,7 @@ int ptt_reader_fd(const char *path, char *err, size_t errlen)
  * double is not x87's 64-bit mantissa. */
 static void split_ns_per_tick(struct ptt_reader *r)
 {
+    r->tick_shift = -1;
 #if LDBL_MANT_DIG == 64
     int e;
     long double f = frexpl(r->ns_per_tick, &e);
@@ -381,6 +384,8 @@ static void split_ns_per_tick(struct ptt_reader *r)
         return;
     r->tick_m = (uint64_t)ldexpl(f, 64);
     r->tick_e = e - 64;
+    if (r->tick_e <= -64 && r->tick_e > -128)
+        r->tick_shift = -r->tick_e - 64;
 #else
     (void)r;
 #endif
@@ -421,7 +426,7 @@ static uint64_t scaled(const struct ptt_reader *r, uint64_t a)
     return v >= 9200000000000000000ull ? UINT64_MAX : v;
 }
 
-static int64_t to_ns(const struct ptt_reader *r, uint64_t ticks)
+static int64_t to_ns_any(const struct ptt_reader *r, uint64_t ticks)
 {
     int64_t d = (int64_t)(ticks - r->clk_first.ticks);
     if (r->tick_m) {
@@ -437,6 +442,22 @@ static int64_t to_ns(const struct ptt_reader *r, uint64_t ticks)
     if (x <= -9.2e18L)
         return -INT64_MAX;
     return (int64_t)x;
+}
+
+/* Ticks since the start in ns: to_ns_any, with scaled's common case in line (every event comes
+ * here): a time after the start, a tick shorter than a ns (tick_shift), and a product whose
+ * rounding to 64 significant bits (adding less than 2^sh to its low word) cannot carry. */
+static inline int64_t to_ns(const struct ptt_reader *r, uint64_t ticks)
+{
+    uint64_t d = ticks - r->clk_first.ticks;
+    if ((int64_t)d > 0 && r->tick_shift >= 0) {
+        unsigned __int128 p = (unsigned __int128)d * r->tick_m;
+        uint64_t hi = (uint64_t)(p >> 64), lo = (uint64_t)p, v = hi >> r->tick_shift;
+        /* 2 << (63 - clz) is 2^sh, 0 when sh is 64 (then not here) */
+        if (hi && lo < -(2ull << (63 - __builtin_clzll(hi))) && v < 9200000000000000000ull)
+            return (int64_t)v;
+    }
+    return to_ns_any(r, ticks);
 }
 
 struct ptt_reader *ptt_reader_open(const char *path, char *err, size_t errlen)
@@ -476,6 +497,7 @@ struct ptt_reader *ptt_reader_open(const char *path, char *err, size_t errlen)
         goto fail;
     }
     r->path = strdup(path);
+    r->evx = ptt_evindex();
     r->calls = ptt_tracker_new(PTT_TRACK_SERIAL | PTT_TRACK_CALLS_ONLY);
     index_file(r, fh.header_size);
     if (!r->nstreams && !r->has_end)
@@ -566,18 +588,14 @@ static int synth_unfinished(struct ptt_reader *r, struct stream *s, struct ptt_e
     return 1;
 }
 
-/* Follow the stream's calls. A cancelled thread was inside the innermost call it had not left:
- * its end (held back) is told just after a THREAD_CANCELLED naming it. */
-static void track_calls(struct ptt_reader *r, struct stream *s, struct ptt_ev *ev)
+/* A thread's end. A cancelled thread was inside the innermost call it had not left: its end
+ * (held back) is told just after a THREAD_CANCELLED naming it. */
+static void thread_end(struct stream *s, struct ptt_ev *ev)
 {
-    if (ev->nested || !ev->info) /* a signal handler's calls are not reported unfinished */
-        return;
-    if (!s->calls)
-        s->calls = ptt_tracker_get(r->calls, ev);
-    struct ptt_open *call = ev->id == PTT_EV_THREAD_END ? ptt_tthread_call(s->calls) : NULL;
+    struct ptt_open *call = ptt_tthread_call(s->calls);
     uint16_t in = call ? call->in.id : 0;
     ptt_tracker_feed(s->calls, ev, NULL);
-    if (ev->id == PTT_EV_THREAD_END && in && ptt_ev_arg(ev, PTT_F(THREAD_END, how), 0) == 2) {
+    if (in && ptt_ev_arg(ev, PTT_F(THREAD_END, how), 0) == 2) {
         s->held = *ev;
         s->has_held = 1;
         ev->id = PTT_EV_THREAD_CANCELLED;
@@ -588,7 +606,16 @@ static void track_calls(struct ptt_reader *r, struct stream *s, struct ptt_ev *e
     }
 }
 
-static void track_calls(struct ptt_reader *r, struct stream *s, struct ptt_ev *ev);
+/* Follow the stream's calls (ev: of a known id, not nested). */
+static inline void track_calls(struct ptt_reader *r, struct stream *s, struct ptt_ev *ev)
+{
+    if (!s->calls)
+        s->calls = ptt_tracker_get(r->calls, ev);
+    if (ev->id == PTT_EV_THREAD_END)
+        thread_end(s, ev);
+    else
+        ptt_tracker_calls(s->calls, ev);
+}
 
 /* Whether the event of header h and time t, in a stream still before r->skip_below, is passed
  * over: a call's IN or OUT event r->keep does not want. Its call is followed still (from its
@@ -601,7 +628,7 @@ static int skipped(struct ptt_reader *r, struct stream *s, const struct ptt_even
         return 0;
     }
     uint16_t id = h->id & PTT_EV_ID_MASK;
-    const struct ptt_evinfo *info = ptt_evinfo(id);
+    const struct ptt_evinfo *info = ptt_evindex_get(r->evx, id);
     if (!info || (info->kind != PTT_KIND_IN && info->kind != PTT_KIND_OUT) ||
         (r->keep && r->keep(id)))
         return 0;
@@ -614,7 +641,8 @@ static int skipped(struct ptt_reader *r, struct stream *s, const struct ptt_even
     ev.pid = s->pid;
     ev.tid = s->tid;
     ev.serial = s->serial;
-    track_calls(r, s, &ev);
+    if (!ev.nested) /* a signal handler's calls are not reported unfinished */
+        track_calls(r, s, &ev);
     return 1;
 }
 
@@ -663,6 +691,30 @@ static int next_raw(struct ptt_reader *r, struct stream *s, struct ptt_event *h,
     }
 }
 
+/* The event of header h and time t at s->buf + s->pos into ev. Every member before args is set
+ * (no memset: every event comes here); six arguments are copied whatever their number, in one
+ * fixed-size move (the buffer has room after the events), more one by one. */
+static void decode(const struct ptt_reader *r, const struct stream *s, struct ptt_event h,
+                   uint64_t t, struct ptt_ev *ev)
+{
+    unsigned hdr = (h.id & PTT_EVF_ABS) ? 16 : 8;
+    const uint8_t *args = s->buf + s->pos + hdr;
+    ev->ticks = t;
+    ev->ns = 0;
+    ev->pid = s->pid;
+    ev->tid = s->tid;
+    ev->serial = s->serial;
+    ev->id = h.id & PTT_EV_ID_MASK;
+    ev->nested = (h.id & PTT_EVF_NEST) != 0;
+    ev->nargs = (h.size - hdr) / 8;
+    ev->info = ptt_evindex_get(r->evx, ev->id);
+    ev->offset = s->data_off + s->pos;
+    if (ev->nargs <= 6)
+        memcpy(ev->args, args, 6 * 8);
+    else
+        memcpy(ev->args, args, ev->nargs * 8);
+}
+
 /* Decode the stream's next event into ev[cur]; 0 at its end. */
 static int advance(struct ptt_reader *r, struct stream *s)
 {
@@ -678,23 +730,10 @@ static int advance(struct ptt_reader *r, struct stream *s)
         s->done = 1; /* what is left: the calls it never left */
         return synth_unfinished(r, s, ev);
     }
-    unsigned hdr = (h.id & PTT_EVF_ABS) ? 16 : 8;
-    memset(ev, 0, offsetof(struct ptt_ev, args));
-    ev->id = h.id & PTT_EV_ID_MASK;
-    ev->nested = (h.id & PTT_EVF_NEST) != 0;
-    ev->nargs = (h.size - hdr) / 8;
-    if (ev->nargs <= 6) /* most events: a copy of fixed size, inlined (the buffer has room) */
-        memcpy(ev->args, s->buf + s->pos + hdr, 6 * 8);
-    else
-        memcpy(ev->args, s->buf + s->pos + hdr, ev->nargs * 8);
-    ev->ticks = t;
-    ev->pid = s->pid;
-    ev->tid = s->tid;
-    ev->serial = s->serial;
-    ev->info = ptt_evinfo(ev->id);
-    ev->offset = s->data_off + s->pos;
+    decode(r, s, h, t, ev);
     s->pos += h.size;
-    track_calls(r, s, ev);
+    if (!ev->nested && ev->info) /* a signal handler's calls are not reported unfinished */
+        track_calls(r, s, ev);
     return 1;
 }
 
@@ -705,9 +744,11 @@ static int before(const struct heapent *x, const struct heapent *y)
     return x->order < y->order;
 }
 
-static void sift_down(struct ptt_reader *r, size_t i)
+/* e into the heap at i, moved down to its place. e comes by value: written into h[i] first, then
+ * read back whole, it would stall on the store of its part just written. */
+static void sift_down(struct ptt_reader *r, size_t i, struct heapent e)
 {
-    struct heapent *h = r->heap, e = h[i];
+    struct heapent *h = r->heap;
     for (;;) {
         size_t l = 2 * i + 1, m;
         if (l >= r->nheap)
@@ -734,7 +775,7 @@ static void start(struct ptt_reader *r)
                 (struct heapent){s->ev[s->cur].ticks, (uint64_t)(s->serial == 0) << 32 | i};
     }
     for (size_t i = r->nheap; i-- > 0;)
-        sift_down(r, i);
+        sift_down(r, i, r->heap[i]);
 }
 
 void ptt_reader_skip(struct ptt_reader *r, int64_t from_ns, int (*keep)(uint16_t id))
@@ -756,14 +797,14 @@ const struct ptt_ev *ptt_reader_get(struct ptt_reader *r)
         start(r);
     if (!r->nheap)
         return NULL;
-    struct stream *s = &r->streams[(uint32_t)r->heap[0].order];
+    uint64_t order = r->heap[0].order;
+    struct stream *s = &r->streams[(uint32_t)order];
     struct ptt_ev *ev = &s->ev[s->cur];
     s->cur ^= 1;
     if (advance(r, s))
-        r->heap[0].ticks = s->ev[s->cur].ticks;
-    else
-        r->heap[0] = r->heap[--r->nheap];
-    sift_down(r, 0);
+        sift_down(r, 0, (struct heapent){s->ev[s->cur].ticks, order});
+    else if (--r->nheap)
+        sift_down(r, 0, r->heap[r->nheap]);
     ev->ns = to_ns(r, ev->ticks);
     return ev;
 }
