@@ -20,6 +20,11 @@
 
 #define MAX_CHUNK (1u << 30)
 #define BUF_SLACK 64
+/* A rare path out of the per-event one (a new chunk, a stream's end, skipping, a thread's end):
+ * kept out of line, so that what every event runs stays short and in line. */
+#define RARE __attribute__((cold, noinline))
+/* The per-event path itself, in line whatever the compiler's estimate of its size. */
+#define EVERY static inline __attribute__((always_inline))
 
 struct chunkref {
     uint64_t offset; /* of the chunk record */
@@ -76,8 +81,10 @@ struct ptt_reader {
     size_t hash_cap;
     struct pid_end *ends;
     size_t nends, ends_cap;
-    struct heapent *heap;
+    struct heapent *heap; /* the streams in the merge, but top */
     size_t nheap;
+    struct heapent top; /* the stream whose event comes next, if has_top */
+    int has_top;
     struct ptt_tracker *calls; /* each stream's calls entered and not yet left */
     int started;
     uint64_t skip_below;      /* ptt_reader_skip: the events before are not decoded */
@@ -526,7 +533,7 @@ fail:
 }
 
 /* Load the stream's next chunk; 0 when there is none (or it is unreadable). */
-static int load_chunk(struct ptt_reader *r, struct stream *s)
+RARE static int load_chunk(struct ptt_reader *r, struct stream *s)
 {
     if (s->next_chunk >= s->nchunks)
         return 0;
@@ -565,7 +572,7 @@ static uint64_t pid_end_ticks(struct ptt_reader *r, int32_t pid)
 
 /* Calls still open when the stream ended are closed by TRACE_UNFINISHED events, at the end of
  * the process when ptt trace saw it, else at the end of the trace. */
-static int synth_unfinished(struct ptt_reader *r, struct stream *s, struct ptt_ev *ev)
+RARE static int synth_unfinished(struct ptt_reader *r, struct stream *s, struct ptt_ev *ev)
 {
     struct ptt_open *call = s->calls ? ptt_tthread_call(s->calls) : NULL;
     if (!call)
@@ -590,7 +597,7 @@ static int synth_unfinished(struct ptt_reader *r, struct stream *s, struct ptt_e
 
 /* A thread's end. A cancelled thread was inside the innermost call it had not left: its end
  * (held back) is told just after a THREAD_CANCELLED naming it. */
-static void thread_end(struct stream *s, struct ptt_ev *ev)
+RARE static void thread_end(struct stream *s, struct ptt_ev *ev)
 {
     struct ptt_open *call = ptt_tthread_call(s->calls);
     uint16_t in = call ? call->in.id : 0;
@@ -607,7 +614,7 @@ static void thread_end(struct stream *s, struct ptt_ev *ev)
 }
 
 /* Follow the stream's calls (ev: of a known id, not nested). */
-static inline void track_calls(struct ptt_reader *r, struct stream *s, struct ptt_ev *ev)
+EVERY void track_calls(struct ptt_reader *r, struct stream *s, struct ptt_ev *ev)
 {
     if (!s->calls)
         s->calls = ptt_tracker_get(r->calls, ev);
@@ -621,7 +628,8 @@ static inline void track_calls(struct ptt_reader *r, struct stream *s, struct pt
  * over: a call's IN or OUT event r->keep does not want. Its call is followed still (from its
  * header: the calls left unfinished are told as if nothing was skipped). The stream stops
  * looking at its first event past skip_below. */
-static int skipped(struct ptt_reader *r, struct stream *s, const struct ptt_event *h, uint64_t t)
+RARE static int skipped(struct ptt_reader *r, struct stream *s, const struct ptt_event *h,
+                        uint64_t t)
 {
     if ((int64_t)(t - r->skip_below) >= 0) {
         s->skipping = 0;
@@ -662,8 +670,10 @@ static int next_raw(struct ptt_reader *r, struct stream *s, struct ptt_event *h,
         memcpy(h, s->buf + s->pos, 8);
         int abs = (h->id & PTT_EVF_ABS) != 0;
         unsigned hdr = abs ? 16 : 8;
-        if (h->size < hdr || h->size % 8 || s->pos + h->size > s->len ||
-            (h->size - hdr) / 8 > PTT_EVENT_MAX_ARGS || (h->id & PTT_EV_ID_MASK) == 0) {
+        /* Sizes are multiples of 8: one comparison says at least a header and at most the
+         * arguments an event can have (shorter than its header, the difference wraps). */
+        if (h->size - hdr > PTT_EVENT_MAX_ARGS * 8u || h->size % 8 || h->size > s->len - s->pos ||
+            (h->id & PTT_EV_ID_MASK) == 0) {
             set_err(r, "corrupt event (id 0x%04x, size %u) at offset %llu", h->id, h->size,
                     (unsigned long long)(s->data_off + s->pos));
             s->nchunks = s->next_chunk; /* the rest of this thread cannot be trusted */
@@ -694,8 +704,8 @@ static int next_raw(struct ptt_reader *r, struct stream *s, struct ptt_event *h,
 /* The event of header h and time t at s->buf + s->pos into ev. Every member before args is set
  * (no memset: every event comes here); six arguments are copied whatever their number, in one
  * fixed-size move (the buffer has room after the events), more one by one. */
-static void decode(const struct ptt_reader *r, const struct stream *s, struct ptt_event h,
-                   uint64_t t, struct ptt_ev *ev)
+EVERY void decode(const struct ptt_reader *r, const struct stream *s, struct ptt_event h,
+                  uint64_t t, struct ptt_ev *ev)
 {
     unsigned hdr = (h.id & PTT_EVF_ABS) ? 16 : 8;
     const uint8_t *args = s->buf + s->pos + hdr;
@@ -715,8 +725,9 @@ static void decode(const struct ptt_reader *r, const struct stream *s, struct pt
         memcpy(ev->args, args, ev->nargs * 8);
 }
 
-/* Decode the stream's next event into ev[cur]; 0 at its end. */
-static int advance(struct ptt_reader *r, struct stream *s)
+/* Decode the stream's next event into ev[cur]; 0 at its end. Any event: one held back, the
+ * stream's end, a new chunk, padding, an absolute time, skipping, a corrupt event. */
+RARE static int advance_any(struct ptt_reader *r, struct stream *s)
 {
     struct ptt_ev *ev = &s->ev[s->cur];
     if (s->has_held) {
@@ -737,6 +748,31 @@ static int advance(struct ptt_reader *r, struct stream *s)
     return 1;
 }
 
+/* advance_any, with what nearly every event is done here, in line: a valid event of the chunk
+ * in hand, its time relative to the last one's, not padding, nothing held back nor skipped. */
+EVERY int advance(struct ptt_reader *r, struct stream *s)
+{
+    struct ptt_event h;
+    if (s->has_held | s->done | s->skipping || s->len - s->pos < 8)
+        return advance_any(r, s);
+    memcpy(&h, s->buf + s->pos, 8);
+    if (h.id & PTT_EVF_ABS || (h.id & PTT_EV_ID_MASK) == PTT_EV_TRACE_PAD ||
+        h.size - 8u > PTT_EVENT_MAX_ARGS * 8u || h.size % 8 || h.size > s->len - s->pos ||
+        (h.id & PTT_EV_ID_MASK) == 0)
+        return advance_any(r, s);
+    uint64_t t = s->base + h.dts;
+    s->base = t;
+    if ((int64_t)(t - s->last) < 0 && s->last) /* as next_raw */
+        t = s->last;
+    s->last = t;
+    struct ptt_ev *ev = &s->ev[s->cur];
+    decode(r, s, h, t, ev);
+    s->pos += h.size;
+    if (!ev->nested && ev->info)
+        track_calls(r, s, ev);
+    return 1;
+}
+
 static int before(const struct heapent *x, const struct heapent *y)
 {
     if (x->ticks != y->ticks)
@@ -746,7 +782,7 @@ static int before(const struct heapent *x, const struct heapent *y)
 
 /* e into the heap at i, moved down to its place. e comes by value: written into h[i] first, then
  * read back whole, it would stall on the store of its part just written. */
-static void sift_down(struct ptt_reader *r, size_t i, struct heapent e)
+EVERY void sift_down(struct ptt_reader *r, size_t i, struct heapent e)
 {
     struct heapent *h = r->heap;
     for (;;) {
@@ -760,6 +796,17 @@ static void sift_down(struct ptt_reader *r, size_t i, struct heapent e)
         i = m;
     }
     h[i] = e;
+}
+
+/* The first of the heap out of it, into r->top. */
+static void pop_top(struct ptt_reader *r)
+{
+    r->has_top = r->nheap > 0;
+    if (!r->has_top)
+        return;
+    r->top = r->heap[0];
+    if (--r->nheap)
+        sift_down(r, 0, r->heap[r->nheap]);
 }
 
 static void start(struct ptt_reader *r)
@@ -776,6 +823,7 @@ static void start(struct ptt_reader *r)
     }
     for (size_t i = r->nheap; i-- > 0;)
         sift_down(r, i, r->heap[i]);
+    pop_top(r);
 }
 
 void ptt_reader_skip(struct ptt_reader *r, int64_t from_ns, int (*keep)(uint16_t id))
@@ -791,20 +839,27 @@ void ptt_reader_skip(struct ptt_reader *r, int64_t from_ns, int (*keep)(uint16_t
         r->streams[i].skipping = 1;
 }
 
+/* The stream whose event comes next is r->top, out of the heap: while its next event is still
+ * before the heap's first (a thread's events mostly come a few in a row), one comparison and no
+ * move; else the two change places. */
 const struct ptt_ev *ptt_reader_get(struct ptt_reader *r)
 {
     if (!r->started)
         start(r);
-    if (!r->nheap)
+    if (!r->has_top)
         return NULL;
-    uint64_t order = r->heap[0].order;
-    struct stream *s = &r->streams[(uint32_t)order];
+    struct stream *s = &r->streams[(uint32_t)r->top.order];
     struct ptt_ev *ev = &s->ev[s->cur];
     s->cur ^= 1;
-    if (advance(r, s))
-        sift_down(r, 0, (struct heapent){s->ev[s->cur].ticks, order});
-    else if (--r->nheap)
-        sift_down(r, 0, r->heap[r->nheap]);
+    if (advance(r, s)) {
+        struct heapent e = {s->ev[s->cur].ticks, r->top.order};
+        if (r->nheap && before(&r->heap[0], &e)) {
+            r->top = r->heap[0];
+            sift_down(r, 0, e);
+        } else
+            r->top.ticks = e.ticks;
+    } else
+        pop_top(r);
     ev->ns = to_ns(r, ev->ticks);
     return ev;
 }
