@@ -256,6 +256,10 @@ static void join(struct ptt_check *c, struct cthread *th, const struct ptt_ev *e
 static int call_errno(const struct ptt_ev *out)
 {
     const struct ptt_evinfo *e = out->info;
+    if (e->nargs == 1 && e->fields[0].type == PTT_F_RET) /* most: the result alone */
+        return out->nargs && (int64_t)out->args[0] > 0 && (int64_t)out->args[0] < 4096
+                   ? (int)out->args[0]
+                   : 0;
     int64_t ret = 0;
     int has_ret = 0;
     for (unsigned i = 0; i < e->nargs && i < out->nargs; i++) {
@@ -308,10 +312,9 @@ static void error(struct ptt_check *c, const struct ptt_ev *in, int err, uint16_
 
 /* A call returned: its error, unless a misuse explained it or it is the call's ordinary answer. */
 static void call_returned(struct ptt_check *c, struct cthread *th, const struct ptt_ev *out,
-                          const struct ptt_open *call)
+                          const struct ptt_open *call, int err)
 {
     const struct ptt_evinfo *in = call->in.info;
-    int err = call_errno(out);
     int explained = th->explained;
     th->explained = 0;
     if (!err || explained || ordinary(in, err))
@@ -495,13 +498,11 @@ static void waiter_closed(struct ptt_check *c, const struct ptt_open *w)
         o->wait_mutex = 0;
 }
 
-/* A call returned: what it made of its object. */
+/* A call returned without an error: what it made of its object. */
 static void call_done(struct ptt_check *c, struct cthread *th, const struct ptt_ev *out,
                       const struct ptt_open *call)
 {
     const struct ptt_evinfo *in = call->in.info;
-    if (call_errno(out))
-        return;
     if (in->role == PTT_ROLE_WAIT && in->okind == PTT_CLASS_thread) {
         struct cthread *t = check_thread_of(c, out->pid, call->object);
         if (t && (in->rflags & PTT_ROLEF_BLOCKS))
@@ -562,6 +563,8 @@ void check_misuse_after(struct ptt_check *c, struct cthread *th, const struct pt
             waiter_closed(c, &res->closed[i]);
     if (res->unfinished || res->closed[0].frame || !res->closed[0].in.info)
         return;
-    call_done(c, th, ev, &res->closed[0]);
-    call_returned(c, th, ev, &res->closed[0]);
+    int err = call_errno(ev);
+    if (!err)
+        call_done(c, th, ev, &res->closed[0]);
+    call_returned(c, th, ev, &res->closed[0], err);
 }
