@@ -9,6 +9,10 @@
 #include "util/hmap.h"
 #include "analysis/tracker.h"
 
+/* What every event of the analyses goes through (ptt_tracker_feed), in line whatever the
+ * compiler's estimate of its size. */
+#define EVERY static inline __attribute__((always_inline))
+
 struct ptt_tracker {
     enum ptt_tracker_key key;
     int calls_only;
@@ -120,14 +124,14 @@ unsigned ptt_tracker_readers(struct ptt_tracker *t, int32_t pid, uint64_t object
 }
 
 /* The site field of an event (its return address), 0 if it has none. */
-static uint64_t site_of(const struct ptt_ev *ev)
+EVERY uint64_t site_of(const struct ptt_ev *ev)
 {
     int i = ev->info ? ev->info->site : -1;
     return i >= 0 && (unsigned)i < ev->nargs ? ev->args[i] : 0;
 }
 
 /* Whether a call's OUT event says it succeeded, or failed with ok2 only. */
-static int status_ok(const struct ptt_ev *out, int64_t ok2)
+EVERY int status_ok(const struct ptt_ev *out, int64_t ok2)
 {
     uint64_t r;
     return ptt_ev_role_get(out, PTT_RF_STATUS, &r) && (r == 0 || (int64_t)r == ok2);
@@ -140,7 +144,7 @@ static int status_is(const struct ptt_ev *out, int64_t err)
     return ptt_ev_role_get(out, PTT_RF_STATUS, &r) && (int64_t)r == err;
 }
 
-static struct ptt_open *push(struct ptt_tthread *th, const struct ptt_ev *ev, int frame)
+EVERY struct ptt_open *push(struct ptt_tthread *th, const struct ptt_ev *ev, int frame)
 {
     if (th->nopen == th->open_cap)
         th->open = grow(th->open, &th->open_cap, sizeof *th->open);
@@ -178,8 +182,8 @@ static struct ptt_open *push(struct ptt_tthread *th, const struct ptt_ev *ev, in
     return o;
 }
 
-static void hold(struct ptt_tthread *th, const struct ptt_ev *ev, uint64_t obj, int cls, int shared,
-                 uint64_t site, struct ptt_track *res)
+EVERY void hold(struct ptt_tthread *th, const struct ptt_ev *ev, uint64_t obj, int cls, int shared,
+                uint64_t site, struct ptt_track *res)
 {
     struct ptt_held *h = ptt_tthread_holds(th, obj);
     if (h) {
@@ -195,7 +199,7 @@ static void hold(struct ptt_tthread *th, const struct ptt_ev *ev, uint64_t obj, 
 }
 
 /* One unlock of obj; all: every hold of it (a condvar wait releases its mutex). */
-static void release(struct ptt_tthread *th, uint64_t obj, int all, struct ptt_track *res)
+EVERY void release(struct ptt_tthread *th, uint64_t obj, int all, struct ptt_track *res)
 {
     struct ptt_held *h = ptt_tthread_holds(th, obj);
     if (!h || (!all && --h->count)) /* not taken in the trace, or still held */
@@ -206,7 +210,7 @@ static void release(struct ptt_tthread *th, uint64_t obj, int all, struct ptt_tr
 }
 
 /* What an IN event lets go: the object it unlocks, the mutex of a condvar wait. */
-static void release_in(struct ptt_tthread *th, const struct ptt_ev *ev, struct ptt_track *res)
+EVERY void release_in(struct ptt_tthread *th, const struct ptt_ev *ev, struct ptt_track *res)
 {
     const struct ptt_evinfo *e = ev->info;
     uint64_t v;
@@ -216,7 +220,7 @@ static void release_in(struct ptt_tthread *th, const struct ptt_ev *ev, struct p
         release(th, v, 1, res); /* the mutex is released while it waits */
 }
 
-static void on_in(struct ptt_tthread *th, const struct ptt_ev *ev, struct ptt_track *res)
+EVERY void on_in(struct ptt_tthread *th, const struct ptt_ev *ev, struct ptt_track *res)
 {
     const struct ptt_evinfo *e = ev->info;
     if (!th->calls_only)
@@ -227,7 +231,7 @@ static void on_in(struct ptt_tthread *th, const struct ptt_ev *ev, struct ptt_tr
     res->opened = push(th, ev, 0);
 }
 
-static void on_out(struct ptt_tthread *th, const struct ptt_ev *ev, struct ptt_track *res)
+EVERY void on_out(struct ptt_tthread *th, const struct ptt_ev *ev, struct ptt_track *res)
 {
     unsigned i = th->nopen;
     while (i-- > 0) {
