@@ -252,7 +252,24 @@ static uint64_t remember(struct ptt_names *n, int32_t pid, uint64_t addr)
     return n->norder;
 }
 
-/* Where an object was initialized (a CREATE call's site), else first used. */
+/* Where an object was initialized (a CREATE call's site), else first used: its born entry b
+ * set. Out of line: its buffer would weigh on every event. */
+__attribute__((noinline)) static void born_set(struct ptt_names *n, const struct ptt_ev *ev,
+                                               struct entry *b, uint64_t addr, uint64_t site,
+                                               int init)
+{
+    if (!b->aux)
+        b->aux = remember(n, ev->pid, addr);
+    if (!b->str || (init && b->str[0] != '!')) {
+        free(b->str); /* '!' marks an init: it wins over a first use */
+        char cls[40];
+        snprintf(cls, sizeof cls, "%s%s", init ? "!" : "", ev->info->cls);
+        b->str = strdup(cls);
+        b->num = site;
+    }
+}
+
+/* An IN event on an object, with its call site: the object's born entry, set if need be. */
 static void born(struct ptt_names *n, const struct ptt_ev *ev)
 {
     const struct ptt_evinfo *info = ev->info;
@@ -263,20 +280,15 @@ static void born(struct ptt_names *n, const struct ptt_ev *ev)
         int init = info->role == PTT_ROLE_CREATE;
         if (site) {
             struct entry *b = map_get(&n->born, ptt_key2((uint64_t)ev->pid, ev->args[obj]), 1);
-            if (b && !b->aux)
-                b->aux = remember(n, ev->pid, ev->args[obj]);
-            if (b && (!b->str || (init && b->str[0] != '!'))) {
-                free(b->str); /* '!' marks an init: it wins over a first use */
-                char cls[40];
-                snprintf(cls, sizeof cls, "%s%s", init ? "!" : "", info->cls);
-                b->str = strdup(cls);
-                b->num = ev->args[site];
-            }
+            if (b && (!b->aux || !b->str || (init && b->str[0] != '!')))
+                born_set(n, ev, b, ev->args[obj], ev->args[site], init);
         }
     }
 }
 
-void ptt_names_event(struct ptt_names *n, const struct ptt_ev *ev)
+/* The events that name processes, modules and threads (not every event: this keeps the
+ * per-event path free of its buffer). */
+static void process_or_thread(struct ptt_names *n, const struct ptt_ev *ev)
 {
     char s[300];
     switch (ev->id) {
@@ -319,15 +331,29 @@ void ptt_names_event(struct ptt_names *n, const struct ptt_ev *ev)
     }
     default: break;
     }
-    born(n, ev);
+}
+
+static void object_name(struct ptt_names *n, const struct ptt_ev *ev)
+{
+    char s[300];
+    if (ev->nargs > PTT_F(OBJECT_NAME, name))
+        map_set(&n->objects, ptt_key2((uint64_t)ev->pid, ev->args[PTT_F(OBJECT_NAME, object)]),
+                arg_str(ev, PTT_F(OBJECT_NAME, name), s, sizeof s));
+}
+
+void ptt_names_event(struct ptt_names *n, const struct ptt_ev *ev)
+{
     switch (ev->id) {
-    case PTT_EV_OBJECT_NAME:
-        if (ev->nargs > PTT_F(OBJECT_NAME, name))
-            map_set(&n->objects, ptt_key2((uint64_t)ev->pid, ev->args[PTT_F(OBJECT_NAME, object)]),
-                    arg_str(ev, PTT_F(OBJECT_NAME, name), s, sizeof s));
-        break;
+    case PTT_EV_PROCESS_START:
+    case PTT_EV_MODULE_LOAD:
+    case PTT_EV_THREAD_START:
+    case PTT_EV_THREAD_SETNAME_NP_IN:
+    case PTT_EV_THREAD_SETNAME_NP_OUT: process_or_thread(n, ev); break;
     default: break;
     }
+    born(n, ev);
+    if (ev->id == PTT_EV_OBJECT_NAME)
+        object_name(n, ev);
 }
 
 int ptt_names_load(struct ptt_names *n, const char *path, char *err, size_t errlen)
