@@ -87,8 +87,10 @@ struct ptt_reader {
     int has_top;
     struct ptt_tracker *calls; /* each stream's calls entered and not yet left */
     int started;
-    uint64_t skip_below;      /* ptt_reader_skip: the events before are not decoded */
-    int (*keep)(uint16_t id); /* but these */
+    uint64_t skip_below; /* ptt_reader_skip: the events before are not decoded */
+    /* By id: the events passed over before skip_below (the calls' IN and OUT the caller does not
+     * keep); a table, not the caller's function: every skipped event is looked up. */
+    uint64_t pass_over[(PTT_EV_ID_MASK + 1) / 64];
     struct ptt_evindex evx;
     long double ns_per_tick;
     uint64_t tick_m; /* ns_per_tick = tick_m * 2^tick_e exactly, when long double is x87's */
@@ -625,32 +627,32 @@ EVERY void track_calls(struct ptt_reader *r, struct stream *s, struct ptt_ev *ev
 }
 
 /* Whether the event of header h and time t, in a stream still before r->skip_below, is passed
- * over: a call's IN or OUT event r->keep does not want. Its call is followed still (from its
+ * over: a call's IN or OUT event r->pass_over marks. Its call is followed still (from its
  * header: the calls left unfinished are told as if nothing was skipped). The stream stops
  * looking at its first event past skip_below. */
-RARE static int skipped(struct ptt_reader *r, struct stream *s, const struct ptt_event *h,
-                        uint64_t t)
+EVERY int skipped(struct ptt_reader *r, struct stream *s, const struct ptt_event *h, uint64_t t)
 {
     if ((int64_t)(t - r->skip_below) >= 0) {
         s->skipping = 0;
         return 0;
     }
     uint16_t id = h->id & PTT_EV_ID_MASK;
-    const struct ptt_evinfo *info = ptt_evindex_get(r->evx, id);
-    if (!info || (info->kind != PTT_KIND_IN && info->kind != PTT_KIND_OUT) ||
-        (r->keep && r->keep(id)))
+    if (!(r->pass_over[id / 64] >> (id % 64) & 1))
         return 0;
-    struct ptt_ev ev;
-    memset(&ev, 0, offsetof(struct ptt_ev, args));
-    ev.id = id;
-    ev.info = info;
-    ev.nested = (h->id & PTT_EVF_NEST) != 0;
+    if (h->id & PTT_EVF_NEST) /* a signal handler's calls are not reported unfinished */
+        return 1;
+    struct ptt_ev ev; /* its header: no memset, every skipped event comes here */
     ev.ticks = t;
+    ev.ns = 0;
     ev.pid = s->pid;
     ev.tid = s->tid;
     ev.serial = s->serial;
-    if (!ev.nested) /* a signal handler's calls are not reported unfinished */
-        track_calls(r, s, &ev);
+    ev.id = id;
+    ev.nested = 0;
+    ev.nargs = 0;
+    ev.info = ptt_evindex_get(r->evx, id);
+    ev.offset = 0;
+    track_calls(r, s, &ev);
     return 1;
 }
 
@@ -726,8 +728,9 @@ EVERY void decode(const struct ptt_reader *r, const struct stream *s, struct ptt
 }
 
 /* Decode the stream's next event into ev[cur]; 0 at its end. Any event: one held back, the
- * stream's end, a new chunk, padding, an absolute time, skipping, a corrupt event. */
-RARE static int advance_any(struct ptt_reader *r, struct stream *s)
+ * stream's end, a new chunk, padding, an absolute time, skipping, a corrupt event. Out of line
+ * (but not cold: it runs through every event skipped). */
+__attribute__((noinline)) static int advance_any(struct ptt_reader *r, struct stream *s)
 {
     struct ptt_ev *ev = &s->ev[s->cur];
     if (s->has_held) {
@@ -834,7 +837,12 @@ void ptt_reader_skip(struct ptt_reader *r, int64_t from_ns, int (*keep)(uint16_t
     if (r->started || !(k > 0) || k > 1.8e19L)
         return;
     r->skip_below = r->clk_first.ticks + (uint64_t)k;
-    r->keep = keep;
+    unsigned n;
+    const struct ptt_evinfo *all = ptt_evinfo_all(&n);
+    for (unsigned i = 0; i < n; i++)
+        if ((all[i].kind == PTT_KIND_IN || all[i].kind == PTT_KIND_OUT) &&
+            !(keep && keep(all[i].id)))
+            r->pass_over[all[i].id / 64] |= 1ull << (all[i].id % 64);
     for (size_t i = 0; i < r->nstreams; i++)
         r->streams[i].skipping = 1;
 }
