@@ -149,8 +149,9 @@ EVERY struct ptt_open *push(struct ptt_tthread *th, const struct ptt_ev *ev, int
     if (th->nopen == th->open_cap)
         th->open = grow(th->open, &th->open_cap, sizeof *th->open);
     struct ptt_open *o = &th->open[th->nopen++];
-    if (th->calls_only) {
-        memcpy(&o->in, ev, offsetof(struct ptt_ev, args));
+    if (th->calls_only) { /* what PTT_TRACK_CALLS_ONLY keeps */
+        o->in.id = ev->id;
+        o->in.info = ev->info;
         o->in.nargs = 0;
         o->frame = frame;
         return o;

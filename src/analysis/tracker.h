@@ -57,9 +57,9 @@ struct ptt_tthread {
 /* How a tracker tells threads apart: the reader's streams and the live pool by the thread's
  * serial number in its process, the analyses of the merged stream by tid. */
 enum ptt_tracker_key { PTT_TRACK_SERIAL, PTT_TRACK_TID };
-/* Or'ed with the key: follow the calls only (which are open, their IN events' headers; no
- * arguments, objects, sites nor blocking; no result from ptt_tracker_feed), for the reader,
- * which needs no more and sees every event. */
+/* Or'ed with the key: follow the calls only (which are open: of their IN events, in.id and
+ * in.info alone are set; no arguments, objects, sites nor blocking; no result from
+ * ptt_tracker_feed), for the reader, which needs no more and sees every event. */
 #define PTT_TRACK_CALLS_ONLY 8
 
 /* What one event did (the ptt_tracker_event flags). The pointers are valid until the next
@@ -108,7 +108,8 @@ static inline void ptt_tracker_calls(struct ptt_tthread *th, const struct ptt_ev
         }
     } else if (e->kind == PTT_KIND_IN && !e->noreturn && th->nopen < th->open_cap) {
         struct ptt_open *o = &th->open[th->nopen++];
-        memcpy(&o->in, ev, offsetof(struct ptt_ev, args));
+        o->in.id = ev->id;
+        o->in.info = e;
         o->in.nargs = 0;
         o->frame = 0;
         return;
