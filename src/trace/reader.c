@@ -656,12 +656,58 @@ EVERY int skipped(struct ptt_reader *r, struct stream *s, const struct ptt_event
     return 1;
 }
 
+/* While skipping: the run of events of the chunk in hand that skipped() would pass over (and
+ * padding), passed over in one loop, the stream's position and clock in registers. It stops,
+ * leaving it to next_raw, at the chunk's end and at any other event: kept, at or past
+ * skip_below, with an absolute time, or corrupt. */
+static void skip_run(struct ptt_reader *r, struct stream *s)
+{
+    const uint8_t *buf = s->buf;
+    size_t pos = s->pos, len = s->len;
+    uint64_t base = s->base, last = s->last;
+    struct ptt_ev ev; /* a passed-over call's header, for its tracker (no args: no memset) */
+    ev.ns = 0;
+    ev.pid = s->pid;
+    ev.tid = s->tid;
+    ev.serial = s->serial;
+    ev.nested = 0;
+    ev.nargs = 0;
+    ev.offset = 0;
+    while (len - pos >= 8) {
+        struct ptt_event h;
+        memcpy(&h, buf + pos, 8);
+        uint16_t id = h.id & PTT_EV_ID_MASK;
+        if (h.id & PTT_EVF_ABS || h.size - 8u > PTT_EVENT_MAX_ARGS * 8u || h.size % 8 ||
+            h.size > len - pos || id == 0)
+            break;
+        uint64_t x = base + h.dts, t = (int64_t)(x - last) < 0 && last ? last : x;
+        if (id != PTT_EV_TRACE_PAD) {
+            if ((int64_t)(t - r->skip_below) >= 0 || !(r->pass_over[id / 64] >> (id % 64) & 1))
+                break;
+            if (!(h.id & PTT_EVF_NEST)) { /* a signal handler's calls are not followed */
+                ev.ticks = t;
+                ev.id = id;
+                ev.info = ptt_evindex_get(r->evx, id);
+                track_calls(r, s, &ev);
+            }
+        }
+        base = x;
+        last = t;
+        pos += h.size;
+    }
+    s->pos = pos;
+    s->base = base;
+    s->last = last;
+}
+
 /* The stream's next event to decode: its header h at s->buf + s->pos, its time into *t (the
  * stream's clock moved on); 0 at the stream's end, or at a corrupt event (the rest of the
  * stream dropped). Padding and the events skipped are passed over, not decoded. */
 static int next_raw(struct ptt_reader *r, struct stream *s, struct ptt_event *h, uint64_t *t)
 {
     for (;;) {
+        if (s->skipping)
+            skip_run(r, s);
         while (s->pos + 8 > s->len) {
             if (s->pos != s->len)
                 set_err(r, "corrupt event at offset %llu (chunk ends inside it)",
