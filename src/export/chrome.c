@@ -160,6 +160,12 @@ static void fields(struct chrome *c, const struct ptt_ev *ev, int with_names)
                          0);
             continue;
         }
+        if (ptt_ftype_raw_hex(fd->type)) { /* most: an address, written here */
+            ptt_obuf_putc(&c->o, '"');
+            ptt_obuf_x64(&c->o, ev->args[i]);
+            ptt_obuf_putc(&c->o, '"');
+            continue;
+        }
         const char *v = ptt_fmt_ev_field(vb, sizeof vb, ev, i, 0);
         if (ptt_ftype_json_number(fd->type))
             put(c, v);

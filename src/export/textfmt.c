@@ -192,6 +192,22 @@ static const char *fmt_number(char *buf, enum ptt_ftype type, uint64_t v, int hu
     return buf;
 }
 
+int ptt_ftype_raw_hex(enum ptt_ftype t)
+{
+    switch (t) {
+    case PTT_F_HEX:
+    case PTT_F_SITE:
+    case PTT_F_OBJ:
+    case PTT_F_PTR:
+    case PTT_F_SYM:
+    case PTT_F_PTHREAD:
+    case PTT_F_CLASSES:
+    case PTT_F_SIGSET:
+    case PTT_F_CPUSET: return 1;
+    default: return 0;
+    }
+}
+
 const char *ptt_fmt_field(char *buf, size_t len, enum ptt_ftype type, uint64_t v, int human)
 {
     const char *num = len >= 24 ? fmt_number(buf, type, v, human) : NULL;
