@@ -4,10 +4,11 @@
 # traces tests/progs/flood with THREADS threads of ITERATIONS lock/unlock pairs (4 events each; 30
 # million events by default) twice: as fast as it can (about 0.7 s of program time), then paced
 # over PACE_MS milliseconds (30 s by default: a million events per second). Each reader runs on
-# both under GNU time: events per second (from the elapsed time), CPU time and peak memory, and
-# the size of every export per million events. Then a window of one second in the middle of the
-# paced trace (--from/--to) is read by every reader: the exports that need no state from before
-# skip what precedes it, and all stop after it. Prints the machine's load before and after.
+# both under GNU time: events per second (of the elapsed time, and of the CPU time, user + sys,
+# which a shared machine inflates less), peak memory, and the size of every export per million
+# events. Then a window of one second in the middle of the paced trace (--from/--to) is read by
+# every reader: the exports that need no state from before skip what precedes it, and all stop
+# after it. Prints the commit and the machine's load before and after.
 set -e
 build=${1:-build}
 threads=${2:-4}
@@ -37,13 +38,15 @@ run() {
     size=-
     [ "$out" = - ] || size=$(du -sb "$out" | awk -v n="$n" '{printf "%.0f", $1 / (n / 1e6)}')
     awk -v n="$name" -v e="$1" -v u="$2" -v s="$3" -v m="$4" -v ev="$n" -v sz="$size" \
-        'BEGIN {printf "%-36s %7.2fs %7.2fs %7.2fs %8d KB %12.1f %14s\n", n, e, u, s, m, ev / e / 1e6, sz}'
+        'BEGIN {c = u + s > 0 ? u + s : 0.01
+                printf "%-36s %7.2fs %7.2fs %7.2fs %8d KB %10.1f %8.1f %14s\n", n, e, u, s, m,
+                    ev / e / 1e6, ev / c / 1e6, sz}'
     [ "$out" = - ] || rm -rf "$out"
 }
 
 header() {
-    printf '%-36s %8s %8s %8s %11s %12s %14s\n' reader elapsed user sys "max RSS" "M events/s" \
-        "bytes/M events"
+    printf '%-36s %8s %8s %8s %11s %10s %8s %14s\n' reader elapsed user sys "max RSS" \
+        "M ev/s" "(CPU)" "bytes/M events"
 }
 
 # readers TRACE EVENTS [FILTER...]: every reader on TRACE (EVENTS: what they read).
