@@ -455,15 +455,16 @@ static int64_t to_ns_any(const struct ptt_reader *r, uint64_t ticks)
 
 /* Ticks since the start in ns: to_ns_any, with scaled's common case in line (every event comes
  * here): a time after the start, a tick shorter than a ns (tick_shift), and a product whose
- * rounding to 64 significant bits (adding less than 2^sh to its low word) cannot carry. */
+ * rounding to 64 significant bits cannot carry out of its low word. The rounding adds less than
+ * 2^sh, sh the bit length of the high word hi, so at most 2 hi: lo <= ~(2 hi) is enough (the
+ * few others go the long way). */
 static inline int64_t to_ns(const struct ptt_reader *r, uint64_t ticks)
 {
     uint64_t d = ticks - r->clk_first.ticks;
     if ((int64_t)d > 0 && r->tick_shift >= 0) {
         unsigned __int128 p = (unsigned __int128)d * r->tick_m;
         uint64_t hi = (uint64_t)(p >> 64), lo = (uint64_t)p, v = hi >> r->tick_shift;
-        /* 2 << (63 - clz) is 2^sh, 0 when sh is 64 (then not here) */
-        if (hi && lo < -(2ull << (63 - __builtin_clzll(hi))) && v < 9200000000000000000ull)
+        if (hi && hi < 1ull << 62 && lo <= ~(hi << 1) && v < 9200000000000000000ull)
             return (int64_t)v;
     }
     return to_ns_any(r, ticks);
