@@ -17,6 +17,7 @@ pace=${4:-30000}
 ptt="$build/bin/ptt"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
+trap 'exit 1' INT TERM # the EXIT trap then removes it
 
 echo "commit: $(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null || echo '?')"
 echo "load average at the start: $(cat /proc/loadavg)"
