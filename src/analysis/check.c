@@ -60,13 +60,8 @@ void ptt_check_partial(struct ptt_check *c)
     c->partial = 1;
 }
 
-struct cthread *check_thread(struct ptt_check *c, int32_t pid, int32_t tid)
+struct cthread *check_thread_table(struct ptt_check *c, int32_t pid, int32_t tid)
 {
-    if (c->last && c->last->tid == tid && c->last->pid == pid)
-        return c->last;
-    struct cthread **slot = &c->tcache[(uint32_t)tid % PTT_CHECK_TCACHE];
-    if (*slot && (*slot)->tid == tid && (*slot)->pid == pid)
-        return c->last = *slot;
     struct cthread *th =
         ptt_hmap_get(&c->threads, ptt_key2((uint32_t)pid, (uint32_t)tid), sizeof *th);
     if (!th->tt) {
@@ -78,7 +73,7 @@ struct cthread *check_thread(struct ptt_check *c, int32_t pid, int32_t tid)
         struct ptt_ev key = {.pid = pid, .tid = tid};
         th->tt = ptt_tracker_get(c->tracker, &key);
     }
-    return c->last = *slot = th;
+    return c->last = *check_tcache(c, tid) = th;
 }
 
 struct cthread *check_thread_of(struct ptt_check *c, int32_t pid, uint64_t handle)
@@ -102,32 +97,14 @@ static uint64_t obj_key(struct ptt_check *c, int32_t pid, uint64_t addr)
     return ptt_key2((uint32_t)pid | (uint64_t)check_proc(c, pid)->gen << 32, addr);
 }
 
-/* The objects last met, by key: a lock and its unlock look the same object up 3 times. */
-static struct cobj **cached(struct ptt_check *c, uint64_t key)
-{
-    return &c->ocache[(key ^ key >> 17) % PTT_CHECK_OCACHE];
-}
-
-struct cobj *check_obj_find(struct ptt_check *c, int32_t pid, uint64_t addr)
+/* check_obj and check_obj_find past their cache. */
+struct cobj *check_obj_table(struct ptt_check *c, int32_t pid, uint64_t addr, int cls, int make)
 {
     uint64_t key = obj_key(c, pid, addr);
-    struct cobj **slot = cached(c, key);
-    if (*slot && (*slot)->key == key)
-        return *slot;
-    struct cobj *o = ptt_hmap_get(&c->objects, key, 0);
-    if (o)
-        *slot = o;
-    return o;
-}
-
-struct cobj *check_obj(struct ptt_check *c, int32_t pid, uint64_t addr, int cls)
-{
-    uint64_t key = obj_key(c, pid, addr);
-    struct cobj **slot = cached(c, key);
-    if (*slot && (*slot)->key == key)
-        return *slot;
-    struct cobj *o = ptt_hmap_get(&c->objects, key, sizeof *o);
-    *slot = o;
+    struct cobj *o = ptt_hmap_get(&c->objects, key, make ? sizeof *o : 0);
+    if (!o)
+        return NULL;
+    *check_ocache(c, pid, addr) = o;
     if (!o->seen) {
         o->seen = 1;
         o->key = key;
@@ -228,10 +205,8 @@ void check_fstep(struct ptt_finding *f, int32_t pid, int32_t tid, uint16_t call,
 
 uint64_t check_site_of(const struct ptt_ev *ev)
 {
-    for (unsigned i = 0; ev->info && i < ev->info->nargs && i < ev->nargs; i++)
-        if (ev->info->fields[i].type == PTT_F_SITE)
-            return ev->args[i];
-    return 0;
+    int i = ev->info ? ev->info->site : -1;
+    return i >= 0 && (unsigned)i < ev->nargs ? ev->args[i] : 0;
 }
 
 /* A thread starts: map its handle to it, with what its creation asked (detached). */
@@ -299,6 +274,7 @@ static void process_start(struct ptt_check *c, struct cthread *th, const struct 
     struct cproc *p = check_proc(c, ev->pid);
     if (p->started) {
         p->gen++;
+        memset(c->ocache, 0, sizeof c->ocache); /* the old program's objects */
         p->nmods = 0;
         p->top = 0;
         for (struct cthread *t = p->threads; t; t = t->next)

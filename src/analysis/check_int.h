@@ -112,11 +112,45 @@ struct ptt_check {
     struct cthread *tcache[PTT_CHECK_TCACHE]; /* by tid: threads take turns, event by event */
 };
 
-struct cthread *check_thread(struct ptt_check *c, int32_t pid, int32_t tid);
+/* The threads met last, by tid: threads take turns, event by event. */
+static inline struct cthread **check_tcache(struct ptt_check *c, int32_t tid)
+{
+    return &c->tcache[(uint32_t)tid % PTT_CHECK_TCACHE];
+}
+struct cthread *check_thread_table(struct ptt_check *c, int32_t pid, int32_t tid);
+/* A thread, made if new. In line: every event looks its thread up. */
+static inline struct cthread *check_thread(struct ptt_check *c, int32_t pid, int32_t tid)
+{
+    if (c->last && c->last->tid == tid && c->last->pid == pid)
+        return c->last;
+    struct cthread *th = *check_tcache(c, tid);
+    if (th && th->tid == tid && th->pid == pid)
+        return c->last = th;
+    return check_thread_table(c, pid, tid);
+}
 struct cproc *check_proc(struct ptt_check *c, int32_t pid);
 struct cthread *check_thread_of(struct ptt_check *c, int32_t pid, uint64_t handle);
-struct cobj *check_obj(struct ptt_check *c, int32_t pid, uint64_t addr, int cls);
-struct cobj *check_obj_find(struct ptt_check *c, int32_t pid, uint64_t addr);
+
+/* The objects met last, by address and pid (of the process's current program: an exec empties
+ * it): a lock and its unlock look the same object up 6 times, and the table's key costs two
+ * multiplications in a row. */
+static inline struct cobj **check_ocache(struct ptt_check *c, int32_t pid, uint64_t addr)
+{
+    return &c->ocache[(addr >> 3 ^ addr >> 11 ^ (uint32_t)pid) % PTT_CHECK_OCACHE];
+}
+struct cobj *check_obj_table(struct ptt_check *c, int32_t pid, uint64_t addr, int cls, int make);
+/* An object of the process's current program, made (of class cls) if new. */
+static inline struct cobj *check_obj(struct ptt_check *c, int32_t pid, uint64_t addr, int cls)
+{
+    struct cobj *o = *check_ocache(c, pid, addr);
+    return o && o->addr == addr && o->pid == pid ? o : check_obj_table(c, pid, addr, cls, 1);
+}
+/* The same, or NULL if not met. */
+static inline struct cobj *check_obj_find(struct ptt_check *c, int32_t pid, uint64_t addr)
+{
+    struct cobj *o = *check_ocache(c, pid, addr);
+    return o && o->addr == addr && o->pid == pid ? o : check_obj_table(c, pid, addr, 0, 0);
+}
 
 /* A new finding (count 1), or the one of the same key, counted once more. */
 struct ptt_finding *check_add(struct ptt_check *c, enum ptt_fkind kind, const char *what,

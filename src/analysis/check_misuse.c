@@ -10,6 +10,9 @@
 #include "analysis/check_int.h"
 #include "ptt_fields.h"
 
+/* A finding's path, out of the per-event one (its buffers would weigh on every event). */
+#define RARE __attribute__((cold, noinline))
+
 /* Finding keys: what the rule is, and where. */
 static uint64_t fkey(char rule, int32_t pid, uint64_t a, uint64_t b)
 {
@@ -77,8 +80,8 @@ static int system_site(struct ptt_check *c, int32_t pid, uint64_t site)
 
 /* The first use of an object no init reached: a static initialiser is fine in a binary's data
  * or on a stack; a barrier, a semaphore and a spinlock have none. */
-static void check_uninit(struct ptt_check *c, struct cthread *th, const struct ptt_ev *ev,
-                         struct cobj *o)
+RARE static void check_uninit(struct ptt_check *c, struct cthread *th, const struct ptt_ev *ev,
+                              struct cobj *o)
 {
     o->reported = 1;
     int static_ok = o->cls == PTT_CLASS_mutex || o->cls == PTT_CLASS_cond ||
@@ -97,8 +100,8 @@ static void check_uninit(struct ptt_check *c, struct cthread *th, const struct p
         step_call(f, ev, "uses", 0);
 }
 
-static void check_destroyed(struct ptt_check *c, struct cthread *th, const struct ptt_ev *ev,
-                            struct cobj *o)
+RARE static void check_destroyed(struct ptt_check *c, struct cthread *th, const struct ptt_ev *ev,
+                                 struct cobj *o)
 {
     /* A condvar and a rwlock may be destroyed and their memory given to a new one set up by a
      * static initialiser (C++'s do): nothing tells the two apart. */
@@ -115,7 +118,8 @@ static void check_destroyed(struct ptt_check *c, struct cthread *th, const struc
 }
 
 /* Any call on an object other than its init. */
-static void use(struct ptt_check *c, struct cthread *th, const struct ptt_ev *ev, struct cobj *o)
+static inline void use(struct ptt_check *c, struct cthread *th, const struct ptt_ev *ev,
+                       struct cobj *o)
 {
     if (o->destroyed)
         check_destroyed(c, th, ev, o);
@@ -126,10 +130,10 @@ static void use(struct ptt_check *c, struct cthread *th, const struct ptt_ev *ev
 
 /* ---- unlocks ---- */
 
-static void unlock(struct ptt_check *c, struct cthread *th, const struct ptt_ev *ev, struct cobj *o)
+/* An unlock of a lock th does not hold. */
+RARE static void unlock_not_held(struct ptt_check *c, struct cthread *th, const struct ptt_ev *ev,
+                                 struct cobj *o)
 {
-    if (ptt_tthread_holds(th->tt, o->addr) || c->partial || !th->complete)
-        return;
     if (o->cls == PTT_CLASS_rwlock && o->readers && !o->owner)
         return; /* read locks: which thread holds which is not kept (a reader may unlock) */
     struct cthread *owner = o->owner ? check_thread(c, ev->pid, o->owner) : NULL;
@@ -160,6 +164,12 @@ static void unlock(struct ptt_check *c, struct cthread *th, const struct ptt_ev 
                         o->last_unlock_ns);
         step_call(f, ev, "unlocks", 0);
     }
+}
+
+static void unlock(struct ptt_check *c, struct cthread *th, const struct ptt_ev *ev, struct cobj *o)
+{
+    if (!ptt_tthread_holds(th->tt, o->addr) && !c->partial && th->complete)
+        unlock_not_held(c, th, ev, o);
 }
 
 /* ---- condvar waits ---- */
@@ -198,7 +208,8 @@ static void cond_wait(struct ptt_check *c, struct cthread *th, const struct ptt_
 
 /* ---- destroys ---- */
 
-static void destroy(struct ptt_check *c, struct cthread *th, const struct ptt_ev *ev, struct cobj *o)
+RARE static void destroy(struct ptt_check *c, struct cthread *th, const struct ptt_ev *ev,
+                         struct cobj *o)
 {
     struct ptt_finding *f;
     char s[200];
@@ -226,7 +237,7 @@ static void destroy(struct ptt_check *c, struct cthread *th, const struct ptt_ev
 
 /* ---- joins ---- */
 
-static void join(struct ptt_check *c, struct cthread *th, const struct ptt_ev *ev)
+RARE static void join(struct ptt_check *c, struct cthread *th, const struct ptt_ev *ev)
 {
     uint64_t handle = ptt_ev_role(ev, PTT_RF_OBJECT, 0);
     struct chandle *h = ptt_hmap_get(&c->handles, ptt_key2((uint32_t)ev->pid, handle), 0);
@@ -256,6 +267,10 @@ static void join(struct ptt_check *c, struct cthread *th, const struct ptt_ev *e
 static int call_errno(const struct ptt_ev *out)
 {
     const struct ptt_evinfo *e = out->info;
+    if (e->nargs == 1 && e->fields[0].type == PTT_F_RET) /* most: the result alone */
+        return out->nargs && (int64_t)out->args[0] > 0 && (int64_t)out->args[0] < 4096
+                   ? (int)out->args[0]
+                   : 0;
     int64_t ret = 0;
     int has_ret = 0;
     for (unsigned i = 0; i < e->nargs && i < out->nargs; i++) {
@@ -308,10 +323,9 @@ static void error(struct ptt_check *c, const struct ptt_ev *in, int err, uint16_
 
 /* A call returned: its error, unless a misuse explained it or it is the call's ordinary answer. */
 static void call_returned(struct ptt_check *c, struct cthread *th, const struct ptt_ev *out,
-                          const struct ptt_open *call)
+                          const struct ptt_open *call, int err)
 {
     const struct ptt_evinfo *in = call->in.info;
-    int err = call_errno(out);
     int explained = th->explained;
     th->explained = 0;
     if (!err || explained || ordinary(in, err))
@@ -468,7 +482,7 @@ void check_misuse_before(struct ptt_check *c, struct cthread *th, const struct p
 }
 
 /* A wait that counts as a waiter of its object: on a condvar, a barrier, a semaphore. */
-static int waiter_call(const struct ptt_open *o)
+static inline int waiter_call(const struct ptt_open *o)
 {
     const struct ptt_evinfo *e = o->in.info;
     return !o->frame && e && (e->rflags & PTT_ROLEF_BLOCKS) &&
@@ -495,13 +509,11 @@ static void waiter_closed(struct ptt_check *c, const struct ptt_open *w)
         o->wait_mutex = 0;
 }
 
-/* A call returned: what it made of its object. */
+/* A call returned without an error: what it made of its object. */
 static void call_done(struct ptt_check *c, struct cthread *th, const struct ptt_ev *out,
                       const struct ptt_open *call)
 {
     const struct ptt_evinfo *in = call->in.info;
-    if (call_errno(out))
-        return;
     if (in->role == PTT_ROLE_WAIT && in->okind == PTT_CLASS_thread) {
         struct cthread *t = check_thread_of(c, out->pid, call->object);
         if (t && (in->rflags & PTT_ROLEF_BLOCKS))
@@ -562,6 +574,8 @@ void check_misuse_after(struct ptt_check *c, struct cthread *th, const struct pt
             waiter_closed(c, &res->closed[i]);
     if (res->unfinished || res->closed[0].frame || !res->closed[0].in.info)
         return;
-    call_done(c, th, ev, &res->closed[0]);
-    call_returned(c, th, ev, &res->closed[0]);
+    int err = call_errno(ev);
+    if (!err)
+        call_done(c, th, ev, &res->closed[0]);
+    call_returned(c, th, ev, &res->closed[0], err);
 }

@@ -64,6 +64,12 @@ struct seen_obj {
     uint64_t addr;
 };
 
+struct settled {
+    int used;
+    int32_t pid;
+    uint64_t addr;
+};
+
 struct ptt_names {
     struct proc *procs;
     size_t nprocs;
@@ -85,6 +91,9 @@ struct ptt_names {
                             num the site, aux its place in order + 1 */
     struct user_name *user;
     size_t nuser;
+    /* Objects whose born entry is set, by address: most IN events are on them, and need not
+     * look the table up (two multiplications and three loads in a row). */
+    struct settled settled[64];
 };
 
 struct ptt_names *ptt_names_new(void)
@@ -309,34 +318,49 @@ static uint64_t remember(struct ptt_names *n, int32_t pid, uint64_t addr)
     return n->norder;
 }
 
-/* Where an object was initialized (a CREATE call's site), else first used. */
+/* Where an object was initialized (a CREATE call's site), else first used: its born entry b
+ * set. Out of line: its buffer would weigh on every event. */
+__attribute__((noinline)) static void born_set(struct ptt_names *n, const struct ptt_ev *ev,
+                                               struct entry *b, uint64_t addr, uint64_t site,
+                                               int init)
+{
+    if (!b->aux)
+        b->aux = remember(n, ev->pid, addr);
+    if (!b->str || (init && b->str[0] != '!')) {
+        free(b->str); /* '!' marks an init: it wins over a first use */
+        char cls[40];
+        snprintf(cls, sizeof cls, "%s%s", init ? "!" : "", ev->info->cls);
+        b->str = strdup(cls);
+        b->num = site;
+    }
+}
+
+/* An IN event on an object, with its call site: the object's born entry, set if need be. */
 static void born(struct ptt_names *n, const struct ptt_ev *ev)
 {
     const struct ptt_evinfo *info = ev->info;
     int obj = info ? info->rfield[PTT_RF_OBJECT] : -1;
     if (info && info->kind == PTT_KIND_IN && obj >= 0 && info->fields[obj].type == PTT_F_OBJ &&
         (unsigned)obj < ev->nargs) {
-        unsigned site = 0;
-        for (unsigned i = 1; i < info->nargs && i < ev->nargs; i++)
-            if (info->fields[i].type == PTT_F_SITE)
-                site = i;
+        unsigned site = info->site > 0 && (unsigned)info->site < ev->nargs ? info->site : 0;
         int init = info->role == PTT_ROLE_CREATE;
         if (site) {
-            struct entry *b = map_get(&n->born, ptt_key2((uint64_t)ev->pid, ev->args[obj]), 1);
-            if (b && !b->aux)
-                b->aux = remember(n, ev->pid, ev->args[obj]);
-            if (b && (!b->str || (init && b->str[0] != '!'))) {
-                free(b->str); /* '!' marks an init: it wins over a first use */
-                char cls[40];
-                snprintf(cls, sizeof cls, "%s%s", init ? "!" : "", info->cls);
-                b->str = strdup(cls);
-                b->num = ev->args[site];
-            }
+            uint64_t addr = ev->args[obj];
+            struct settled *known = &n->settled[(addr >> 4 ^ addr >> 12) % 64];
+            if (!init && known->used && known->addr == addr && known->pid == ev->pid)
+                return; /* a use of an object whose first use is known */
+            struct entry *b = map_get(&n->born, ptt_key2((uint64_t)ev->pid, addr), 1);
+            if (b && (!b->aux || !b->str || (init && b->str[0] != '!')))
+                born_set(n, ev, b, addr, ev->args[site], init);
+            if (b && b->aux && b->str)
+                *known = (struct settled){1, ev->pid, addr};
         }
     }
 }
 
-void ptt_names_event(struct ptt_names *n, const struct ptt_ev *ev)
+/* The events that name processes, modules and threads (not every event: this keeps the
+ * per-event path free of its buffer). */
+static void process_or_thread(struct ptt_names *n, const struct ptt_ev *ev)
 {
     char s[300];
     switch (ev->id) {
@@ -401,22 +425,42 @@ void ptt_names_event(struct ptt_names *n, const struct ptt_ev *ev)
     }
     default: break;
     }
-    born(n, ev);
+}
+
+/* ptt trace -p: a thread that was there at the attach; main keeps its name, as in a traced
+ * start. */
+static void thread_attached(struct ptt_names *n, const struct ptt_ev *ev)
+{
+    char s[300];
+    uint64_t tid = ptt_ev_arg(ev, PTT_F(THREAD_ATTACHED, thread), 0);
+    if (tid && (int32_t)tid != ev->pid && ev->nargs > PTT_F(THREAD_ATTACHED, name))
+        name_thread(n, ev->pid, (int32_t)tid, arg_str(ev, PTT_F(THREAD_ATTACHED, name), s, sizeof s));
+}
+
+static void object_name(struct ptt_names *n, const struct ptt_ev *ev)
+{
+    char s[300];
+    if (ev->nargs > PTT_F(OBJECT_NAME, name))
+        map_set(&n->objects, ptt_key2((uint64_t)ev->pid, ev->args[PTT_F(OBJECT_NAME, object)]),
+                arg_str(ev, PTT_F(OBJECT_NAME, name), s, sizeof s));
+}
+
+void ptt_names_event(struct ptt_names *n, const struct ptt_ev *ev)
+{
     switch (ev->id) {
-    case PTT_EV_THREAD_ATTACHED: { /* main keeps its name, as in a traced start */
-        uint64_t tid = ptt_ev_arg(ev, PTT_F(THREAD_ATTACHED, thread), 0);
-        if (tid && (int32_t)tid != ev->pid && ev->nargs > PTT_F(THREAD_ATTACHED, name))
-            name_thread(n, ev->pid, (int32_t)tid,
-                        arg_str(ev, PTT_F(THREAD_ATTACHED, name), s, sizeof s));
-        break;
-    }
-    case PTT_EV_OBJECT_NAME:
-        if (ev->nargs > PTT_F(OBJECT_NAME, name))
-            map_set(&n->objects, ptt_key2((uint64_t)ev->pid, ev->args[PTT_F(OBJECT_NAME, object)]),
-                    arg_str(ev, PTT_F(OBJECT_NAME, name), s, sizeof s));
-        break;
+    case PTT_EV_PROCESS_START:
+    case PTT_EV_MODULE_LOAD:
+    case PTT_EV_THREAD_START:
+    case PTT_EV_THREAD_SETNAME_NP_IN:
+    case PTT_EV_THREAD_SETNAME_NP_OUT:
+    case PTT_EV_PRCTL_IN:
+    case PTT_EV_PRCTL_OUT: process_or_thread(n, ev); break;
+    case PTT_EV_THREAD_ATTACHED: thread_attached(n, ev); break;
     default: break;
     }
+    born(n, ev);
+    if (ev->id == PTT_EV_OBJECT_NAME)
+        object_name(n, ev);
 }
 
 int ptt_names_load(struct ptt_names *n, const char *path, char *err, size_t errlen)

@@ -31,9 +31,10 @@ struct object {
 struct ptt_stats {
     struct ptt_hmap objects, threads;
     struct ptt_tracker *calls;
-    /* The object and the thread met last: the next event is mostly about them again. */
-    struct object *last;
-    struct thread *last_thread;
+    /* The objects and threads met last, by address and tid: the threads take turns, event by
+     * event, and a look-up in the tables costs two multiplications and three loads in a row. */
+    struct object *ocache[256];
+    struct thread *tcache[64];
     uint64_t bufwait_ns, bufwaits; /* TRACE_BUFFER_WAIT */
     void (*observe)(void *arg, const struct ptt_stat_interval *iv);
     void *observe_arg;
@@ -129,15 +130,20 @@ void ptt_stats_observe(struct ptt_stats *s, void (*fn)(void *arg, const struct p
     s->observe_arg = arg;
 }
 
+static struct object **ocache(struct ptt_stats *s, int32_t pid, uint64_t addr)
+{
+    return &s->ocache[(addr >> 3 ^ addr >> 11 ^ (uint32_t)pid) % 256];
+}
+
 /* An object met, or NULL. */
 static struct object *find_object(struct ptt_stats *s, int32_t pid, uint64_t addr)
 {
-    struct object *o = s->last;
+    struct object **slot = ocache(s, pid, addr), *o = *slot;
     if (o && o->pub.addr == addr && o->pub.pid == pid)
         return o;
     o = ptt_hmap_get(&s->objects, ptt_key2((uint64_t)pid, addr), 0);
     if (o)
-        s->last = o;
+        *slot = o;
     return o;
 }
 
@@ -150,7 +156,7 @@ static struct object *object_of(struct ptt_stats *s, int32_t pid, uint64_t addr,
     o->pub.pid = pid;
     o->pub.addr = addr;
     o->pub.cls = cls;
-    return s->last = o;
+    return *ocache(s, pid, addr) = o;
 }
 
 static void add_user(struct object *ob, int32_t tid)
@@ -413,7 +419,7 @@ void ptt_stats_event(struct ptt_stats *s, const struct ptt_ev *ev)
         state_only(s, ev);
         return;
     }
-    struct thread *t = s->last_thread;
+    struct thread **slot = &s->tcache[(uint32_t)ev->tid % 64], *t = *slot;
     if (!t || t->pub.tid != ev->tid || t->pub.pid != ev->pid) {
         t = ptt_hmap_get(&s->threads, ptt_key2((uint64_t)ev->pid, (uint64_t)ev->tid), sizeof *t);
         if (!t->shown) {
@@ -422,7 +428,7 @@ void ptt_stats_event(struct ptt_stats *s, const struct ptt_ev *ev)
             t->pub.tid = ev->tid;
             t->pub.first = ev->ns;
         }
-        s->last_thread = t;
+        *slot = t;
     }
     t->pub.last = ev->ns;
     if (!ev->info || ev->nested) /* a signal handler's, inside another event */

@@ -9,6 +9,10 @@
 #include "util/hmap.h"
 #include "analysis/tracker.h"
 
+/* What every event of the analyses goes through (ptt_tracker_feed), in line whatever the
+ * compiler's estimate of its size. */
+#define EVERY static inline __attribute__((always_inline))
+
 struct ptt_tracker {
     enum ptt_tracker_key key;
     int calls_only;
@@ -120,16 +124,14 @@ unsigned ptt_tracker_readers(struct ptt_tracker *t, int32_t pid, uint64_t object
 }
 
 /* The site field of an event (its return address), 0 if it has none. */
-static uint64_t site_of(const struct ptt_ev *ev)
+EVERY uint64_t site_of(const struct ptt_ev *ev)
 {
-    for (unsigned i = 0; ev->info && i < ev->info->nargs && i < ev->nargs; i++)
-        if (ev->info->fields[i].type == PTT_F_SITE)
-            return ev->args[i];
-    return 0;
+    int i = ev->info ? ev->info->site : -1;
+    return i >= 0 && (unsigned)i < ev->nargs ? ev->args[i] : 0;
 }
 
 /* Whether a call's OUT event says it succeeded, or failed with ok2 only. */
-static int status_ok(const struct ptt_ev *out, int64_t ok2)
+EVERY int status_ok(const struct ptt_ev *out, int64_t ok2)
 {
     uint64_t r;
     return ptt_ev_role_get(out, PTT_RF_STATUS, &r) && (r == 0 || (int64_t)r == ok2);
@@ -142,13 +144,14 @@ static int status_is(const struct ptt_ev *out, int64_t err)
     return ptt_ev_role_get(out, PTT_RF_STATUS, &r) && (int64_t)r == err;
 }
 
-static struct ptt_open *push(struct ptt_tthread *th, const struct ptt_ev *ev, int frame)
+EVERY struct ptt_open *push(struct ptt_tthread *th, const struct ptt_ev *ev, int frame)
 {
     if (th->nopen == th->open_cap)
         th->open = grow(th->open, &th->open_cap, sizeof *th->open);
     struct ptt_open *o = &th->open[th->nopen++];
-    if (th->calls_only) {
-        memcpy(&o->in, ev, offsetof(struct ptt_ev, args));
+    if (th->calls_only) { /* what PTT_TRACK_CALLS_ONLY keeps */
+        o->in.id = ev->id;
+        o->in.info = ev->info;
         o->in.nargs = 0;
         o->frame = frame;
         return o;
@@ -180,8 +183,8 @@ static struct ptt_open *push(struct ptt_tthread *th, const struct ptt_ev *ev, in
     return o;
 }
 
-static void hold(struct ptt_tthread *th, const struct ptt_ev *ev, uint64_t obj, int cls, int shared,
-                 uint64_t site, struct ptt_track *res)
+EVERY void hold(struct ptt_tthread *th, const struct ptt_ev *ev, uint64_t obj, int cls, int shared,
+                uint64_t site, struct ptt_track *res)
 {
     struct ptt_held *h = ptt_tthread_holds(th, obj);
     if (h) {
@@ -197,7 +200,7 @@ static void hold(struct ptt_tthread *th, const struct ptt_ev *ev, uint64_t obj, 
 }
 
 /* One unlock of obj; all: every hold of it (a condvar wait releases its mutex). */
-static void release(struct ptt_tthread *th, uint64_t obj, int all, struct ptt_track *res)
+EVERY void release(struct ptt_tthread *th, uint64_t obj, int all, struct ptt_track *res)
 {
     struct ptt_held *h = ptt_tthread_holds(th, obj);
     if (!h || (!all && --h->count)) /* not taken in the trace, or still held */
@@ -208,7 +211,7 @@ static void release(struct ptt_tthread *th, uint64_t obj, int all, struct ptt_tr
 }
 
 /* What an IN event lets go: the object it unlocks, the mutex of a condvar wait. */
-static void release_in(struct ptt_tthread *th, const struct ptt_ev *ev, struct ptt_track *res)
+EVERY void release_in(struct ptt_tthread *th, const struct ptt_ev *ev, struct ptt_track *res)
 {
     const struct ptt_evinfo *e = ev->info;
     uint64_t v;
@@ -218,7 +221,7 @@ static void release_in(struct ptt_tthread *th, const struct ptt_ev *ev, struct p
         release(th, v, 1, res); /* the mutex is released while it waits */
 }
 
-static void on_in(struct ptt_tthread *th, const struct ptt_ev *ev, struct ptt_track *res)
+EVERY void on_in(struct ptt_tthread *th, const struct ptt_ev *ev, struct ptt_track *res)
 {
     const struct ptt_evinfo *e = ev->info;
     if (!th->calls_only)
@@ -229,7 +232,7 @@ static void on_in(struct ptt_tthread *th, const struct ptt_ev *ev, struct ptt_tr
     res->opened = push(th, ev, 0);
 }
 
-static void on_out(struct ptt_tthread *th, const struct ptt_ev *ev, struct ptt_track *res)
+EVERY void on_out(struct ptt_tthread *th, const struct ptt_ev *ev, struct ptt_track *res)
 {
     unsigned i = th->nopen;
     while (i-- > 0) {
@@ -359,31 +362,32 @@ unsigned ptt_tracker_event(struct ptt_tracker *t, const struct ptt_ev *ev, struc
 }
 
 /* PTT_TRACK_CALLS_ONLY, for the reader (every event of every thread): a call's IN pushes its
- * header, its OUT pops it; the rest as for the others. */
-static unsigned calls_only(struct ptt_tthread *th, const struct ptt_ev *ev, struct ptt_track *res)
+ * header, its OUT pops it; the rest as for the others. (ptt_tracker_calls does the common cases
+ * in line.) */
+static unsigned calls_only(struct ptt_tthread *th, const struct ptt_ev *ev)
 {
     const struct ptt_evinfo *e = ev->info;
+    struct ptt_track res;
     if (e->kind == PTT_KIND_IN) {
         if (!e->noreturn)
             push(th, ev, 0);
         return 0;
     }
-    res->what = 0;
-    if (e->kind == PTT_KIND_OUT) {
-        on_out(th, ev, res);
-        return 0;
-    }
-    on_state(th, ev, res);
+    res.what = 0;
+    if (e->kind == PTT_KIND_OUT)
+        on_out(th, ev, &res);
+    else
+        on_state(th, ev, &res);
     return 0;
 }
 
 unsigned ptt_tracker_feed(struct ptt_tthread *th, const struct ptt_ev *ev, struct ptt_track *res)
 {
+    if (th->calls_only && ev->info) /* the caller wants no result */
+        return calls_only(th, ev);
     struct ptt_track none;
     if (!res)
         res = &none;
-    if (th->calls_only && ev->info) /* the caller wants no result */
-        return calls_only(th, ev, res);
     /* The members the flags name are set below (not a memset: every event comes here). */
     res->what = 0;
     res->nclosed = 0;

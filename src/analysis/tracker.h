@@ -6,7 +6,9 @@
 #ifndef PTT_TRACKER_H
 #define PTT_TRACKER_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "trace/reader.h"
 
@@ -55,9 +57,9 @@ struct ptt_tthread {
 /* How a tracker tells threads apart: the reader's streams and the live pool by the thread's
  * serial number in its process, the analyses of the merged stream by tid. */
 enum ptt_tracker_key { PTT_TRACK_SERIAL, PTT_TRACK_TID };
-/* Or'ed with the key: follow the calls only (which are open, their IN events' headers; no
- * arguments, objects, sites nor blocking; no result from ptt_tracker_feed), for the reader,
- * which needs no more and sees every event. */
+/* Or'ed with the key: follow the calls only (which are open: of their IN events, in.id and
+ * in.info alone are set; no arguments, objects, sites nor blocking; no result from
+ * ptt_tracker_feed), for the reader, which needs no more and sees every event. */
 #define PTT_TRACK_CALLS_ONLY 8
 
 /* What one event did (the ptt_tracker_event flags). The pointers are valid until the next
@@ -92,6 +94,28 @@ unsigned ptt_tracker_event(struct ptt_tracker *t, const struct ptt_ev *ev, struc
 /* The same, for ev's thread as ptt_tracker_get gave it: a caller that keeps the thread (one per
  * stream, per thread of its own) saves looking it up for every event. */
 unsigned ptt_tracker_feed(struct ptt_tthread *th, const struct ptt_ev *ev, struct ptt_track *res);
+/* ptt_tracker_feed(th, ev, NULL) for a PTT_TRACK_CALLS_ONLY tracker (the reader's: every
+ * event), with what most events are done here, without a call: a call entered, the innermost
+ * call left. ev->info is not NULL. */
+static inline void ptt_tracker_calls(struct ptt_tthread *th, const struct ptt_ev *ev)
+{
+    const struct ptt_evinfo *e = ev->info;
+    if (e->kind == PTT_KIND_OUT && th->nopen) {
+        struct ptt_open *top = &th->open[th->nopen - 1];
+        if (!top->frame && top->in.info->routine == e->routine) {
+            th->nopen--;
+            return;
+        }
+    } else if (e->kind == PTT_KIND_IN && !e->noreturn && th->nopen < th->open_cap) {
+        struct ptt_open *o = &th->open[th->nopen++];
+        o->in.id = ev->id;
+        o->in.info = e;
+        o->in.nargs = 0;
+        o->frame = 0;
+        return;
+    }
+    ptt_tracker_feed(th, ev, NULL);
+}
 /* ev's thread, made if new. */
 struct ptt_tthread *ptt_tracker_get(struct ptt_tracker *t, const struct ptt_ev *ev);
 /* A thread met, or NULL. */

@@ -12,13 +12,13 @@
 #define _GNU_SOURCE
 #include <inttypes.h>
 #include <stdio.h>
-#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "export/export.h"
 #include "util/hmap.h"
 #include "util/json.h"
+#include "util/obuf.h"
 #include "export/textfmt.h"
 #include "analysis/timeline.h"
 
@@ -45,6 +45,7 @@ struct ctr {
 
 struct chrome {
     FILE *f;
+    struct ptt_obuf o; /* in front of f: a few hundred pieces per call */
     struct ptt_names *names;
     int nevents;
     uint64_t flow_id;
@@ -64,30 +65,66 @@ struct chrome {
     } blocked;
 };
 
-/* Microseconds with three decimals: the nanoseconds exactly. */
-static void jtime(FILE *f, int64_t ns)
+static void put(struct chrome *c, const char *s)
 {
-    uint64_t m = ns < 0 ? -(uint64_t)ns : (uint64_t)ns;
-    fprintf(f, "%s%" PRIu64 ".%03u", ns < 0 ? "-" : "", m / 1000, (unsigned)(m % 1000));
+    ptt_obuf_puts(&c->o, s);
+}
+
+static void put_json(struct chrome *c, const char *s)
+{
+    ptt_json_put(&c->o, s, SIZE_MAX, 0);
+}
+
+/* Microseconds with three decimals: the nanoseconds exactly. */
+static void jtime(struct chrome *c, int64_t ns)
+{
+    ptt_obuf_fixed(&c->o, ns, 3);
+}
+
+/* ",\"key\":" then v. */
+static void put_int(struct chrome *c, const char *key, int64_t v)
+{
+    put(c, key);
+    ptt_obuf_i64(&c->o, v);
+}
+
+/* ",\"key\":\"0x...\"" */
+static void put_hex(struct chrome *c, const char *key, uint64_t v)
+{
+    put(c, key);
+    ptt_obuf_putc(&c->o, '"');
+    ptt_obuf_x64(&c->o, v);
+    ptt_obuf_putc(&c->o, '"');
 }
 
 /* The start of one event object: the separator, its phase, name and category. */
 static void begin_event(struct chrome *c, char ph, const char *name, const char *cat)
 {
-    fputs(c->nevents++ ? ",\n{\"ph\":\"" : "\n{\"ph\":\"", c->f);
-    fputc(ph, c->f);
-    fputs("\",\"name\":", c->f);
-    ptt_json_str(c->f, name);
+    put(c, c->nevents++ ? ",\n{\"ph\":\"" : "\n{\"ph\":\"");
+    ptt_obuf_putc(&c->o, ph);
+    put(c, "\",\"name\":");
+    put_json(c, name);
     if (cat) {
-        fputs(",\"cat\":", c->f);
-        ptt_json_str(c->f, cat);
+        put(c, ",\"cat\":");
+        put_json(c, cat);
     }
 }
 
 static void where(struct chrome *c, int32_t pid, int32_t tid, int64_t ns)
 {
-    fprintf(c->f, ",\"pid\":%d,\"tid\":%d,\"ts\":", pid, tid);
-    jtime(c->f, ns);
+    put_int(c, ",\"pid\":", pid);
+    put_int(c, ",\"tid\":", tid);
+    put(c, ",\"ts\":");
+    jtime(c, ns);
+}
+
+/* "name": of a field, after sep. */
+static void field_key(struct chrome *c, const char *sep, const struct ptt_field *fd)
+{
+    put(c, sep);
+    ptt_obuf_putc(&c->o, '"');
+    ptt_obuf_write(&c->o, fd->name, (size_t)fd->name_len);
+    put(c, "\":");
 }
 
 /* The name of an address or thread id field, or NULL. */
@@ -117,18 +154,23 @@ static void fields(struct chrome *c, const struct ptt_ev *ev, int with_names)
     int n = 0;
     for (unsigned i = 0; ptt_ev_has_field(ev, i); i++) {
         const struct ptt_field *fd = &ev->info->fields[i];
-        fprintf(c->f, "%s\"%.*s\":", n++ ? "," : "", fd->name_len, fd->name);
+        field_key(c, n++ ? "," : "", fd);
         if (fd->type == PTT_F_STR) { /* in the words from its own on */
-            ptt_json_strn(c->f, (const char *)&ev->args[i], i < ev->nargs ? (ev->nargs - i) * 8 : 0,
-                          0);
+            ptt_json_put(&c->o, (const char *)&ev->args[i], i < ev->nargs ? (ev->nargs - i) * 8 : 0,
+                         0);
+            continue;
+        }
+        if (ptt_ftype_raw_hex(fd->type)) { /* most: an address, written here */
+            ptt_obuf_putc(&c->o, '"');
+            ptt_obuf_x64(&c->o, ev->args[i]);
+            ptt_obuf_putc(&c->o, '"');
             continue;
         }
         const char *v = ptt_fmt_ev_field(vb, sizeof vb, ev, i, 0);
-        if (ptt_ftype_json_number(fd->type)) {
-            fputs(v, c->f);
-        } else {
-            ptt_json_str(c->f, v);
-        }
+        if (ptt_ftype_json_number(fd->type))
+            put(c, v);
+        else
+            put_json(c, v);
     }
     if (!with_names)
         return;
@@ -137,16 +179,11 @@ static void fields(struct chrome *c, const struct ptt_ev *ev, int with_names)
         const char *name = field_name(c, ev, i);
         if (!name)
             continue;
-        const struct ptt_field *fd = &ev->info->fields[i];
-        fprintf(c->f, "%s\"%.*s\":",
-                named++ ? ","
-                : n     ? ",\"names\":{"
-                        : "\"names\":{",
-                fd->name_len, fd->name);
-        ptt_json_str(c->f, name);
+        field_key(c, named++ ? "," : n ? ",\"names\":{" : "\"names\":{", &ev->info->fields[i]);
+        put_json(c, name);
     }
     if (named)
-        fputc('}', c->f);
+        ptt_obuf_putc(&c->o, '}');
 }
 
 static void write_blocked(struct chrome *c)
@@ -162,42 +199,45 @@ static void write_blocked(struct chrome *c)
         snprintf(name, sizeof name, "blocked on %s", ptt_tl_state_name(st));
     begin_event(c, 'X', name, "blocked");
     /* The state's colour in every picture (states.def), as chrome://tracing names colours. */
-    fprintf(c->f, ",\"cname\":\"%s\"", ptt_tl_state_cname(c->blocked.state));
+    put(c, ",\"cname\":\"");
+    put(c, ptt_tl_state_cname(c->blocked.state));
+    ptt_obuf_putc(&c->o, '"');
     where(c, c->blocked.pid, c->blocked.tid, c->blocked.from);
-    fputs(",\"dur\":", c->f);
-    jtime(c->f, c->blocked.to > c->blocked.from ? c->blocked.to - c->blocked.from : 0);
+    put(c, ",\"dur\":");
+    jtime(c, c->blocked.to > c->blocked.from ? c->blocked.to - c->blocked.from : 0);
     const struct ptt_evinfo *call = ptt_evinfo(c->blocked.call);
-    fprintf(c->f, ",\"args\":{\"state\":\"%s\"", ptt_tl_state_name(c->blocked.state));
+    put(c, ",\"args\":{\"state\":\"");
+    put(c, ptt_tl_state_name(c->blocked.state));
     if (st == PTT_TL_PTT_BUFFER) { /* in no call of the program's, on no object */
-        fputs("}}", c->f);
+        put(c, "\"}}");
         return;
     }
-    fputs(",\"call\":", c->f);
-    ptt_json_str(c->f, call ? call->routine : "?");
+    put(c, "\",\"call\":");
+    put_json(c, call ? call->routine : "?");
     const char *oname = NULL;
     if (c->blocked.state == PTT_TL_JOIN) {
         int32_t tid = ptt_names_pthread(c->names, c->blocked.pid, c->blocked.object);
-        fprintf(c->f, ",\"thread\":\"0x%" PRIx64 "\"", c->blocked.object);
+        put_hex(c, ",\"thread\":", c->blocked.object);
         if (tid)
-            fprintf(c->f, ",\"tid\":%d", tid);
+            put_int(c, ",\"tid\":", tid);
         oname = tid ? ptt_names_thread(c->names, c->blocked.pid, tid) : NULL;
     } else if (c->blocked.state != PTT_TL_SIGNAL && c->blocked.state != PTT_TL_MQ) {
-        fprintf(c->f, ",\"object\":\"0x%" PRIx64 "\"", c->blocked.object);
+        put_hex(c, ",\"object\":", c->blocked.object);
         oname = ptt_names_object(c->names, c->blocked.pid, c->blocked.object);
     }
     if (oname) {
-        fputs(",\"name\":", c->f);
-        ptt_json_str(c->f, oname);
+        put(c, ",\"name\":");
+        put_json(c, oname);
     }
-    fputs("}}", c->f);
+    put(c, "}}");
 }
 
 static void on_event(void *arg, const struct ptt_ev *ev)
 {
     struct chrome *c = arg;
     c->has_out = ev->info && ev->info->kind == PTT_KIND_OUT;
-    if (c->has_out)
-        c->out = *ev;
+    if (c->has_out) /* its recorded arguments: not the whole array */
+        memcpy(&c->out, ev, offsetof(struct ptt_ev, args) + ev->nargs * sizeof ev->args[0]);
     int start = ev->info && ev->info->role == PTT_ROLE_PROCESS_START;
     if (!start && ev->id != PTT_EV_MODULE_LOAD)
         return;
@@ -236,9 +276,10 @@ static void on_process(void *arg, int32_t pid, int64_t ns, int begin)
     else
         snprintf(name, sizeof name, "process %d", pid);
     begin_event(c, 'M', "process_name", NULL);
-    fprintf(c->f, ",\"pid\":%d,\"args\":{\"name\":", pid);
-    ptt_json_str(c->f, name);
-    fputs("}}", c->f);
+    put_int(c, ",\"pid\":", pid);
+    put(c, ",\"args\":{\"name\":");
+    put_json(c, name);
+    put(c, "}}");
 }
 
 static void on_thread(void *arg, int32_t pid, int32_t tid, int64_t ns, int begin, const char *name)
@@ -252,9 +293,11 @@ static void on_thread(void *arg, int32_t pid, int32_t tid, int64_t ns, int begin
     char fallback[32];
     snprintf(fallback, sizeof fallback, "thread %d", tid);
     begin_event(c, 'M', "thread_name", NULL);
-    fprintf(c->f, ",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":", pid, tid);
-    ptt_json_str(c->f, name ? name : fallback);
-    fputs("}}", c->f);
+    put_int(c, ",\"pid\":", pid);
+    put_int(c, ",\"tid\":", tid);
+    put(c, ",\"args\":{\"name\":");
+    put_json(c, name ? name : fallback);
+    put(c, "}}");
 }
 
 static void on_call(void *arg, const struct ptt_ev *in, int64_t end_ns, int unfinished)
@@ -262,23 +305,23 @@ static void on_call(void *arg, const struct ptt_ev *in, int64_t end_ns, int unfi
     struct chrome *c = arg;
     begin_event(c, 'X', in->info->routine, in->info->cls);
     where(c, in->pid, in->tid, in->ns);
-    fputs(",\"dur\":", c->f);
-    jtime(c->f, end_ns > in->ns ? end_ns - in->ns : 0);
-    fputs(",\"args\":{", c->f);
+    put(c, ",\"dur\":");
+    jtime(c, end_ns > in->ns ? end_ns - in->ns : 0);
+    put(c, ",\"args\":{");
     fields(c, in, 1);
     int sep = ptt_ev_has_field(in, 0);
     const struct ptt_ev *out = &c->out;
     if (!unfinished && c->has_out && out->pid == in->pid && out->tid == in->tid &&
         out->ns == end_ns && !strcmp(out->info->routine, in->info->routine) &&
         ptt_ev_has_field(out, 0)) {
-        fputs(sep ? ",\"returned\":{" : "\"returned\":{", c->f);
+        put(c, sep ? ",\"returned\":{" : "\"returned\":{");
         fields(c, out, 0);
-        fputc('}', c->f);
+        ptt_obuf_putc(&c->o, '}');
         sep = 1;
     }
     if (unfinished)
-        fputs(sep ? ",\"unfinished\":true" : "\"unfinished\":true", c->f);
-    fputs("}}", c->f);
+        put(c, sep ? ",\"unfinished\":true" : "\"unfinished\":true");
+    put(c, "}}");
     if (c->blocked.set && c->blocked.pid == in->pid && c->blocked.tid == in->tid)
         write_blocked(c);
 }
@@ -306,21 +349,24 @@ static void link_end(struct chrome *c, enum ptt_tl_link kind, int32_t pid, int32
     const char *name = ptt_tl_link_name(kind);
     begin_event(c, 'i', name, "link");
     where(c, pid, tid, ns);
-    fprintf(c->f, ",\"s\":\"t\",\"args\":{\"%s\":%d", source ? "to" : "from", other);
+    put_int(c,
+            source ? ",\"s\":\"t\",\"args\":{\"to\":" : ",\"s\":\"t\",\"args\":{\"from\":", other);
     if (kind == PTT_TL_CREATE || kind == PTT_TL_JOIN_LINK) {
-        fprintf(c->f, ",\"thread\":\"0x%" PRIx64 "\"", object);
+        put_hex(c, ",\"thread\":", object);
     } else {
         const char *oname = ptt_names_object(c->names, pid, object);
-        fprintf(c->f, ",\"object\":\"0x%" PRIx64 "\"", object);
+        put_hex(c, ",\"object\":", object);
         if (oname) {
-            fputs(",\"name\":", c->f);
-            ptt_json_str(c->f, oname);
+            put(c, ",\"name\":");
+            put_json(c, oname);
         }
     }
-    fputs("}}", c->f);
+    put(c, "}}");
     begin_event(c, source ? 's' : 'f', name, "link");
     where(c, pid, tid, ns);
-    fprintf(c->f, ",\"id\":%" PRIu64 "%s}", c->flow_id, source ? "" : ",\"bp\":\"e\"");
+    put(c, ",\"id\":");
+    ptt_obuf_u64(&c->o, c->flow_id);
+    put(c, source ? "}" : ",\"bp\":\"e\"}");
 }
 
 static void on_link(void *arg, enum ptt_tl_link kind, int32_t pid, int32_t from_tid,
@@ -364,9 +410,11 @@ static void on_counter(void *arg, int32_t pid, uint64_t object, int cls, const c
             return;
     }
     begin_event(c, 'C', k->name, is_value ? "sem" : "contention");
-    fprintf(c->f, ",\"pid\":%d,\"ts\":", pid);
-    jtime(c->f, ns);
-    fprintf(c->f, ",\"args\":{\"%s\":%" PRId64 "}}", is_value ? "value" : "waiters", value);
+    put_int(c, ",\"pid\":", pid);
+    put(c, ",\"ts\":");
+    jtime(c, ns);
+    put_int(c, is_value ? ",\"args\":{\"value\":" : ",\"args\":{\"waiters\":", value);
+    put(c, "}}");
 }
 
 /* The first pass: how many times a thread had to wait for each lock. */
@@ -426,18 +474,20 @@ static void free_ctr(void *p)
 }
 
 /* "otherData": what the trace's INFO records say about it. */
-static void write_header(FILE *f, const struct ptt_reader *r)
+static void write_header(struct chrome *c, const struct ptt_reader *r)
 {
     static const char *keys[] = {"command", "host", "start_time", "clock", "ptt_version", "pid"};
-    fputs("{\"otherData\":{\"tool\":\"ptt export\"", f);
+    put(c, "{\"otherData\":{\"tool\":\"ptt export\"");
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         const char *v = ptt_reader_info(r, keys[i]);
         if (!v)
             continue;
-        fprintf(f, ",\"%s\":", keys[i]);
-        ptt_json_str(f, v);
+        put(c, ",\"");
+        put(c, keys[i]);
+        put(c, "\":");
+        put_json(c, v);
     }
-    fputs("},\n\"traceEvents\":[", f);
+    put(c, "},\n\"traceEvents\":[");
 }
 
 int ptt_export_chrome(const struct ptt_export_opts *o, char *err, size_t errlen)
@@ -463,8 +513,8 @@ int ptt_export_chrome(const struct ptt_export_opts *o, char *err, size_t errlen)
         r = -1;
         goto out;
     }
-    __fsetlocking(c.f, FSETLOCKING_BYCALLER); /* one thread writes it: no lock per character */
-    write_header(c.f, info);
+    ptt_obuf_open(&c.o, c.f, 1 << 20);
+    write_header(&c, info);
     const struct ptt_tl_callbacks cb = {
         .event = on_event,
         .process = on_process,
@@ -476,7 +526,8 @@ int ptt_export_chrome(const struct ptt_export_opts *o, char *err, size_t errlen)
     };
     r = ptt_timeline_run(o->in, o->names, &cb, &c, err, errlen);
     write_blocked(&c);
-    fputs("\n]}\n", c.f); /* closed whatever happened: what could be read is valid JSON */
+    put(&c, "\n]}\n"); /* closed whatever happened: what could be read is valid JSON */
+    ptt_obuf_close(&c.o);
     if (ferror(c.f) && !r) {
         snprintf(err, errlen, "%s: write error", o->out);
         r = -1;

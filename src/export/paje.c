@@ -18,6 +18,7 @@
 
 #include "export/export.h"
 #include "util/hmap.h"
+#include "util/obuf.h"
 #include "analysis/timeline.h"
 
 /* Placeholders: NAME_MARK, T or O, the key, NAME_MARK. The byte never appears otherwise. */
@@ -76,11 +77,39 @@ struct paje {
 
 #define MAX_READERS 63 /* shown as "63+ readers" beyond */
 
+/* A time: seconds with nine decimals, 0 for a time before the start. */
+static void ln_time(struct ptt_obuf *b, int64_t ns)
+{
+    ptt_obuf_fixed(b, ns < 0 ? 0 : ns, 9);
+}
+
 static void put_time(FILE *f, int64_t ns)
 {
-    if (ns < 0)
-        ns = 0;
-    fprintf(f, "%" PRId64 ".%09" PRId64, ns / 1000000000, ns % 1000000000);
+    char buf[32];
+    struct ptt_obuf b;
+    ptt_obuf_on(&b, f, buf, sizeof buf);
+    ln_time(&b, ns);
+    ptt_obuf_flush(&b);
+}
+
+/* "tPID.TID": a thread's container. */
+static void ln_thread(struct ptt_obuf *b, int32_t pid, int32_t tid)
+{
+    ptt_obuf_putc(b, 't');
+    ptt_obuf_i64(b, pid);
+    ptt_obuf_putc(b, '.');
+    ptt_obuf_i64(b, tid);
+}
+
+/* The lines most events make (a state, an owner, a counter, a link) are built in a buffer and
+ * written at once, not a printf per piece: line_begin(&b, buf, x, "12 ", ns) starts
+ * "12 TIME", ptt_obuf_flush ends it. */
+static void line_begin(struct ptt_obuf *b, char *buf, size_t len, FILE *f, const char *code,
+                       int64_t ns)
+{
+    ptt_obuf_on(b, f, buf, len);
+    ptt_obuf_puts(b, code);
+    ln_time(b, ns);
 }
 
 /* A string field: quoted, without the quotes and line ends that would end it early. */
@@ -264,19 +293,40 @@ static int kind_of_class(int cls)
     return -1;
 }
 
+/* "oPID.TYPE.ADDR": an object's container. */
+static void ln_obj(struct ptt_obuf *b, const struct pobj *o)
+{
+    ptt_obuf_putc(b, 'o');
+    ptt_obuf_i64(b, o->pid);
+    ptt_obuf_putc(b, '.');
+    ptt_obuf_puts(b, kinds[o->kind].type);
+    ptt_obuf_putc(b, '.');
+    b->len += ptt_fmt_x64(ptt_obuf_room(b, 16), o->addr);
+}
+
 static void put_obj(FILE *f, const struct pobj *o)
 {
-    fprintf(f, "o%d.%s.%" PRIx64, o->pid, kinds[o->kind].type, o->addr);
+    char buf[64];
+    struct ptt_obuf b;
+    ptt_obuf_on(&b, f, buf, sizeof buf);
+    ln_obj(&b, o);
+    ptt_obuf_flush(&b);
 }
 
 static void set_variable(struct paje *x, const struct pobj *o, const char *type, int64_t ns,
                          int64_t value)
 {
-    fputs("8 ", x->f);
-    put_time(x->f, ns);
-    fputc(' ', x->f);
-    put_obj(x->f, o);
-    fprintf(x->f, " %s %" PRId64 "\n", type, value);
+    char buf[256];
+    struct ptt_obuf b;
+    line_begin(&b, buf, sizeof buf, x->f, "8 ", ns);
+    ptt_obuf_putc(&b, ' ');
+    ln_obj(&b, o);
+    ptt_obuf_putc(&b, ' ');
+    ptt_obuf_puts(&b, type);
+    ptt_obuf_putc(&b, ' ');
+    ptt_obuf_i64(&b, value);
+    ptt_obuf_putc(&b, '\n');
+    ptt_obuf_flush(&b);
 }
 
 /* The object's container, created when first seen. */
@@ -378,11 +428,37 @@ static void on_state(void *arg, int32_t pid, int32_t tid, enum ptt_tl_state stat
     if (to < from)
         to = from;
     t->last = to;
-    fputs("12 ", x->f);
-    put_time(x->f, from);
-    fprintf(x->f, " t%d.%d TS %s\n13 ", pid, tid, ptt_tl_state_name(state));
-    put_time(x->f, to);
-    fprintf(x->f, " t%d.%d TS\n", pid, tid);
+    char buf[256];
+    struct ptt_obuf b;
+    line_begin(&b, buf, sizeof buf, x->f, "12 ", from);
+    ptt_obuf_putc(&b, ' ');
+    ln_thread(&b, pid, tid);
+    ptt_obuf_puts(&b, " TS ");
+    ptt_obuf_puts(&b, ptt_tl_state_name(state));
+    ptt_obuf_puts(&b, "\n13 ");
+    ln_time(&b, to);
+    ptt_obuf_putc(&b, ' ');
+    ln_thread(&b, pid, tid);
+    ptt_obuf_puts(&b, " TS\n");
+    ptt_obuf_flush(&b);
+}
+
+/* " pPID LKIND tPID.TID KIND KEY\n": a link's end after its time. */
+static void link_rest(struct ptt_obuf *b, enum ptt_tl_link kind, int32_t pid, int32_t tid,
+                      uint64_t key)
+{
+    const char *n = ptt_tl_link_name(kind);
+    ptt_obuf_puts(b, " p");
+    ptt_obuf_i64(b, pid);
+    ptt_obuf_puts(b, " L");
+    ptt_obuf_puts(b, n);
+    ptt_obuf_putc(b, ' ');
+    ln_thread(b, pid, tid);
+    ptt_obuf_putc(b, ' ');
+    ptt_obuf_puts(b, n);
+    ptt_obuf_putc(b, ' ');
+    ptt_obuf_u64(b, key);
+    ptt_obuf_putc(b, '\n');
 }
 
 static void on_link(void *arg, enum ptt_tl_link kind, int32_t pid, int32_t from_tid,
@@ -395,13 +471,15 @@ static void on_link(void *arg, enum ptt_tl_link kind, int32_t pid, int32_t from_
     if (!a || !b || !a->created || !b->created || b->closed || !p || p->ended ||
         kind >= PTT_TL_NLINKS)
         return;
-    const char *n = ptt_tl_link_name(kind);
     uint64_t key = ++x->nlinks;
-    fputs("15 ", x->f);
-    put_time(x->f, from_ns);
-    fprintf(x->f, " p%d L%s t%d.%d %s %" PRIu64 "\n16 ", pid, n, pid, from_tid, n, key);
-    put_time(x->f, to_ns);
-    fprintf(x->f, " p%d L%s t%d.%d %s %" PRIu64 "\n", pid, n, pid, to_tid, n, key);
+    char buf[256];
+    struct ptt_obuf l;
+    line_begin(&l, buf, sizeof buf, x->f, "15 ", from_ns);
+    link_rest(&l, kind, pid, from_tid, key);
+    ptt_obuf_puts(&l, "16 ");
+    ln_time(&l, to_ns);
+    link_rest(&l, kind, pid, to_tid, key);
+    ptt_obuf_flush(&l);
 }
 
 static void on_owner(void *arg, int32_t pid, uint64_t addr, int cls, int32_t tid, int64_t ns)
@@ -421,11 +499,17 @@ static void on_owner(void *arg, int32_t pid, uint64_t addr, int cls, int32_t tid
             fprintf(x->f, "5 r%u %s \"%u%s reader%s\" \"0.55 0.75 0.55\"\n", n, kinds[k].holder, n,
                     n == MAX_READERS ? "+" : "", n == 1 ? "" : "s");
         }
-        fputs("11 ", x->f);
-        put_time(x->f, ns);
-        fputc(' ', x->f);
-        put_obj(x->f, o);
-        fprintf(x->f, " %s r%u\n", kinds[k].holder, n);
+        char buf[256];
+        struct ptt_obuf b;
+        line_begin(&b, buf, sizeof buf, x->f, "11 ", ns);
+        ptt_obuf_putc(&b, ' ');
+        ln_obj(&b, o);
+        ptt_obuf_putc(&b, ' ');
+        ptt_obuf_puts(&b, kinds[k].holder);
+        ptt_obuf_puts(&b, " r");
+        ptt_obuf_u64(&b, n);
+        ptt_obuf_putc(&b, '\n');
+        ptt_obuf_flush(&b);
         return;
     }
     struct pthr *t = tid ? thr_of(x, pid, tid) : NULL;
@@ -436,14 +520,23 @@ static void on_owner(void *arg, int32_t pid, uint64_t addr, int cls, int32_t tid
         put_thread_color(x->f, t->number);
         fputc('\n', x->f);
     }
-    fputs("11 ", x->f);
-    put_time(x->f, ns);
-    fputc(' ', x->f);
-    put_obj(x->f, o);
-    if (t)
-        fprintf(x->f, " %s h%d.%d\n", kinds[k].holder, pid, tid);
-    else
-        fprintf(x->f, " %s free\n", kinds[k].holder);
+    char buf[256];
+    struct ptt_obuf b;
+    line_begin(&b, buf, sizeof buf, x->f, "11 ", ns);
+    ptt_obuf_putc(&b, ' ');
+    ln_obj(&b, o);
+    ptt_obuf_putc(&b, ' ');
+    ptt_obuf_puts(&b, kinds[k].holder);
+    if (t) {
+        ptt_obuf_puts(&b, " h");
+        ptt_obuf_i64(&b, pid);
+        ptt_obuf_putc(&b, '.');
+        ptt_obuf_i64(&b, tid);
+        ptt_obuf_putc(&b, '\n');
+    } else {
+        ptt_obuf_puts(&b, " free\n");
+    }
+    ptt_obuf_flush(&b);
 }
 
 static void on_counter(void *arg, int32_t pid, uint64_t addr, int cls, const char *what, int64_t ns,

@@ -18,6 +18,7 @@
 
 #include "export/export.h"
 #include "util/hmap.h"
+#include "util/obuf.h"
 #include "util/outdir.h"
 #include "export/textfmt.h"
 #include "analysis/timeline.h"
@@ -126,12 +127,33 @@ static FILE *file_of(struct sco *s, int32_t pid, int32_t tid)
 }
 
 /* A field as ptt view --format=raw prints it, without what would split the record. */
-static void put_field(FILE *f, const char *v)
+static void put_field(struct ptt_obuf *b, const char *v)
 {
     for (; *v; v++) {
         unsigned char c = (unsigned char)*v;
-        fputc(c == ':' || c <= ' ' || c == 0x7f ? '_' : c, f);
+        ptt_obuf_putc(b, c == ':' || c <= ' ' || c == 0x7f ? '_' : (char)c);
     }
+}
+
+/* "TIME1:TIME2:LWPID:PID:TID:EVENT1:EVENT2:WHICH" */
+static void put_head(struct ptt_obuf *b, const struct ptt_ev *ev, int which)
+{
+    int64_t ns = ev->ns < 0 ? 0 : ev->ns;
+    ptt_obuf_u64(b, (uint64_t)ns / 1000000000);
+    ptt_obuf_putc(b, ':');
+    ptt_obuf_u64z(b, (uint64_t)ns % 1000000000, 9);
+    ptt_obuf_putc(b, ':');
+    ptt_obuf_i64(b, ev->tid);
+    ptt_obuf_putc(b, ':');
+    ptt_obuf_i64(b, ev->pid);
+    ptt_obuf_putc(b, ':');
+    ptt_obuf_u64(b, ev->serial);
+    ptt_obuf_putc(b, ':');
+    ptt_obuf_u64(b, PTT_CLASS_OF(ev->id));
+    ptt_obuf_putc(b, ':');
+    ptt_obuf_u64(b, ev->id & 0xffu);
+    ptt_obuf_putc(b, ':');
+    ptt_obuf_i64(b, which);
 }
 
 static void on_event(void *arg, const struct ptt_ev *ev)
@@ -147,20 +169,21 @@ static void on_event(void *arg, const struct ptt_ev *ev)
         which = 1;
     else if (info && info->kind == PTT_KIND_OUT)
         which = 2;
-    int64_t ns = ev->ns < 0 ? 0 : ev->ns;
-    fprintf(f, "%" PRId64 ":%09" PRId64 ":%d:%d:%u:%u:%u:%d", ns / 1000000000, ns % 1000000000,
-            ev->tid, ev->pid, ev->serial, PTT_CLASS_OF(ev->id), ev->id & 0xffu, which);
-    char buf[1100];
+    char line[2048], buf[1100];
+    struct ptt_obuf b; /* the record, then one write: not a printf per field */
+    ptt_obuf_on(&b, f, line, sizeof line);
+    put_head(&b, ev, which);
     for (unsigned i = 0; i < NFIELDS; i++) {
-        fputc(':', f);
+        ptt_obuf_putc(&b, ':');
         if (!info) { /* an event this ptt does not know: its words */
             if (i < ev->nargs)
-                fprintf(f, "0x%" PRIx64, ev->args[i]);
+                ptt_obuf_x64(&b, ev->args[i]);
         } else if (ptt_ev_has_field(ev, i)) {
-            put_field(f, ptt_fmt_ev_field(buf, sizeof buf, ev, i, 0));
+            put_field(&b, ptt_fmt_ev_field(buf, sizeof buf, ev, i, 0));
         }
     }
-    fputc('\n', f);
+    ptt_obuf_putc(&b, '\n');
+    ptt_obuf_flush(&b);
 }
 
 static void on_thread(void *arg, int32_t pid, int32_t tid, int64_t ns, int begin, const char *name)

@@ -7,6 +7,7 @@
 
 #include "../../common/pool.h"
 #include "util/json.h"
+#include "util/obuf.h"
 #include "analysis/names.h"
 #include "analysis/tracker.h"
 #include "export/textfmt.h"
@@ -148,8 +149,70 @@ static void fmt_endhow(char *buf, size_t len, uint64_t v, int human)
     snprintf(buf, len, "%s", v < 3 ? (human ? hum : raw)[v] : "?");
 }
 
+/* The fields that are one number, as the switch of ptt_fmt_field writes them, formatted by hand
+ * (buf: 24 bytes at least): ptt view, the exports print millions. NULL for the others. */
+static const char *fmt_number(char *buf, enum ptt_ftype type, uint64_t v, int human)
+{
+    size_t n;
+    switch (type) {
+    case PTT_F_CLASSES:
+    case PTT_F_SIGSET:
+    case PTT_F_CPUSET:
+        if (human)
+            return NULL;
+        /* fall through */
+    case PTT_F_HEX:
+    case PTT_F_STR:
+    case PTT_F_FRAMES:
+    case PTT_F_SITE:
+    case PTT_F_OBJ:
+    case PTT_F_PTR:
+    case PTT_F_SYM:
+    case PTT_F_PTHREAD:
+        buf[0] = '0';
+        buf[1] = 'x';
+        n = 2 + ptt_fmt_x64(buf + 2, v);
+        break;
+    case PTT_F_BOOL:
+    case PTT_F_NS:
+        if (human)
+            return NULL;
+        /* fall through */
+    case PTT_F_UINT:
+    case PTT_F_COUNT: n = ptt_fmt_u64(buf, v); break;
+    case PTT_F_INT: n = ptt_fmt_i64(buf, (int64_t)v); break;
+    case PTT_F_RET:
+        if (human)
+            return NULL;
+        /* fall through */
+    case PTT_F_TID: n = ptt_fmt_i64(buf, (int)(int64_t)v); break;
+    default: return NULL;
+    }
+    buf[n] = 0;
+    return buf;
+}
+
+int ptt_ftype_raw_hex(enum ptt_ftype t)
+{
+    switch (t) {
+    case PTT_F_HEX:
+    case PTT_F_SITE:
+    case PTT_F_OBJ:
+    case PTT_F_PTR:
+    case PTT_F_SYM:
+    case PTT_F_PTHREAD:
+    case PTT_F_CLASSES:
+    case PTT_F_SIGSET:
+    case PTT_F_CPUSET: return 1;
+    default: return 0;
+    }
+}
+
 const char *ptt_fmt_field(char *buf, size_t len, enum ptt_ftype type, uint64_t v, int human)
 {
+    const char *num = len >= 24 ? fmt_number(buf, type, v, human) : NULL;
+    if (num)
+        return num;
     const char *name = human ? enum_name(type, v) : NULL;
     if (name) {
         snprintf(buf, len, "%s", name);
@@ -359,17 +422,25 @@ static void print_time(FILE *f, int64_t ns, int decimals)
 
 void ptt_print_raw(FILE *f, const struct ptt_ev *ev)
 {
-    char nb[32], vb[1100];
-    print_time(f, ev->ns, 9);
-    fprintf(f, ":%s : %d : %d", ptt_ev_name(ev, nb, sizeof nb), ev->pid, ev->tid);
-    if (!ev->info) { /* unknown event: its words in hex */
-        for (unsigned i = 0; i < ev->nargs; i++)
-            fprintf(f, " : %s", ptt_fmt_field(vb, sizeof vb, PTT_F_PTR, ev->args[i], 0));
-    } else {
-        for (unsigned i = 0; ptt_ev_has_field(ev, i); i++)
-            fprintf(f, " : %s", ptt_fmt_ev_field(vb, sizeof vb, ev, i, 0));
+    char nb[32], vb[1100], line[1024];
+    struct ptt_obuf b; /* the line, then one write: not a printf per field */
+    ptt_obuf_on(&b, f, line, sizeof line);
+    ptt_obuf_fixed(&b, ev->ns, 9);
+    ptt_obuf_putc(&b, ':');
+    ptt_obuf_puts(&b, ptt_ev_name(ev, nb, sizeof nb));
+    ptt_obuf_write(&b, " : ", 3);
+    ptt_obuf_i64(&b, ev->pid);
+    ptt_obuf_write(&b, " : ", 3);
+    ptt_obuf_i64(&b, ev->tid);
+    for (unsigned i = 0; ev->info ? ptt_ev_has_field(ev, i) : i < ev->nargs; i++) {
+        ptt_obuf_write(&b, " : ", 3);
+        if (!ev->info) /* unknown event: its words in hex */
+            ptt_obuf_x64(&b, ev->args[i]);
+        else
+            ptt_obuf_puts(&b, ptt_fmt_ev_field(vb, sizeof vb, ev, i, 0));
     }
-    fputc('\n', f);
+    ptt_obuf_putc(&b, '\n');
+    ptt_obuf_flush(&b);
 }
 
 /* "name value, name value" for the fields from index from on. */

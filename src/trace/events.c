@@ -6,9 +6,9 @@
 #include "trace/events.h"
 
 static struct ptt_evinfo table[] = {
-#define PTT_EVENT(name, id, class, kind, routine, nargs, fields, human)                    \
-    {id, #name, #class, PTT_KIND_##kind, routine, nargs, 0, fields, human, {{0}}, 0, 0, 0, \
-     0,  {0},   NULL},
+#define PTT_EVENT(name, id, class, kind, routine, nargs, fields, human)                        \
+    {id,  #name, #class, PTT_KIND_##kind, routine, nargs, 0, fields, human, {{0}}, 0, 0, 0, 0, \
+     {0}, NULL,  -1},
 #include "../../common/events.def"
 };
 #define NEVENTS (sizeof table / sizeof table[0])
@@ -215,6 +215,8 @@ static void parse_table(void)
                 abort();
             }
             ev->fields[n].type = ftypes[k].type;
+            if (ftypes[k].type == PTT_F_SITE && ev->site < 0)
+                ev->site = (signed char)n;
             n++;
             s = end;
         }
@@ -251,6 +253,13 @@ const struct ptt_evinfo *ptt_evinfo(uint16_t id)
         parse_table();
     unsigned i = id <= PTT_EV_ID_MASK ? ord_of[id] : 0;
     return i ? &table[i - 1] : NULL;
+}
+
+struct ptt_evindex ptt_evindex(void)
+{
+    if (!parsed)
+        parse_table();
+    return (struct ptt_evindex){table, ord_of};
 }
 
 const struct ptt_evinfo *ptt_evinfo_all(unsigned *n)

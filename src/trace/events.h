@@ -111,6 +111,7 @@ struct ptt_evinfo {
     int okind;                    /* the class of the object it is about */
     signed char rfield[PTT_RF_N]; /* index of the field playing each part, -1: none */
     const char *role_spec;
+    signed char site; /* index of its site field (where the program called), -1: none */
 };
 
 struct ptt_classinfo {
@@ -145,6 +146,18 @@ const char *ptt_role_name(enum ptt_role r);
 
 /* NULL for an id not in the table. */
 const struct ptt_evinfo *ptt_evinfo(uint16_t id);
+/* The table and its index by id, for a loop over every event of a trace: ptt_evindex_get(x, id)
+ * is ptt_evinfo(id) without a call. */
+struct ptt_evindex {
+    const struct ptt_evinfo *table;
+    const uint8_t *ord; /* by id: index + 1 in table, 0 for none */
+};
+struct ptt_evindex ptt_evindex(void);
+static inline const struct ptt_evinfo *ptt_evindex_get(struct ptt_evindex x, uint16_t id)
+{
+    unsigned i = id <= PTT_EV_ID_MASK ? x.ord[id] : 0;
+    return i ? &x.table[i - 1] : NULL;
+}
 /* All events in table order; *n receives their number. */
 const struct ptt_evinfo *ptt_evinfo_all(unsigned *n);
 const struct ptt_classinfo *ptt_classes(unsigned *n);

@@ -23,6 +23,11 @@
 
 #define MAX_CHUNK (1u << 30)
 #define BUF_SLACK 64
+/* A rare path out of the per-event one (a new chunk, a stream's end, skipping, a thread's end):
+ * kept out of line, so that what every event runs stays short and in line. */
+#define RARE __attribute__((cold, noinline))
+/* The per-event path itself, in line whatever the compiler's estimate of its size. */
+#define EVERY static inline __attribute__((always_inline))
 
 struct chunkref {
     uint64_t offset; /* of the chunk record, in its part */
@@ -98,15 +103,21 @@ struct ptt_reader {
     size_t hash_cap;
     struct pid_end *ends;
     size_t nends, ends_cap;
-    struct heapent *heap;
+    struct heapent *heap; /* the streams in the merge, but top */
     size_t nheap;
+    struct heapent top; /* the stream whose event comes next, if has_top */
+    int has_top;
     struct ptt_tracker *calls; /* each stream's calls entered and not yet left */
     int started;
-    uint64_t skip_below;      /* ptt_reader_skip: the events before are not decoded */
-    int (*keep)(uint16_t id); /* but these */
+    uint64_t skip_below; /* ptt_reader_skip: the events before are not decoded */
+    /* By id: the events passed over before skip_below (the calls' IN and OUT the caller does not
+     * keep); a table, not the caller's function: every skipped event is looked up. */
+    uint64_t pass_over[(PTT_EV_ID_MASK + 1) / 64];
+    struct ptt_evindex evx;
     long double ns_per_tick;
     uint64_t tick_m; /* ns_per_tick = tick_m * 2^tick_e exactly, when long double is x87's */
     int tick_e;
+    int tick_shift; /* -tick_e - 64 when tick_e is in (-128, -64] (to_ns in line), else -1 */
     char err[512];
 };
 
@@ -488,6 +499,7 @@ int ptt_reader_fd(const char *path, char *err, size_t errlen)
  * double is not x87's 64-bit mantissa. */
 static void split_ns_per_tick(struct ptt_reader *r)
 {
+    r->tick_shift = -1;
 #if LDBL_MANT_DIG == 64
     int e;
     long double f = frexpl(r->ns_per_tick, &e);
@@ -495,6 +507,8 @@ static void split_ns_per_tick(struct ptt_reader *r)
         return;
     r->tick_m = (uint64_t)ldexpl(f, 64);
     r->tick_e = e - 64;
+    if (r->tick_e <= -64 && r->tick_e > -128)
+        r->tick_shift = -r->tick_e - 64;
 #else
     (void)r;
 #endif
@@ -535,7 +549,7 @@ static uint64_t scaled(const struct ptt_reader *r, uint64_t a)
     return v >= 9200000000000000000ull ? UINT64_MAX : v;
 }
 
-static int64_t to_ns(const struct ptt_reader *r, uint64_t ticks)
+static int64_t to_ns_any(const struct ptt_reader *r, uint64_t ticks)
 {
     int64_t d = (int64_t)(ticks - r->clk_first.ticks);
     if (r->tick_m) {
@@ -787,6 +801,23 @@ static void reader_free(struct ptt_reader *r)
     free(r);
 }
 
+/* Ticks since the start in ns: to_ns_any, with scaled's common case in line (every event comes
+ * here): a time after the start, a tick shorter than a ns (tick_shift), and a product whose
+ * rounding to 64 significant bits cannot carry out of its low word. The rounding adds less than
+ * 2^sh, sh the bit length of the high word hi, so at most 2 hi: lo <= ~(2 hi) is enough (the
+ * few others go the long way). */
+static inline int64_t to_ns(const struct ptt_reader *r, uint64_t ticks)
+{
+    uint64_t d = ticks - r->clk_first.ticks;
+    if ((int64_t)d > 0 && r->tick_shift >= 0) {
+        unsigned __int128 p = (unsigned __int128)d * r->tick_m;
+        uint64_t hi = (uint64_t)(p >> 64), lo = (uint64_t)p, v = hi >> r->tick_shift;
+        if (hi && hi < 1ull << 62 && lo <= ~(hi << 1) && v < 9200000000000000000ull)
+            return (int64_t)v;
+    }
+    return to_ns_any(r, ticks);
+}
+
 struct ptt_reader *ptt_reader_open(const char *path, char *err, size_t errlen)
 {
     struct ptt_reader *r = calloc(1, sizeof *r);
@@ -800,6 +831,7 @@ struct ptt_reader *ptt_reader_open(const char *path, char *err, size_t errlen)
         return NULL;
     }
     r->is_set = set;
+    r->evx = ptt_evindex();
     r->calls = ptt_tracker_new(PTT_TRACK_SERIAL | PTT_TRACK_CALLS_ONLY);
     for (unsigned i = 0; i < r->nparts; i++)
         index_file(r, i, r->parts[i].header_size);
@@ -829,7 +861,7 @@ struct ptt_reader *ptt_reader_open(const char *path, char *err, size_t errlen)
 }
 
 /* Load the stream's next chunk; 0 when there is none (or it is unreadable). */
-static int load_chunk(struct ptt_reader *r, struct stream *s)
+RARE static int load_chunk(struct ptt_reader *r, struct stream *s)
 {
     if (s->next_chunk >= s->nchunks)
         return 0;
@@ -870,7 +902,7 @@ static uint64_t pid_end_ticks(struct ptt_reader *r, int32_t pid)
 
 /* Calls still open when the stream ended are closed by TRACE_UNFINISHED events, at the end of
  * the process when ptt trace saw it, else at the end of the trace. */
-static int synth_unfinished(struct ptt_reader *r, struct stream *s, struct ptt_ev *ev)
+RARE static int synth_unfinished(struct ptt_reader *r, struct stream *s, struct ptt_ev *ev)
 {
     struct ptt_open *call = s->calls ? ptt_tthread_call(s->calls) : NULL;
     if (!call)
@@ -893,18 +925,14 @@ static int synth_unfinished(struct ptt_reader *r, struct stream *s, struct ptt_e
     return 1;
 }
 
-/* Follow the stream's calls. A cancelled thread was inside the innermost call it had not left:
- * its end (held back) is told just after a THREAD_CANCELLED naming it. */
-static void track_calls(struct ptt_reader *r, struct stream *s, struct ptt_ev *ev)
+/* A thread's end. A cancelled thread was inside the innermost call it had not left: its end
+ * (held back) is told just after a THREAD_CANCELLED naming it. */
+RARE static void thread_end(struct stream *s, struct ptt_ev *ev)
 {
-    if (ev->nested || !ev->info) /* a signal handler's calls are not reported unfinished */
-        return;
-    if (!s->calls)
-        s->calls = ptt_tracker_get(r->calls, ev);
-    struct ptt_open *call = ev->id == PTT_EV_THREAD_END ? ptt_tthread_call(s->calls) : NULL;
+    struct ptt_open *call = ptt_tthread_call(s->calls);
     uint16_t in = call ? call->in.id : 0;
     ptt_tracker_feed(s->calls, ev, NULL);
-    if (ev->id == PTT_EV_THREAD_END && in && ptt_ev_arg(ev, PTT_F(THREAD_END, how), 0) == 2) {
+    if (in && ptt_ev_arg(ev, PTT_F(THREAD_END, how), 0) == 2) {
         s->held = *ev;
         s->has_held = 1;
         ev->id = PTT_EV_THREAD_CANCELLED;
@@ -915,7 +943,16 @@ static void track_calls(struct ptt_reader *r, struct stream *s, struct ptt_ev *e
     }
 }
 
-static void track_calls(struct ptt_reader *r, struct stream *s, struct ptt_ev *ev);
+/* Follow the stream's calls (ev: of a known id, not nested). */
+EVERY void track_calls(struct ptt_reader *r, struct stream *s, struct ptt_ev *ev)
+{
+    if (!s->calls)
+        s->calls = ptt_tracker_get(r->calls, ev);
+    if (ev->id == PTT_EV_THREAD_END)
+        thread_end(s, ev);
+    else
+        ptt_tracker_calls(s->calls, ev);
+}
 
 /* After a corrupt event: the stream's chunks left in the same file are passed over; 1 when some
  * remain in the next parts (a set's), to read on from. */
@@ -928,31 +965,77 @@ static int skip_part(struct stream *s)
 }
 
 /* Whether the event of header h and time t, in a stream still before r->skip_below, is passed
- * over: a call's IN or OUT event r->keep does not want. Its call is followed still (from its
+ * over: a call's IN or OUT event r->pass_over marks. Its call is followed still (from its
  * header: the calls left unfinished are told as if nothing was skipped). The stream stops
  * looking at its first event past skip_below. */
-static int skipped(struct ptt_reader *r, struct stream *s, const struct ptt_event *h, uint64_t t)
+EVERY int skipped(struct ptt_reader *r, struct stream *s, const struct ptt_event *h, uint64_t t)
 {
     if ((int64_t)(t - r->skip_below) >= 0) {
         s->skipping = 0;
         return 0;
     }
     uint16_t id = h->id & PTT_EV_ID_MASK;
-    const struct ptt_evinfo *info = ptt_evinfo(id);
-    if (!info || (info->kind != PTT_KIND_IN && info->kind != PTT_KIND_OUT) ||
-        (r->keep && r->keep(id)))
+    if (!(r->pass_over[id / 64] >> (id % 64) & 1))
         return 0;
-    struct ptt_ev ev;
-    memset(&ev, 0, offsetof(struct ptt_ev, args));
-    ev.id = id;
-    ev.info = info;
-    ev.nested = (h->id & PTT_EVF_NEST) != 0;
+    if (h->id & PTT_EVF_NEST) /* a signal handler's calls are not reported unfinished */
+        return 1;
+    struct ptt_ev ev; /* its header: no memset, every skipped event comes here */
     ev.ticks = t;
+    ev.ns = 0;
     ev.pid = s->pid;
     ev.tid = s->tid;
     ev.serial = s->serial;
+    ev.id = id;
+    ev.nested = 0;
+    ev.nargs = 0;
+    ev.info = ptt_evindex_get(r->evx, id);
+    ev.offset = 0;
     track_calls(r, s, &ev);
     return 1;
+}
+
+/* While skipping: the run of events of the chunk in hand that skipped() would pass over (and
+ * padding), passed over in one loop, the stream's position and clock in registers. It stops,
+ * leaving it to next_raw, at the chunk's end and at any other event: kept, at or past
+ * skip_below, with an absolute time, or corrupt. */
+static void skip_run(struct ptt_reader *r, struct stream *s)
+{
+    const uint8_t *buf = s->buf;
+    size_t pos = s->pos, len = s->len;
+    uint64_t base = s->base, last = s->last;
+    struct ptt_ev ev; /* a passed-over call's header, for its tracker (no args: no memset) */
+    ev.ns = 0;
+    ev.pid = s->pid;
+    ev.tid = s->tid;
+    ev.serial = s->serial;
+    ev.nested = 0;
+    ev.nargs = 0;
+    ev.offset = 0;
+    while (len - pos >= 8) {
+        struct ptt_event h;
+        memcpy(&h, buf + pos, 8);
+        uint16_t id = h.id & PTT_EV_ID_MASK;
+        if (h.id & PTT_EVF_ABS || h.size - 8u > PTT_EVENT_MAX_ARGS * 8u || h.size % 8 ||
+            h.size > len - pos || id == 0)
+            break;
+        uint64_t x = base + h.dts, t = (int64_t)(x - last) < 0 && last ? last : x;
+        if (id != PTT_EV_TRACE_PAD) {
+            if ((int64_t)(t - r->skip_below) >= 0 || !(r->pass_over[id / 64] >> (id % 64) & 1))
+                break;
+            if (!(h.id & PTT_EVF_NEST)) { /* a signal handler's calls are not followed */
+                ev.ticks = t;
+                ev.id = id;
+                ev.info = ptt_evindex_get(r->evx, id);
+                track_calls(r, s, &ev);
+            }
+        }
+        base = x;
+        last = t;
+        pos += h.size;
+    }
+    s->pos = pos;
+    s->base = base;
+    s->last = last;
 }
 
 /* The stream's next event to decode: its header h at s->buf + s->pos, its time into *t (the
@@ -961,6 +1044,8 @@ static int skipped(struct ptt_reader *r, struct stream *s, const struct ptt_even
 static int next_raw(struct ptt_reader *r, struct stream *s, struct ptt_event *h, uint64_t *t)
 {
     for (;;) {
+        if (s->skipping)
+            skip_run(r, s);
         while (s->pos + 8 > s->len) {
             if (s->pos != s->len)
                 part_err(r, s->part, "corrupt event at offset %llu (chunk ends inside it)",
@@ -971,8 +1056,10 @@ static int next_raw(struct ptt_reader *r, struct stream *s, struct ptt_event *h,
         memcpy(h, s->buf + s->pos, 8);
         int abs = (h->id & PTT_EVF_ABS) != 0;
         unsigned hdr = abs ? 16 : 8;
-        if (h->size < hdr || h->size % 8 || s->pos + h->size > s->len ||
-            (h->size - hdr) / 8 > PTT_EVENT_MAX_ARGS || (h->id & PTT_EV_ID_MASK) == 0) {
+        /* Sizes are multiples of 8: one comparison says at least a header and at most the
+         * arguments an event can have (shorter than its header, the difference wraps). */
+        if (h->size - hdr > PTT_EVENT_MAX_ARGS * 8u || h->size % 8 || h->size > s->len - s->pos ||
+            (h->id & PTT_EV_ID_MASK) == 0) {
             part_err(r, s->part, "corrupt event (id 0x%04x, size %u) at offset %llu", h->id,
                      h->size, (unsigned long long)(s->data_off + s->pos));
             if (!skip_part(s)) /* the rest of this thread in this file cannot be trusted */
@@ -1001,8 +1088,34 @@ static int next_raw(struct ptt_reader *r, struct stream *s, struct ptt_event *h,
     }
 }
 
-/* Decode the stream's next event into ev[cur]; 0 at its end. */
-static int advance(struct ptt_reader *r, struct stream *s)
+/* The event of header h and time t at s->buf + s->pos into ev. Every member before args is set
+ * (no memset: every event comes here); six arguments are copied whatever their number, in one
+ * fixed-size move (the buffer has room after the events), more one by one. */
+EVERY void decode(const struct ptt_reader *r, const struct stream *s, struct ptt_event h,
+                  uint64_t t, struct ptt_ev *ev)
+{
+    unsigned hdr = (h.id & PTT_EVF_ABS) ? 16 : 8;
+    const uint8_t *args = s->buf + s->pos + hdr;
+    ev->ticks = t;
+    ev->ns = 0;
+    ev->pid = s->pid;
+    ev->tid = s->tid;
+    ev->serial = s->serial;
+    ev->id = h.id & PTT_EV_ID_MASK;
+    ev->nested = (h.id & PTT_EVF_NEST) != 0;
+    ev->nargs = (h.size - hdr) / 8;
+    ev->info = ptt_evindex_get(r->evx, ev->id);
+    ev->offset = s->data_off + s->pos;
+    if (ev->nargs <= 6)
+        memcpy(ev->args, args, 6 * 8);
+    else
+        memcpy(ev->args, args, ev->nargs * 8);
+}
+
+/* Decode the stream's next event into ev[cur]; 0 at its end. Any event: one held back, the
+ * stream's end, a new chunk, padding, an absolute time, skipping, a corrupt event. Out of line
+ * (but not cold: it runs through every event skipped). */
+__attribute__((noinline)) static int advance_any(struct ptt_reader *r, struct stream *s)
 {
     struct ptt_ev *ev = &s->ev[s->cur];
     if (s->has_held) {
@@ -1016,23 +1129,35 @@ static int advance(struct ptt_reader *r, struct stream *s)
         s->done = 1; /* what is left: the calls it never left */
         return synth_unfinished(r, s, ev);
     }
-    unsigned hdr = (h.id & PTT_EVF_ABS) ? 16 : 8;
-    memset(ev, 0, offsetof(struct ptt_ev, args));
-    ev->id = h.id & PTT_EV_ID_MASK;
-    ev->nested = (h.id & PTT_EVF_NEST) != 0;
-    ev->nargs = (h.size - hdr) / 8;
-    if (ev->nargs <= 6) /* most events: a copy of fixed size, inlined (the buffer has room) */
-        memcpy(ev->args, s->buf + s->pos + hdr, 6 * 8);
-    else
-        memcpy(ev->args, s->buf + s->pos + hdr, ev->nargs * 8);
-    ev->ticks = t;
-    ev->pid = s->pid;
-    ev->tid = s->tid;
-    ev->serial = s->serial;
-    ev->info = ptt_evinfo(ev->id);
-    ev->offset = s->data_off + s->pos;
+    decode(r, s, h, t, ev);
     s->pos += h.size;
-    track_calls(r, s, ev);
+    if (!ev->nested && ev->info) /* a signal handler's calls are not reported unfinished */
+        track_calls(r, s, ev);
+    return 1;
+}
+
+/* advance_any, with what nearly every event is done here, in line: a valid event of the chunk
+ * in hand, its time relative to the last one's, not padding, nothing held back nor skipped. */
+EVERY int advance(struct ptt_reader *r, struct stream *s)
+{
+    struct ptt_event h;
+    if (s->has_held | s->done | s->skipping || s->len - s->pos < 8)
+        return advance_any(r, s);
+    memcpy(&h, s->buf + s->pos, 8);
+    if (h.id & PTT_EVF_ABS || (h.id & PTT_EV_ID_MASK) == PTT_EV_TRACE_PAD ||
+        h.size - 8u > PTT_EVENT_MAX_ARGS * 8u || h.size % 8 || h.size > s->len - s->pos ||
+        (h.id & PTT_EV_ID_MASK) == 0)
+        return advance_any(r, s);
+    uint64_t t = s->base + h.dts;
+    s->base = t;
+    if ((int64_t)(t - s->last) < 0 && s->last) /* as next_raw */
+        t = s->last;
+    s->last = t;
+    struct ptt_ev *ev = &s->ev[s->cur];
+    decode(r, s, h, t, ev);
+    s->pos += h.size;
+    if (!ev->nested && ev->info)
+        track_calls(r, s, ev);
     return 1;
 }
 
@@ -1043,9 +1168,11 @@ static int before(const struct heapent *x, const struct heapent *y)
     return x->order < y->order;
 }
 
-static void sift_down(struct ptt_reader *r, size_t i)
+/* e into the heap at i, moved down to its place. e comes by value: written into h[i] first, then
+ * read back whole, it would stall on the store of its part just written. */
+EVERY void sift_down(struct ptt_reader *r, size_t i, struct heapent e)
 {
-    struct heapent *h = r->heap, e = h[i];
+    struct heapent *h = r->heap;
     for (;;) {
         size_t l = 2 * i + 1, m;
         if (l >= r->nheap)
@@ -1057,6 +1184,17 @@ static void sift_down(struct ptt_reader *r, size_t i)
         i = m;
     }
     h[i] = e;
+}
+
+/* The first of the heap out of it, into r->top. */
+static void pop_top(struct ptt_reader *r)
+{
+    r->has_top = r->nheap > 0;
+    if (!r->has_top)
+        return;
+    r->top = r->heap[0];
+    if (--r->nheap)
+        sift_down(r, 0, r->heap[r->nheap]);
 }
 
 static void start(struct ptt_reader *r)
@@ -1072,7 +1210,8 @@ static void start(struct ptt_reader *r)
                 (struct heapent){s->ev[s->cur].ticks, (uint64_t)(s->serial == 0) << 32 | i};
     }
     for (size_t i = r->nheap; i-- > 0;)
-        sift_down(r, i);
+        sift_down(r, i, r->heap[i]);
+    pop_top(r);
 }
 
 void ptt_reader_skip(struct ptt_reader *r, int64_t from_ns, int (*keep)(uint16_t id))
@@ -1083,25 +1222,37 @@ void ptt_reader_skip(struct ptt_reader *r, int64_t from_ns, int (*keep)(uint16_t
     if (r->started || !(k > 0) || k > 1.8e19L)
         return;
     r->skip_below = r->clk_first.ticks + (uint64_t)k;
-    r->keep = keep;
+    unsigned n;
+    const struct ptt_evinfo *all = ptt_evinfo_all(&n);
+    for (unsigned i = 0; i < n; i++)
+        if ((all[i].kind == PTT_KIND_IN || all[i].kind == PTT_KIND_OUT) &&
+            !(keep && keep(all[i].id)))
+            r->pass_over[all[i].id / 64] |= 1ull << (all[i].id % 64);
     for (size_t i = 0; i < r->nstreams; i++)
         r->streams[i].skipping = 1;
 }
 
+/* The stream whose event comes next is r->top, out of the heap: while its next event is still
+ * before the heap's first (a thread's events mostly come a few in a row), one comparison and no
+ * move; else the two change places. */
 const struct ptt_ev *ptt_reader_get(struct ptt_reader *r)
 {
     if (!r->started)
         start(r);
-    if (!r->nheap)
+    if (!r->has_top)
         return NULL;
-    struct stream *s = &r->streams[(uint32_t)r->heap[0].order];
+    struct stream *s = &r->streams[(uint32_t)r->top.order];
     struct ptt_ev *ev = &s->ev[s->cur];
     s->cur ^= 1;
-    if (advance(r, s))
-        r->heap[0].ticks = s->ev[s->cur].ticks;
-    else
-        r->heap[0] = r->heap[--r->nheap];
-    sift_down(r, 0);
+    if (advance(r, s)) {
+        struct heapent e = {s->ev[s->cur].ticks, r->top.order};
+        if (r->nheap && before(&r->heap[0], &e)) {
+            r->top = r->heap[0];
+            sift_down(r, 0, e);
+        } else
+            r->top.ticks = e.ticks;
+    } else
+        pop_top(r);
     ev->ns = to_ns(r, ev->ticks);
     return ev;
 }

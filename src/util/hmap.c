@@ -5,7 +5,7 @@
 #include "util/hmap.h"
 #include "util/util.h"
 
-void *ptt_hmap_get(struct ptt_hmap *m, uint64_t key, size_t size)
+void *ptt_hmap_get_slow(struct ptt_hmap *m, uint64_t key, size_t size)
 {
     if (size && (m->n + 1) * 2 > m->cap) {
         size_t cap = m->cap ? m->cap * 2 : 256;
@@ -51,12 +51,4 @@ void ptt_hmap_free(struct ptt_hmap *m, void (*release)(void *record))
     m->keys = NULL;
     m->vals = NULL;
     m->n = m->cap = 0;
-}
-
-uint64_t ptt_key2(uint64_t a, uint64_t b)
-{
-    uint64_t k = a * 0x9e3779b97f4a7c15ull ^ b;
-    k ^= k >> 31;
-    k *= 0xbf58476d1ce4e5b9ull;
-    return k ^ k >> 29;
 }

@@ -11,9 +11,20 @@ struct ptt_hmap {
     size_t n, cap;
 };
 
+/* ptt_hmap_get when the key is not at its first place or must be made. */
+void *ptt_hmap_get_slow(struct ptt_hmap *m, uint64_t key, size_t size);
 /* The record of key; with size != 0, created (zeroed, of size bytes) if absent; else NULL when
- * absent. Exits on out of memory: the tools cannot go on without their tables. */
-void *ptt_hmap_get(struct ptt_hmap *m, uint64_t key, size_t size);
+ * absent. Exits on out of memory: the tools cannot go on without their tables. In line: the
+ * analyses look up every event's thread and object. */
+static inline void *ptt_hmap_get(struct ptt_hmap *m, uint64_t key, size_t size)
+{
+    if (m->cap) {
+        size_t j = key & (m->cap - 1);
+        if (m->vals[j] && m->keys[j] == key)
+            return m->vals[j];
+    }
+    return ptt_hmap_get_slow(m, key, size);
+}
 /* The i-th slot's record, NULL if empty: for (i = 0; i < m->cap; i++). */
 static inline void *ptt_hmap_slot(const struct ptt_hmap *m, size_t i)
 {
@@ -22,6 +33,12 @@ static inline void *ptt_hmap_slot(const struct ptt_hmap *m, size_t i)
 /* Free every record (each through release first, if not NULL) and the map. */
 void ptt_hmap_free(struct ptt_hmap *m, void (*release)(void *record));
 /* A well-mixed key for a pair (pid and address, pid and tid...). */
-uint64_t ptt_key2(uint64_t a, uint64_t b);
+static inline uint64_t ptt_key2(uint64_t a, uint64_t b)
+{
+    uint64_t k = a * 0x9e3779b97f4a7c15ull ^ b;
+    k ^= k >> 31;
+    k *= 0xbf58476d1ce4e5b9ull;
+    return k ^ k >> 29;
+}
 
 #endif

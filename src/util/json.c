@@ -2,6 +2,7 @@
 #include "util/json.h"
 
 #include <stdint.h>
+#include <string.h>
 
 size_t ptt_utf8_seq(const unsigned char *p, size_t n, size_t *bad)
 {
@@ -38,7 +39,7 @@ size_t ptt_utf8_seq(const unsigned char *p, size_t n, size_t *bad)
     return 0;
 }
 
-static void escape(FILE *f, unsigned c)
+static void escape(struct ptt_obuf *b, unsigned c)
 {
     const char *e = c == '"'    ? "\\\""
                     : c == '\\' ? "\\\\"
@@ -48,35 +49,73 @@ static void escape(FILE *f, unsigned c)
                     : c == '\r' ? "\\r"
                     : c == '\t' ? "\\t"
                                 : NULL;
-    if (e)
-        fputs(e, f);
-    else
-        fprintf(f, "\\u%04x", c);
+    if (e) {
+        ptt_obuf_puts(b, e);
+        return;
+    }
+    char *p = ptt_obuf_room(b, 6);
+    memcpy(p, "\\u00", 4);
+    p[4] = "0123456789abcdef"[c >> 4];
+    p[5] = "0123456789abcdef"[c & 15];
+    b->len += 6;
 }
 
-void ptt_json_strn(FILE *f, const char *s, size_t n, unsigned flags)
+/* Whether byte c is written as it is: printable ASCII, not a quote nor a backslash (nor, with
+ * PTT_JSON_HTML, '<', '>', '&', DEL); by table, [html][c]: every byte of every string comes
+ * here. */
+static unsigned char plain[2][256];
+
+static void plain_init(void)
+{
+    for (unsigned c = 0x20; c < 0x80; c++) {
+        plain[0][c] = c != '"' && c != '\\';
+        plain[1][c] = plain[0][c] && c != '<' && c != '>' && c != '&' && c != 0x7f;
+    }
+}
+
+void ptt_json_put(struct ptt_obuf *b, const char *s, size_t n, unsigned flags)
 {
     const unsigned char *p = (const unsigned char *)s;
+    const unsigned char *ok = plain[(flags & PTT_JSON_HTML) != 0];
     size_t i = 0;
-    fputc('"', f);
+    if (!plain[0]['a'])
+        plain_init();
+    ptt_obuf_putc(b, '"');
     while (i < n && p[i]) {
+        size_t run = i;
+        while (run < n && ok[p[run]]) /* NUL is not plain */
+            run++;
+        if (run > i) { /* the plain bytes, at once */
+            ptt_obuf_write(b, p + i, run - i);
+            i = run;
+            continue;
+        }
         unsigned c = p[i];
         if (c < 0x20 || c == '"' || c == '\\' ||
             ((flags & PTT_JSON_HTML) && (c == '<' || c == '>' || c == '&' || c == 0x7f))) {
-            escape(f, c);
+            escape(b, c);
             i++;
             continue;
         }
         size_t bad, len = ptt_utf8_seq(p + i, n - i, &bad);
         if (len) {
-            fwrite(p + i, 1, len, f);
+            ptt_obuf_write(b, p + i, len);
             i += len;
         } else {
-            fputs("\xef\xbf\xbd", f); /* U+FFFD */
+            ptt_obuf_puts(b, "\xef\xbf\xbd"); /* U+FFFD */
             i += bad;
         }
     }
-    fputc('"', f);
+    ptt_obuf_putc(b, '"');
+}
+
+void ptt_json_strn(FILE *f, const char *s, size_t n, unsigned flags)
+{
+    char buf[512];
+    struct ptt_obuf b;
+    ptt_obuf_on(&b, f, buf, sizeof buf);
+    ptt_json_put(&b, s, n, flags);
+    ptt_obuf_flush(&b);
 }
 
 void ptt_json_str(FILE *f, const char *s)

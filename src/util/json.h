@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "util/obuf.h"
+
 /* Also write '<', '>', '&' and DEL as \u00XX: the string is then safe inside an HTML <script>
  * element (no "</script>", no "<!--"). */
 #define PTT_JSON_HTML 1u
@@ -17,6 +19,9 @@
  * are text for the reader, and the replacement character shows where a byte was lost. '"' and
  * '\\' are escaped, control characters as \b \f \n \r \t or \u00XX; '/' is left alone. */
 void ptt_json_strn(FILE *f, const char *s, size_t n, unsigned flags);
+
+/* The same into an output buffer (the writer itself: ptt_json_strn goes through it). */
+void ptt_json_put(struct ptt_obuf *b, const char *s, size_t n, unsigned flags);
 
 /* ptt_json_strn(f, s, SIZE_MAX, 0). */
 void ptt_json_str(FILE *f, const char *s);
