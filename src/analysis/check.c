@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/wait.h>
 
 #include "analysis/check_int.h"
@@ -98,10 +99,47 @@ static uint64_t obj_key(struct ptt_check *c, int32_t pid, uint64_t addr)
 }
 
 /* check_obj and check_obj_find past their cache. */
+/* What a forked child inherits of an object its parent had at the fork: its initialisation and
+ * type (the memory was copied), not its holders or waiters (the child's thread is another one).
+ * Returns 0 when the parent, or its own parent, never met the object. */
+static int inherited(struct ptt_check *c, int32_t pid, uint64_t addr, struct cobj *into)
+{
+    for (int depth = 0; depth < 64; depth++) {
+        struct cproc *p = check_proc(c, pid);
+        if (!p->ppid)
+            return 0;
+        uint64_t key = ptt_key2((uint32_t)p->ppid | (uint64_t)p->pgen << 32, addr);
+        const struct cobj *o = ptt_hmap_get(&c->objects, key, 0);
+        if (o) {
+            into->cls = o->cls;
+            into->inited = o->inited;
+            into->destroyed = o->destroyed;
+            into->robust = o->robust;
+            into->mtype = o->mtype;
+            into->bcount = o->bcount;
+            return 1;
+        }
+        pid = p->ppid;
+    }
+    return 0;
+}
+
 struct cobj *check_obj_table(struct ptt_check *c, int32_t pid, uint64_t addr, int cls, int make)
 {
     uint64_t key = obj_key(c, pid, addr);
-    struct cobj *o = ptt_hmap_get(&c->objects, key, make ? sizeof *o : 0);
+    struct cobj *o = ptt_hmap_get(&c->objects, key, 0);
+    if (!o && make) {
+        struct cobj from = {.cls = cls};
+        int had = inherited(c, pid, addr, &from); /* before the table may move */
+        o = ptt_hmap_get(&c->objects, key, sizeof *o);
+        if (had) {
+            *o = from;
+            o->seen = 1;
+            o->key = key;
+            o->pid = pid;
+            o->addr = addr;
+        }
+    }
     if (!o)
         return NULL;
     *check_ocache(c, pid, addr) = o;
@@ -288,7 +326,18 @@ static void process_start(struct ptt_check *c, struct cthread *th, const struct 
         p->started = 1;
         struct cproc *parent = ptt_hmap_get(&c->procs, (uint32_t)ppid + 1ull, 0);
         th->complete = !(parent && parent->started);
+        if (parent && parent->started && ppid != ev->pid) {
+            p->ppid = ppid;
+            p->pgen = parent->gen;
+        }
     }
+}
+
+/* A signal a process gets for its own fault: it crashed, whatever its threads were doing. */
+static int crash_signal(int sig)
+{
+    return sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL || sig == SIGABRT ||
+           sig == SIGSYS || sig == SIGTRAP;
 }
 
 /* Events about the trace and the processes rather than a thread's calls. */
@@ -305,8 +354,10 @@ static int meta_event(struct ptt_check *c, struct cthread *th, const struct ptt_
         if (WIFEXITED(st)) {
             check_proc(c, ev->pid)->exited = 1;
             check_process_end(c, ev->pid, ev->ns);
+        } else if (crash_signal(WTERMSIG(st))) {
+            check_proc(c, ev->pid)->crashed = 1;
         } else {
-            check_proc(c, ev->pid)->hung = 1;
+            check_proc(c, ev->pid)->hung = 1; /* killed from outside while it waited */
         }
         return 1;
     }

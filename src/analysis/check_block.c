@@ -216,7 +216,7 @@ static int hung(struct blocked *bl, struct cproc *p)
 {
     if (p->hung)
         return 1;
-    if (p->exited)
+    if (p->exited || p->crashed)
         return 0;
     for (struct cthread *th = p->threads; th; th = th->next)
         if (!th->ended && !node_of(bl, th))

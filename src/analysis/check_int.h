@@ -83,6 +83,9 @@ struct cproc {
     int32_t pid;
     unsigned gen;            /* its execs: the generation of its objects */
     int started, hung, exited;
+    int crashed;    /* ended by a signal of its own fault (SIGSEGV...): it died, it did not hang */
+    int32_t ppid;   /* the traced process it was forked from, 0 if none */
+    unsigned pgen;  /* that process's generation at the fork: the objects the child inherits */
     int cxx; /* maps libstdc++: its std::mutex and std::condition_variable need no init call */
     struct cthread *threads; /* every thread met, newest first */
     struct cmodule *mods;
