@@ -203,9 +203,11 @@ static void close_call(struct tl *t, struct tthread *th, const struct ptt_open *
 /* libptt waited for a free sub-buffer before it recorded ev (TRACE_BUFFER_WAIT, at the wait's
  * end): a span of ptt's own. The program was not waiting then: the blocked span of the
  * innermost call blocking the thread stops where it began and goes on from its end. */
-static void buffer_wait(struct tl *t, struct tthread *th, const struct ptt_ev *ev)
+static void buffer_wait(struct tl *t, struct tthread *th, const struct ptt_ev *ev, int64_t prev)
 {
     int64_t from = ev->ns - (int64_t)ptt_ev_arg(ev, PTT_F(TRACE_BUFFER_WAIT, waited), 0);
+    if (prev && from < prev) /* it began after the thread's previous event: clocks differ */
+        from = prev;
     for (unsigned k = th->calls ? th->calls->nopen : 0; k-- > 0;) {
         struct ptt_open *c = &th->calls->open[k];
         enum ptt_tl_state st = blocked_on(c);
@@ -460,6 +462,7 @@ static void on_event(struct tl *t, const struct ptt_ev *ev)
     if (!ev->info)
         return;
     struct tthread *th = thread_of(t, ev);
+    int64_t prev = th->last; /* 0 before the thread's first event */
     th->last = ev->ns;
     struct tproc *p = ptt_hmap_get(&t->procs, (uint64_t)(uint32_t)ev->pid, sizeof *p);
     p->last = ev->ns;
@@ -469,7 +472,7 @@ static void on_event(struct tl *t, const struct ptt_ev *ev)
         th->calls = ptt_tracker_get(t->calls, ev);
     ptt_tracker_feed(th->calls, ev, &tr);
     if ((ev->id & PTT_EV_ID_MASK) == PTT_EV_TRACE_BUFFER_WAIT)
-        buffer_wait(t, th, ev);
+        buffer_wait(t, th, ev, prev);
     else if (ev->info->kind == PTT_KIND_IN)
         on_in(t, th, ev);
     else if (ev->info->kind == PTT_KIND_OUT) {

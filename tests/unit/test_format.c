@@ -986,6 +986,10 @@ static void test_timeline_buffer_wait(void **state)
     EV(&c, PTT_EV_MUTEX_ACQUIRED, 50, 0x50);
     EV(&c, PTT_EV_MUTEX_LOCK_OUT, 50, 0);
     EV(&c, PTT_EV_TRACE_BUFFER_WAIT, 1000, 400); /* at 1800, since 1400 */
+    EV(&c, PTT_EV_MUTEX_UNLOCK_IN, 100, 0x50, 0x61);
+    EV(&c, PTT_EV_MUTEX_UNLOCK_OUT, 10, 0);
+    /* at 2000 after 500, by another clock: it began after the unlock's end, at 1910 */
+    EV(&c, PTT_EV_TRACE_BUFFER_WAIT, 90, 500);
     chunk(f, &c, 42, 42, 1, 0, 1000, 0, NULL, NULL);
     fclose_w(f);
     struct span got[8] = {{0, 0, 0}};
@@ -997,7 +1001,8 @@ static void test_timeline_buffer_wait(void **state)
     const struct span want[] = {{PTT_TL_MUTEX, 200, 400},
                                 {PTT_TL_PTT_BUFFER, 400, 700},
                                 {PTT_TL_MUTEX, 700, 800},
-                                {PTT_TL_PTT_BUFFER, 1400, 1800}};
+                                {PTT_TL_PTT_BUFFER, 1400, 1800},
+                                {PTT_TL_PTT_BUFFER, 1910, 2000}};
     for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
         assert_int_equal(got[i].state, want[i].state);
         assert_int_equal(got[i].from, want[i].from);
