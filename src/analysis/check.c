@@ -397,7 +397,8 @@ void ptt_check_event(struct ptt_check *c, const struct ptt_ev *ev)
         thread_start(c, th, ev);
     else if (ev->info->role == PTT_ROLE_THREAD_END)
         check_thread_end(c, th, ev);
-    check_misuse_before(c, th, ev);
+    if (ev->info->kind == PTT_KIND_IN || ev->id == PTT_EV_MUTEX_INIT) /* all it looks at */
+        check_misuse_before(c, th, ev);
     struct ptt_track res;
     ptt_tracker_feed(th->tt, ev, &res);
     if ((res.what & PTT_TRK_CLOSED) && !res.unfinished && ev->id == PTT_EV_THREAD_CREATE_OUT &&

@@ -165,7 +165,8 @@ void check_fstep(struct ptt_finding *f, int32_t pid, int32_t tid, uint16_t call,
                  const char *action, int object, uint64_t site, int64_t ns);
 uint64_t check_site_of(const struct ptt_ev *ev);
 
-/* check_misuse.c: before and after the tracker has seen an event. */
+/* check_misuse.c: before (IN events and MUTEX_INIT: the others are not handed to it) and after
+ * the tracker has seen an event. */
 void check_misuse_before(struct ptt_check *c, struct cthread *th, const struct ptt_ev *ev);
 void check_misuse_after(struct ptt_check *c, struct cthread *th, const struct ptt_ev *ev,
                         const struct ptt_track *res);

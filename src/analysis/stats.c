@@ -65,7 +65,7 @@ uint64_t ptt_stat_bucket_mid(unsigned b)
     return lo + (1ull << (lg - 2)) / 2;
 }
 
-static void hist_add(struct ptt_stat_hist *h, uint64_t v)
+static inline void hist_add(struct ptt_stat_hist *h, uint64_t v)
 {
     h->n++;
     h->total += v;
@@ -136,7 +136,7 @@ static struct object **ocache(struct ptt_stats *s, int32_t pid, uint64_t addr)
 }
 
 /* An object met, or NULL. */
-static struct object *find_object(struct ptt_stats *s, int32_t pid, uint64_t addr)
+static inline struct object *find_object(struct ptt_stats *s, int32_t pid, uint64_t addr)
 {
     struct object **slot = ocache(s, pid, addr), *o = *slot;
     if (o && o->pub.addr == addr && o->pub.pid == pid)
@@ -147,7 +147,7 @@ static struct object *find_object(struct ptt_stats *s, int32_t pid, uint64_t add
     return o;
 }
 
-static struct object *object_of(struct ptt_stats *s, int32_t pid, uint64_t addr, int cls)
+static inline struct object *object_of(struct ptt_stats *s, int32_t pid, uint64_t addr, int cls)
 {
     struct object *o = find_object(s, pid, addr);
     if (o)
