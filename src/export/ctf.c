@@ -253,13 +253,9 @@ static int write_metadata(struct ctf *c, const struct ptt_reader *r, int have_re
 {
     char path[4096], uuid[40];
     snprintf(path, sizeof path, "%s/metadata", c->dir);
-    int fd = ptt_outdir_create(path);
-    FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+    FILE *f = ptt_outdir_fopen(path, 0);
     if (!f) {
-        int e = errno;
-        if (fd >= 0)
-            close(fd);
-        snprintf(c->err, sizeof c->err, "%.400s: %s", path, ptt_outdir_strerror(e));
+        snprintf(c->err, sizeof c->err, "%.400s: %s", path, ptt_outdir_strerror(errno));
         return -1;
     }
     uuid_str(uuid, c->uuid);

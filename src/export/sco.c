@@ -110,11 +110,8 @@ static FILE *file_of(struct sco *s, int32_t pid, int32_t tid)
     sf->lwp = lwp;
     char path[512];
     path_of(s, sf, path, sizeof path);
-    int fd = sf->written ? ptt_outdir_append(path) : ptt_outdir_create(path);
-    sf->f = fd < 0 ? NULL : fdopen(fd, "w");
+    sf->f = ptt_outdir_fopen(path, sf->written);
     if (!sf->f) {
-        if (fd >= 0)
-            close(fd);
         if (!s->failed) {
             s->failed = errno;
             snprintf(s->failed_path, sizeof s->failed_path, "%s", path);
@@ -216,12 +213,9 @@ static int write_map(const char *dir, char *err, size_t errlen)
     const struct ptt_evinfo **v = malloc((n ? n : 1) * sizeof *v);
     char path[512];
     snprintf(path, sizeof path, "%s/tracemap.h", dir);
-    int fd = v ? ptt_outdir_create(path) : -1;
-    FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+    FILE *f = v ? ptt_outdir_fopen(path, 0) : NULL;
     if (!f) {
         snprintf(err, errlen, "%s: %s", path, ptt_outdir_strerror(v ? errno : ENOMEM));
-        if (fd >= 0)
-            close(fd);
         free(v);
         return -1;
     }

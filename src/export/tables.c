@@ -689,13 +689,9 @@ static void write_schema(struct tables *s)
 {
     char path[600];
     snprintf(path, sizeof path, "%s/schema.sql", s->dir);
-    int fd = ptt_outdir_create(path);
-    FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+    FILE *f = ptt_outdir_fopen(path, 0);
     if (!f) {
-        int e = errno;
-        if (fd >= 0)
-            close(fd);
-        fail(s, e, path);
+        fail(s, errno, path);
         return;
     }
     fprintf(f, "-- The tables of ptt export --format=tables (docs/export.md), for DuckDB.\n"

@@ -66,6 +66,18 @@ int ptt_outdir_append(const char *path)
     return checked(open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC));
 }
 
+FILE *ptt_outdir_fopen(const char *path, int append)
+{
+    int fd = append ? ptt_outdir_append(path) : ptt_outdir_create(path);
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+    if (!f && fd >= 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+    }
+    return f;
+}
+
 const char *ptt_outdir_strerror(int err)
 {
     switch (err) {

@@ -13,6 +13,10 @@ int ptt_outdir_make(const char *dir);
 int ptt_outdir_create(const char *path);
 /* A file made by ptt_outdir_create, opened again to append to it, checked the same way. */
 int ptt_outdir_append(const char *path);
+/* ptt_outdir_create (append: ptt_outdir_append) as a stdio stream: NULL with errno, nothing left
+ * open. */
+#include <stdio.h>
+FILE *ptt_outdir_fopen(const char *path, int append);
 /* strerror, but what the three above refuse said as such. */
 const char *ptt_outdir_strerror(int err);
 
