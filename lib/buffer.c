@@ -128,20 +128,21 @@ static void hand_off(struct ptt_thread *t)
     t->desc = 0;
 }
 
-/* An event dropped: counted for its thread (TRACE_LOST) and in the pool, by reason. take_buffer
- * failed for one of three: ptt trace is gone (abandon), --overflow=discard, or starvation. */
-void ptt_drop(struct ptt_thread *t, unsigned why)
+/* n events dropped (a call's record holds two): counted for their thread (TRACE_LOST) and in the
+ * pool, by reason. take_buffer failed for one of three: ptt trace is gone (abandon),
+ * --overflow=discard, or starvation. */
+void ptt_drop(struct ptt_thread *t, unsigned why, unsigned n)
 {
     struct ptt_pool *p = ptt_pool;
-    t->lost++;
+    t->lost += n;
     if (!p)
         return;
     if (why == PTT_LOST_NWHY)
         why = !ptt_active                           ? PTT_LOST_DAEMON
               : p->overflow == PTT_OVERFLOW_DISCARD ? PTT_LOST_DISCARD
                                                     : PTT_LOST_STARVED;
-    atomic_fetch_add_explicit(&p->lost_why[why], 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&p->lost, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&p->lost_why[why], n, memory_order_relaxed);
+    atomic_fetch_add_explicit(&p->lost, n, memory_order_relaxed);
 }
 
 /* Every signal of the thread blocked, or the mask back as it was: one system call each,
@@ -253,10 +254,10 @@ static uintptr_t open_buffer(struct ptt_thread *t, struct ptt_pool *p, uint32_t 
     return used;
 }
 
-/* Called with t->nest == 1 when the event whose slot was reserved at w (tagged) does not fit:
- * switch sub-buffers. Returns 1 when the event is to be reserved again, in the new one; 0 when
- * it is dropped (counted) or not recorded. */
-int ptt_record_slow(struct ptt_thread *t, uintptr_t w, uintptr_t size)
+/* Called with t->nest == 1 when the record (of events events) whose slot was reserved at w
+ * (tagged) does not fit: switch sub-buffers. Returns 1 when it is to be reserved again, in the
+ * new one; 0 when it is dropped (counted) or not recorded. */
+int ptt_record_slow(struct ptt_thread *t, uintptr_t w, uintptr_t size, unsigned events)
 {
     struct ptt_pool *p = ptt_pool;
     int saved_errno = errno;
@@ -292,7 +293,7 @@ int ptt_record_slow(struct ptt_thread *t, uintptr_t w, uintptr_t size)
         t->end = 0;
         t->pos = to;
         t->desc = 0;
-        ptt_drop(t, PTT_LOST_NWHY);
+        ptt_drop(t, PTT_LOST_NWHY, events);
     } else {
         struct ptt_desc *d = ptt_pool_desc(p, i);
         d->seq = t->seq++;
@@ -379,7 +380,7 @@ static void record_nested(struct ptt_thread *t, uint16_t id, unsigned n, const u
 {
     struct ptt_pool *p = ptt_pool;
     if (!p || !ptt_active) {
-        ptt_drop(t, PTT_LOST_DAEMON);
+        ptt_drop(t, PTT_LOST_DAEMON, 1);
         return;
     }
     uintptr_t pos = ptt_pos(t), len = 0;
@@ -400,7 +401,7 @@ static void record_nested(struct ptt_thread *t, uint16_t id, unsigned n, const u
          * one (it wrote it, or padded it and reserved again). */
         uintptr_t pend = t->parked_data + t->parked_len;
         if (whole_end(t->parked_data, pend) != pend) {
-            ptt_drop(t, PTT_LOST_HANDLER); /* never seen: two slots in progress */
+            ptt_drop(t, PTT_LOST_HANDLER, 1); /* never seen: two slots in progress */
             return;
         }
         hand_over(t->parked, t->parked_len);
@@ -409,7 +410,7 @@ static void record_nested(struct ptt_thread *t, uint16_t id, unsigned n, const u
     }
     uint32_t i = take_buffer(p, NULL);
     if (i == PTT_POOL_EMPTY) {
-        ptt_drop(t, PTT_LOST_NWHY);
+        ptt_drop(t, PTT_LOST_NWHY, 1);
         return;
     }
     if (park) {
@@ -459,6 +460,24 @@ void ptt_write_async(struct ptt_thread *t, uint16_t id, unsigned n, const uint64
     REAL(pthread_setcanceltype)(PTHREAD_CANCEL_DEFERRED, &old);
     ptt_write_now(t, id, n, a);
     REAL(pthread_setcanceltype)(old, &old); /* a pending cancellation acts here, after it */
+}
+
+/* An event at nest 1 while a call waits in the slot: its IN goes first, at its entry. No handler
+ * writes or ends the slot meanwhile (they record at nest > 1). */
+void ptt_call_flush(struct ptt_thread *t)
+{
+    struct ptt_call *c = &t->call;
+    ptt_put(t, PTT_PUT_AT, c->id, c->t0, c->n, c->a, 0, 0);
+    c->state = PTT_CALL_FREE;
+}
+
+void ptt_call_end_async(struct ptt_thread *t, uint32_t seq, uint16_t out, unsigned m,
+                        const uint64_t *b)
+{
+    int old = PTHREAD_CANCEL_ASYNCHRONOUS;
+    REAL(pthread_setcanceltype)(PTHREAD_CANCEL_DEFERRED, &old);
+    ptt_call_finish(t, seq, out, m, b);
+    REAL(pthread_setcanceltype)(old, &old);
 }
 
 void ptt_report_lost(struct ptt_thread *t)

@@ -173,7 +173,9 @@ static uint32_t walk(const uint8_t *data, uint32_t *len, int exact, uint64_t *co
             *marked += k;
         }
         p += h.size;
-        n += (h.id & PTT_EV_ID_MASK) != PTT_EV_TRACE_PAD; /* padding is no event */
+        /* padding is no event; a call's one record stands for two (its IN and OUT) */
+        if ((h.id & PTT_EV_ID_MASK) != PTT_EV_TRACE_PAD)
+            n += 1 + ((h.id & PTT_EV_CALL) != 0);
     }
     if (p != *len && exact)
         ++*corrupt;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../../common/clock.h"
+#include "trace/decode.h"
 #include "trace/events.h"
 #include "session/hang.h"
 #include "analysis/names.h"
@@ -126,15 +127,22 @@ static void name_started(struct ptt_hang *h)
     h->nunnamed = k;
 }
 
+static void track_ev(struct ptt_hang *h, struct stream *s, struct ptt_ev *ev)
+{
+    ptt_names_event(h->names, ev);
+    if (ev->id == PTT_EV_THREAD_START && !ptt_names_thread(h->names, ev->pid, ev->tid))
+        name_later(h, ev);
+    if (!ev->nested) /* a signal handler's calls return before its thread goes on */
+        ptt_tracker_feed(s->calls, ev, NULL);
+}
+
 static void track(struct ptt_hang *h, struct stream *s, const struct ptt_event *e,
                   const uint64_t *args, unsigned n, uint64_t ticks)
 {
-    struct ptt_ev ev;
+    struct ptt_ev ev, out;
     memset(&ev, 0, offsetof(struct ptt_ev, args));
     ev.id = e->id & PTT_EV_ID_MASK;
     ev.info = ptt_evinfo(ev.id);
-    if (!ev.info)
-        return;
     ev.nested = (e->id & PTT_EVF_NEST) != 0;
     ev.ticks = ticks;
     ev.pid = s->pid;
@@ -142,11 +150,12 @@ static void track(struct ptt_hang *h, struct stream *s, const struct ptt_event *
     ev.serial = s->serial;
     ev.nargs = n < PTT_EVENT_MAX_ARGS ? n : PTT_EVENT_MAX_ARGS;
     memcpy(ev.args, args, ev.nargs * sizeof *args);
-    ptt_names_event(h->names, &ev);
-    if (ev.id == PTT_EV_THREAD_START && !ptt_names_thread(h->names, ev.pid, ev.tid))
-        name_later(h, &ev);
-    if (!ev.nested) /* a signal handler's calls return before its thread goes on */
-        ptt_tracker_feed(s->calls, &ev, NULL);
+    int call = ptt_decode_call(&ev, &out); /* a whole call: its IN and its OUT */
+    if (!ev.info)
+        return;
+    track_ev(h, s, &ev);
+    if (call)
+        track_ev(h, s, &out);
 }
 
 /* Read sub-buffer i of stream s from where it was left up to len bytes; how many events. */

@@ -111,6 +111,7 @@ struct ptt_evinfo {
     int okind;                    /* the class of the object it is about */
     signed char rfield[PTT_RF_N]; /* index of the field playing each part, -1: none */
     const char *role_spec;
+    uint16_t call_out; /* an IN whose call has a one-record form (PTT_CALL): its OUT's id, else 0 */
 };
 
 struct ptt_classinfo {

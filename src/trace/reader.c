@@ -16,6 +16,7 @@
 
 #include "ptt_fields.h"
 #include "trace/reader.h"
+#include "trace/decode.h"
 #include "analysis/tracker.h"
 
 #define MAX_CHUNK (1u << 30)
@@ -669,7 +670,7 @@ static int advance(struct ptt_reader *r, struct stream *s)
     struct ptt_ev *ev = &s->ev[s->cur];
     if (s->has_held) {
         s->has_held = 0;
-        *ev = s->held;
+        memcpy(ev, &s->held, offsetof(struct ptt_ev, args) + s->held.nargs * sizeof ev->args[0]);
         return 1;
     }
     struct ptt_event h;
@@ -694,7 +695,14 @@ static int advance(struct ptt_reader *r, struct stream *s)
     ev->info = ptt_evinfo(ev->id);
     ev->offset = s->data_off + s->pos;
     s->pos += h.size;
+    int call = ptt_decode_call(ev, &s->held); /* a whole call: its IN now, its OUT next */
     track_calls(r, s, ev);
+    if (call) {
+        track_calls(r, s, &s->held);
+        s->has_held = 1;
+        if ((int64_t)(s->held.ticks - s->last) > 0)
+            s->last = s->held.ticks;
+    }
     return 1;
 }
 

@@ -997,6 +997,176 @@ static void test_signal_during_release(void **state)
     assert_clean_end(r);
 }
 
+/* Calls (PTT_CALL_IN, PTT_CALL_OUT) in a storm of signals whose handler records: each reads back
+ * as its IN, what was recorded inside it (a wait, one call in three; handlers' events), and its
+ * OUT, whether it was written as one record or flushed; and both forms are in the file. */
+static void *call_worker(void *arg)
+{
+    struct worker *w = arg;
+    w->tid = gettid();
+    timer_t timer;
+    if (storm_start(&timer))
+        return NULL;
+    uint32_t i;
+    for (i = 0; i < SIG_LOOP_MAX && (i < SIG_LOOP || atomic_load(&sig_count) < SIG_MIN); i++) {
+        uint64_t t = ptt_now();
+        PTT_CALL_IN(call, MUTEX_LOCK, i, t);
+        if (i % 3 == 0)
+            PTT_REC(MUTEX_WAIT, i, t);
+        PTT_CALL_OUT(call, MUTEX_LOCK, i);
+    }
+    timer_delete(timer);
+    w->n = (int)i;
+    ptt_thread_release(&ptt_self);
+    return NULL;
+}
+
+/* One event of call_worker's thread against what its loop recorded; *at: 0 before a call's IN,
+ * 1 inside (IN seen), 2 after its wait. Returns the handler's events. */
+static int check_call_event(const struct ptt_ev *ev, uint64_t *i, int *at, uint64_t *in_ticks)
+{
+    if (ev->id == PTT_EV_COND_WOKEN || ev->id == PTT_EV_TRACE_LOST)
+        return ev->id == PTT_EV_COND_WOKEN;
+    assert_false(ev->nested);
+    if (ev->id == PTT_EV_MUTEX_LOCK_IN) {
+        assert_int_equal(*at, 0);
+        assert_int_equal(ev->args[0], *i);
+        assert_true(ev->ticks >= ev->args[1]); /* its entry: after the loop's time stamp */
+        *in_ticks = ev->ticks;
+        *at = 1;
+    } else if (ev->id == PTT_EV_MUTEX_WAIT) {
+        assert_int_equal(*at, 1);
+        assert_int_equal(*i % 3, 0);
+        assert_int_equal(ev->args[0], *i);
+        *at = 2;
+    } else {
+        assert_int_equal(ev->id, PTT_EV_MUTEX_LOCK_OUT);
+        assert_int_equal(*at, *i % 3 == 0 ? 2 : 1);
+        assert_int_equal(ev->args[0], *i);
+        assert_true(ev->ticks >= *in_ticks);
+        *at = 0;
+        ++*i;
+    }
+    return 0;
+}
+
+static void test_calls_in_storm(void **state)
+{
+    struct session *s = *state;
+    begin(s, 8u << 20, 1024, 0, PTT_OVERFLOW_BLOCK);
+    start_drainer(s, 0);
+    atomic_store(&sig_count, 0);
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_alarm;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    assert_int_equal(sigaction(SIGALRM, &sa, &old), 0);
+    struct worker w = {.idx = 0};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, call_worker, &w), 0);
+    pthread_join(th, NULL);
+    sigaction(SIGALRM, &old, NULL);
+    assert_true(w.n >= SIG_LOOP);
+    uint64_t handled = atomic_load(&sig_count);
+    struct ptt_reader *r = finish(s);
+    uint64_t i = 0, in_ticks = 0, nhandler = 0, lost = atomic_load(&s->d.pool->lost);
+    int at = 0;
+    struct ptt_ev ev;
+    while (ptt_reader_next(r, &ev)) {
+        assert_int_equal(ev.tid, w.tid);
+        nhandler += (uint64_t)check_call_event(&ev, &i, &at, &in_ticks);
+    }
+    assert_int_equal(i, w.n);
+    assert_int_equal(at, 0);
+    assert_int_equal(nhandler + lost, handled);
+    assert_clean_end(r);
+    struct rawfile f;
+    raw_load(s->path, &f);
+    uint64_t whole = 0, flushed = 0;
+    for (size_t c = 0; c < f.n; c++)
+        for (uint32_t p = 0; p + 8 <= f.chunks[c].len;) {
+            struct ptt_event h;
+            memcpy(&h, f.chunks[c].data + p, 8);
+            if (h.size < 8)
+                break;
+            whole += (h.id & PTT_EV_ID_MASK) == (PTT_EV_MUTEX_LOCK_IN | PTT_EV_CALL);
+            flushed += (h.id & PTT_EV_ID_MASK) == PTT_EV_MUTEX_LOCK_IN;
+            p += h.size;
+        }
+    raw_free(&f);
+    print_message("%d calls: %llu as one record, %llu as IN and OUT; %llu signals, %llu lost\n",
+                  w.n, (unsigned long long)whole, (unsigned long long)flushed,
+                  (unsigned long long)handled, (unsigned long long)lost);
+    assert_int_equal(whole + flushed, w.n);
+    assert_true(flushed >= ((uint64_t)w.n + 2) / 3); /* the waits', and the handlers' if any */
+    assert_true(whole > 0);
+}
+
+/* A signal handler that records while a call waits in the slot (its signal sent to the thread
+ * itself, delivered as the system call returns): the call's IN first, at its entry, then the
+ * handler's events (a call of its own among them), then the call's OUT. */
+static void on_usr1(int sig)
+{
+    (void)sig;
+    PTT_REC(COND_WOKEN, 1, 2, 3);
+    PTT_CALL_IN(call, SEM_POST, 4, 5, 6); /* the slot is taken: written as IN and OUT */
+    PTT_CALL_OUT(call, SEM_POST, 0, 0, 7);
+}
+
+static void test_call_flushed_by_handler(void **state)
+{
+    struct session *s = *state;
+    begin(s, 1u << 20, 4096, 0, PTT_OVERFLOW_BLOCK);
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_usr1;
+    sigemptyset(&sa.sa_mask);
+    assert_int_equal(sigaction(SIGUSR1, &sa, &old), 0);
+    uint64_t t0 = ptt_now();
+    PTT_CALL_IN(call, MUTEX_UNLOCK, 10, 11);
+    syscall(SYS_tgkill, getpid(), gettid(), SIGUSR1);
+    PTT_CALL_OUT(call, MUTEX_UNLOCK, 0);
+    PTT_CALL_IN(call2, MUTEX_UNLOCK, 12, 13);
+    PTT_CALL_OUT(call2, MUTEX_UNLOCK, 0);
+    uint64_t t1 = ptt_now();
+    sigaction(SIGUSR1, &old, NULL);
+    struct ptt_reader *r = finish(s);
+    static const struct {
+        uint16_t id;
+        unsigned n;
+        uint64_t a[3];
+    } want[] = {
+        {PTT_EV_MUTEX_UNLOCK_IN, 2, {10, 11}}, {PTT_EV_COND_WOKEN, 3, {1, 2, 3}},
+        {PTT_EV_SEM_POST_IN, 3, {4, 5, 6}},    {PTT_EV_SEM_POST_OUT, 3, {0, 0, 7}},
+        {PTT_EV_MUTEX_UNLOCK_OUT, 1, {0}},     {PTT_EV_MUTEX_UNLOCK_IN, 2, {12, 13}},
+        {PTT_EV_MUTEX_UNLOCK_OUT, 1, {0}},
+    };
+    struct ptt_ev ev;
+    size_t k = 0;
+    while (ptt_reader_next(r, &ev)) {
+        assert_true(k < sizeof want / sizeof want[0]);
+        assert_int_equal(ev.id, want[k].id);
+        assert_int_equal(ev.nargs, want[k].n);
+        assert_memory_equal(ev.args, want[k].a, want[k].n * sizeof ev.args[0]);
+        assert_false(ev.nested);
+        assert_in_range(ev.ticks, t0, t1);
+        k++;
+    }
+    assert_int_equal(k, sizeof want / sizeof want[0]);
+    assert_clean_end(r);
+    assert_int_equal(ptt_reader_end(r)->events, k);
+    struct rawfile f;
+    raw_load(s->path, &f);
+    assert_int_equal(f.n, 1);
+    assert_int_equal(f.chunks[0].nevents, k);
+    struct ptt_event h;
+    memcpy(&h, f.chunks[0].data + f.chunks[0].len - 40, 8); /* the last call: one record */
+    assert_int_equal(h.id, PTT_EV_MUTEX_UNLOCK_IN | PTT_EV_CALL);
+    assert_int_equal(h.size, 40);
+    raw_free(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1014,6 +1184,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_class_mask, setup, teardown),
         cmocka_unit_test_setup_teardown(test_signal_nesting, setup, teardown),
         cmocka_unit_test_setup_teardown(test_signal_during_release, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_calls_in_storm, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_call_flushed_by_handler, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
