@@ -1,14 +1,18 @@
-"""Trace files of earlier format versions read as they did: tests/data/v1.1/contend.ptt was
-recorded by ptt trace writing format 1.1 (`contend 3 1`, MODULE_LOAD events padded by
-tests/golden/strip_modules.py) and is never written again. Every reader must give the same
-events, with the same fields, from it whatever the format written today."""
+"""Trace files of earlier format versions read as they did: tests/data/VERSION/contend.ptt was
+recorded by ptt trace writing that format (`contend 3 1`, MODULE_LOAD events padded by
+tests/golden/strip_modules.py) and is never written again: 1.1, every call as IN and OUT; 1.2,
+the calls that did not wait as one record each. Every reader must give the same events, with
+the same fields, from them whatever the format written today."""
 
 from pathlib import Path
+
+import pytest
 
 from conftest import parse_raw, run, summary_counts, view, PTT
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 V11 = DATA / "v1.1" / "contend.ptt"
+V12 = DATA / "v1.2" / "contend.ptt"
 
 COUNTS_V11 = {
     "PROCESS_START": 1, "PROCESS_EXIT": 1,
@@ -25,9 +29,11 @@ COUNTS_V11 = {
 }
 
 
-def test_v11_counts():
-    """The summary: every event of the file, counted exactly, and its header."""
-    counts, head = summary_counts(V11)
+@pytest.mark.parametrize("path", [V11, V12], ids=["1.1", "1.2"])
+def test_counts(path):
+    """The summary: every event of the file, counted exactly, and its header (the same program,
+    the same events, in either version)."""
+    counts, head = summary_counts(path)
     assert dict(counts) == COUNTS_V11
     assert head["events"] == "97"
     assert head["threads"] == "3"
@@ -73,3 +79,32 @@ def test_v11_stat():
     rows = {line.split(",")[0]: line.split(",")[4:7] for line in lines[1:]}
     assert rows == {"sem": ["2", "2", "6729835"], "mutex": ["6", "5", "4747808"],
                     "barrier": ["3", "3", "891763"], "rwlock": ["6", "0", "1552"]}
+
+
+def test_v12_fields():
+    """Format 1.2: the calls written as one record come back as their IN and OUT, with every
+    field; a lock that waited has its IN, the wait, and (later) its OUT."""
+    lines = view("--format=raw", V12).splitlines()
+    assert len(lines) == 97
+    assert lines[1:5] == [
+        "0.015419809:BARRIER_INIT_IN : 3719 : 3719 : 0x563dc6baff00 : 0x0 : 3 : 0x563dc6ba5888",
+        "0.015419929:BARRIER_INIT_OUT : 3719 : 3719 : 0",
+        "0.015425870:SEM_INIT_IN : 3719 : 3719 : 0x563dc6bafe60 : 0 : 0 : 0x563dc6ba58a6",
+        "0.015426061:SEM_INIT_OUT : 3719 : 3719 : 0 : 0",
+    ]
+    assert lines[22:30] == [
+        "0.019375054:MUTEX_LOCK_IN : 3719 : 3724 : 0x563dc6bafec0 : 0x563dc6ba55f4",
+        "0.019375966:MUTEX_LOCK_OUT : 3719 : 3724 : 0",
+        "0.019537825:MUTEX_LOCK_IN : 3719 : 3725 : 0x563dc6bafec0 : 0x563dc6ba55f4",
+        "0.019538857:MUTEX_WAIT : 3719 : 3725 : 0x563dc6bafec0 : 3724",
+        "0.020443480:MUTEX_UNLOCK_IN : 3719 : 3724 : 0x563dc6bafec0 : 0x563dc6ba5682",
+        "0.020450754:MUTEX_UNLOCK_OUT : 3719 : 3724 : 0",
+        "0.020458468:RWLOCK_RDLOCK_IN : 3719 : 3724 : 0x563dc6bafe80 : 0x563dc6ba56b0",
+        "0.020458899:RWLOCK_RDLOCK_OUT : 3719 : 3724 : 0",
+    ]
+    assert lines[-1] == "0.026449609:PROCESS_EXIT : 3719 : 3719 : exit=0"
+    p = run([PTT, "stat", "--format=csv", V12])
+    assert p.returncode == 0, p.stderr
+    rows = {line.split(",")[0]: line.split(",")[4:6] for line in p.stdout.splitlines()[1:]}
+    assert rows == {"sem": ["2", "2"], "mutex": ["6", "5"], "barrier": ["3", "3"],
+                    "rwlock": ["6", "0"]}
