@@ -1,15 +1,18 @@
 /* The recording hot path: no lock, no system call, no allocation, async-signal-safe.
  *
  * Each thread owns a sub-buffer of the shared pool (struct ptt_thread, initial-exec TLS).
- * Recording an event: read the clock, reserve space with one non-locked xadd (a single
- * instruction, so a signal handler on this thread sees the reservation done or not done), write
- * the arguments, then the header. Nothing else is published per event: sub-buffers are zeroed
- * before reuse and a writer hands its sub-buffer over with its length.
+ * Recording an event: read the clock, encode the record (common/codec.h: varints, the time as
+ * a delta, objects, sites and threads as slots of the sub-buffer's dictionary), reserve its bytes
+ * with one non-locked xadd (a single instruction, so a signal handler on this thread sees the
+ * reservation done or not done), write them, the length byte last. Nothing else is published per
+ * event: sub-buffers are zeroed before reuse and a writer hands its sub-buffer over with its
+ * length.
  *
  * Signal handlers: an event that interrupted another event of the same thread (nest > 1) is
  * written out of line with every signal blocked (ptt_write_nested: two system calls, only for
- * the events of a handler that landed inside an event), after it, whole (PTT_EVF_NEST in
- * common/event.h); so is a switch of sub-buffers (once per sub-buffer). Only one event of a
+ * the events of a handler that landed inside an event), after it, whole, with its time stamp and
+ * without the dictionary, which the interrupted event may be changing (PTT_CODEC_NEST); so is a
+ * switch of sub-buffers (once per sub-buffer). Only one event of a
  * thread is then ever in progress, with at most one slot reserved and not yet written.
  *
  * Calls (PTT_CALL_IN, PTT_CALL_OUT): a call with a one-record form (PTT_CALL in
@@ -27,6 +30,7 @@
 #include <stdint.h>
 
 #include "../common/clock.h"
+#include "../common/codec.h"
 #include "../common/event.h"
 #include "../common/pool.h"
 
@@ -74,6 +78,10 @@ struct ptt_thread {
                              in it, even at the same address (a sub-buffer used again) */
     uint32_t parked_len;
     struct ptt_call call;
+    /* The dictionary of the compact encoding (common/codec.h), for the sub-buffer whose pos tag
+     * is dict_tag (any other value: empty it first). */
+    uintptr_t dict_tag;
+    uint64_t dict[PTT_DICT_SLOTS];
 };
 
 extern __thread struct ptt_thread ptt_self __attribute__((tls_model("initial-exec")));
@@ -131,18 +139,52 @@ static inline uintptr_t ptt_reserve(struct ptt_thread *t, uintptr_t size)
  * OUT's b). */
 enum { PTT_PUT_NOW, PTT_PUT_AT, PTT_PUT_CALL };
 
-/* Write one record at nest 1: n arguments a, then m arguments b. A time taken earlier (t0) is
- * not put before the base event's: the base moved since only if a signal handler recorded
- * between the time stamp and the record, which then comes after the handler's events. */
+/* The record's bytes from r to slot, the length byte, which publishes it, last: in a few
+ * overlapping moves, without calling out, none past the record (a signal handler may be writing
+ * the next one) nor on its length byte before the end. */
+static inline __attribute__((always_inline)) void ptt_copy_record(uint8_t *slot, const uint8_t *r,
+                                                                  uintptr_t size)
+{
+    uintptr_t n = size - 1;
+    uint8_t *d = slot + 1;
+    const uint8_t *s = r + 1;
+    uint64_t v8;
+    uint32_t v4;
+    if (n >= 8) {
+        for (uintptr_t i = 0; i + 8 < n; i += 8) {
+            __builtin_memcpy(&v8, s + i, 8);
+            __builtin_memcpy(d + i, &v8, 8);
+        }
+        __builtin_memcpy(&v8, s + n - 8, 8);
+        __builtin_memcpy(d + n - 8, &v8, 8);
+    } else if (n >= 4) {
+        __builtin_memcpy(&v4, s, 4);
+        __builtin_memcpy(d, &v4, 4);
+        __builtin_memcpy(&v4, s + n - 4, 4);
+        __builtin_memcpy(d + n - 4, &v4, 4);
+    } else {
+        for (uintptr_t i = 0; i < n; i++)
+            d[i] = s[i];
+    }
+    __atomic_store_n(slot, r[0], __ATOMIC_RELEASE);
+}
+
+/* Write one record at nest 1 (common/codec.h): n arguments a, then m arguments b. A time taken
+ * earlier (t0) is not put before the base event's: the base moved since only if a signal handler
+ * recorded between the time stamp and the record, which then comes after the handler's events.
+ * The dictionary is the sub-buffer's: it is emptied when the tag of pos says the sub-buffer is
+ * another (only records at nest 1 use it, so a handler never sees it half changed; a record
+ * encoded and not written, because a handler moved the thread, is encoded again after emptying
+ * it). Meta records use none: the drain reads TRACE_LOST's count without following it. */
 static inline __attribute__((always_inline)) void ptt_put(struct ptt_thread *t, int how,
                                                           uint16_t id, uint64_t t0, unsigned n,
                                                           const uint64_t *a, unsigned m,
                                                           const uint64_t *b)
 {
-    uint64_t ts, d, now = 0, last;
+    uint8_t buf[PTT_CODEC_MAX], *rec;
+    uint64_t ts, d, now = 0, last, dur = 0;
     uintptr_t size, w, p, end, data, tag;
-    int wide;
-    unsigned extra = how == PTT_PUT_CALL; /* the duration, first */
+    const int call = how == PTT_PUT_CALL, dict = PTT_CLASS_OF(id) != 0;
 retry:
     for (;;) {
         /* The sub-buffer as it is before our reservation: a signal handler may move the thread
@@ -155,17 +197,36 @@ retry:
         end = t->end;
         atomic_signal_fence(memory_order_seq_cst);
         ts = how == PTT_PUT_NOW ? ptt_now() : t0;
-        if (how == PTT_PUT_CALL)
+        if (call)
             now = ptt_now();
         last = t->last;
         d = ts - last;
         atomic_signal_fence(memory_order_seq_cst);
+        int abs = 0;
         if (__builtin_expect(t->last_data != data, 0))
-            d = ~0ull;
-        else if (how != PTT_PUT_NOW && (int64_t)d < 0)
-            ts = last, d = 0;
-        wide = d > UINT32_MAX;
-        size = 8 + 8 * (uintptr_t)(n + m + extra) + (wide ? 8 : 0);
+            abs = 1; /* the base is in another sub-buffer */
+        else if (__builtin_expect((int64_t)d < 0, 0)) {
+            if (how == PTT_PUT_NOW)
+                abs = 1; /* the clock of another CPU */
+            else
+                ts = last, d = 0;
+        }
+        if (call)
+            dur = (int64_t)(now - ts) > 0 ? now - ts : 0;
+        if (__builtin_expect(t->dict_tag != tag, 0)) {
+            __builtin_memset(t->dict, 0, sizeof t->dict);
+            t->dict_tag = tag;
+        }
+        uint8_t *body = buf + 3, *q = body;
+        q = ptt_put_varint(q, (uint64_t)id << 2 | (abs ? PTT_CODEC_ABS : 0));
+        q = ptt_put_varint(q, abs ? ts : d);
+        if (call)
+            q = ptt_put_varint(q, dur);
+        for (unsigned i = 0; i < n; i++)
+            q = dict ? ptt_put_val(q, a[i], t->dict) : ptt_put_lit(q, a[i]);
+        for (unsigned i = 0; i < m; i++)
+            q = dict ? ptt_put_val(q, b[i], t->dict) : ptt_put_lit(q, b[i]);
+        rec = ptt_codec_close(body, q, &size);
         w = ptt_reserve(t, size);
         p = w & PTT_POS_ADDR;
         atomic_signal_fence(memory_order_seq_cst);
@@ -178,32 +239,17 @@ retry:
         }
     }
     if (__builtin_expect(p + size > end, 0)) {
-        if (ptt_record_slow(t, w, size, 1 + extra))
+        if (ptt_record_slow(t, w, size, 1 + (unsigned)call))
             goto retry; /* in the new sub-buffer, as any event */
     } else {
-        uint64_t *slot = (uint64_t *)p, *args = slot + 1;
-        struct ptt_event h = {id, (uint16_t)size, (uint32_t)d};
-        if (__builtin_expect(wide, 0)) {
-            h.id |= PTT_EVF_ABS;
-            h.dts = 0;
-            *args++ = ts;
-        }
         /* last, then where: a handler between them makes them disagree */
-        t->last = ts;
+        t->last = ts + dur;
         atomic_signal_fence(memory_order_seq_cst);
         t->last_data = data;
-        if (extra)
-            *args++ = (int64_t)(now - ts) > 0 ? now - ts : 0;
-        for (unsigned i = 0; i < n; i++)
-            args[i] = a[i];
-        for (unsigned i = 0; i < m; i++)
-            args[n + i] = b[i];
-        /* The header last: the daemon reads a dead process's sub-buffer up to the first empty
-         * header, so an event cut short by a kill is never taken for a whole one; and a handler
-         * tells a slot not yet written by its zero header (record_nested in buffer.c). */
-        uint64_t hv;
-        __builtin_memcpy(&hv, &h, 8);
-        __atomic_store_n(slot, hv, __ATOMIC_RELEASE);
+        /* The length last: the daemon reads a dead process's sub-buffer up to the first empty
+         * length, so a record cut short by a kill is never taken for a whole one; and a handler
+         * tells a slot not yet written by its zero length (record_nested in buffer.c). */
+        ptt_copy_record((uint8_t *)p, rec, size);
     }
 }
 

@@ -46,6 +46,9 @@ struct stream {
     struct ptt_ev ev[2];
     int has_held;
     struct ptt_ev held; /* delivered after a synthesized event that must precede it */
+    /* Its chunk is of the compact encoding (format 2), decoded with dec (decode.h). */
+    int compact;
+    struct ptt_dec *dec;
 };
 
 /* A stream in the merge, with its next event's sort key: the heap compares these alone, not
@@ -466,8 +469,8 @@ struct ptt_reader *ptt_reader_open(const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "%s: not a ptt trace (bad magic at offset 0)", path);
         goto fail;
     }
-    if (fh.major != PTT_FORMAT_MAJOR) {
-        snprintf(err, errlen, "%s: trace format version %u.%u, this ptt reads version %u.x only",
+    if (fh.major < 1 || fh.major > PTT_FORMAT_MAJOR) {
+        snprintf(err, errlen, "%s: trace format version %u.%u, this ptt reads versions 1.x to %u.x",
                  path, fh.major, fh.minor, PTT_FORMAT_MAJOR);
         goto fail;
     }
@@ -531,6 +534,13 @@ static int load_chunk(struct ptt_reader *r, struct stream *s)
     s->len = len;
     s->data_off = c->offset + sizeof h;
     s->base = h.base_ts;
+    s->compact = (h.flags & PTT_CHUNK_COMPACT) != 0;
+    if (s->compact && !s->dec && !(s->dec = malloc(sizeof *s->dec))) {
+        set_err(r, "out of memory for a chunk's decoding");
+        return 0;
+    }
+    if (s->compact)
+        ptt_dec_start(s->dec, h.base_ts);
     return 1;
 }
 
@@ -625,12 +635,25 @@ static int skipped(struct ptt_reader *r, struct stream *s, const struct ptt_even
 static int next_raw(struct ptt_reader *r, struct stream *s, struct ptt_event *h, uint64_t *t)
 {
     for (;;) {
-        while (s->pos + 8 > s->len) {
+        while (s->pos + (s->compact ? 1 : 8) > s->len) {
             if (s->pos != s->len)
                 set_err(r, "corrupt event at offset %llu (chunk ends inside it)",
                         (unsigned long long)(s->data_off + s->pos));
             if (!load_chunk(r, s))
                 return 0;
+        }
+        uint64_t x;
+        if (s->compact) { /* decode.c: its arguments wait in s->dec */
+            int k = ptt_dec_next(s->dec, s->buf + s->pos, s->len - s->pos, h, &x);
+            if (!k) { /* the chunk's records end here */
+                s->pos = s->len;
+                continue;
+            }
+            if (k > 0)
+                goto decoded;
+            set_err(r, "corrupt record at offset %llu", (unsigned long long)(s->data_off + s->pos));
+            s->nchunks = s->next_chunk;
+            return 0;
         }
         memcpy(h, s->buf + s->pos, 8);
         int abs = (h->id & PTT_EVF_ABS) != 0;
@@ -642,7 +665,6 @@ static int next_raw(struct ptt_reader *r, struct stream *s, struct ptt_event *h,
             s->nchunks = s->next_chunk; /* the rest of this thread cannot be trusted */
             return 0;
         }
-        uint64_t x;
         if (abs) {
             memcpy(&x, s->buf + s->pos + 8, 8);
             if (!(h->id & PTT_EVF_NEST))
@@ -651,6 +673,7 @@ static int next_raw(struct ptt_reader *r, struct stream *s, struct ptt_event *h,
             x = s->base + h->dts;
             s->base = x;
         }
+    decoded:
         /* Merge on a per-thread non-decreasing time: an event of a signal handler may carry a
          * time a little before the event it interrupted. */
         if ((int64_t)(x - s->last) < 0 && s->last)
@@ -683,8 +706,10 @@ static int advance(struct ptt_reader *r, struct stream *s)
     memset(ev, 0, offsetof(struct ptt_ev, args));
     ev->id = h.id & PTT_EV_ID_MASK;
     ev->nested = (h.id & PTT_EVF_NEST) != 0;
-    ev->nargs = (h.size - hdr) / 8;
-    if (ev->nargs <= 6) /* most events: a copy of fixed size, inlined (the buffer has room) */
+    if (s->compact) {
+        ev->nargs = s->dec->nargs;
+        memcpy(ev->args, s->dec->args, ev->nargs * 8);
+    } else if ((ev->nargs = (h.size - hdr) / 8) <= 6) /* most: a fixed-size copy, inlined */
         memcpy(ev->args, s->buf + s->pos + hdr, 6 * 8);
     else
         memcpy(ev->args, s->buf + s->pos + hdr, ev->nargs * 8);
@@ -829,6 +854,7 @@ void ptt_reader_close(struct ptt_reader *r)
     for (size_t i = 0; i < r->nstreams; i++) {
         free(r->streams[i].chunks);
         free(r->streams[i].buf);
+        free(r->streams[i].dec);
     }
     free(r->streams);
     free(r->hash);
