@@ -39,12 +39,33 @@
 
 static inline uint8_t *ptt_put_varint(uint8_t *q, uint64_t v)
 {
+    if (__builtin_expect(v < 0x4000, 1)) { /* heads, deltas and durations mostly: no loop */
+        if (v < 0x80) {
+            *q = (uint8_t)v;
+            return q + 1;
+        }
+        q[0] = (uint8_t)(v | 0x80);
+        q[1] = (uint8_t)(v >> 7);
+        return q + 2;
+    }
     while (v >= 0x80) {
         *q++ = (uint8_t)(v | 0x80);
         v >>= 7;
     }
     *q++ = (uint8_t)v;
     return q;
+}
+
+/* A record's head without flags (id << 2) as the bytes of its varint (ids are below 2^14: 3 at
+ * most), their number in the top byte: for an id known at compile time, a constant. */
+static inline uint32_t ptt_head_word(uint16_t id)
+{
+    uint32_t v = (uint32_t)id << 2;
+    if (v < 0x80)
+        return v | 1u << 24;
+    if (v < 0x4000)
+        return (v & 0x7f) | 0x80 | (v >> 7) << 8 | 2u << 24;
+    return (v & 0x7f) | 0x80 | (((v >> 7) & 0x7f) | 0x80) << 8 | (v >> 14) << 16 | 3u << 24;
 }
 
 /* The varint at *p, before end: 1 and *p past it, or 0 when it does not end there or has more

@@ -485,7 +485,7 @@ void ptt_call_end_async(struct ptt_thread *t, uint32_t seq, uint16_t out, unsign
 {
     int old = PTHREAD_CANCEL_ASYNCHRONOUS;
     REAL(pthread_setcanceltype)(PTHREAD_CANCEL_DEFERRED, &old);
-    ptt_call_finish(t, seq, out, m, b);
+    ptt_call_finish(t, seq, t->call.id, t->call.n, out, m, b);
     REAL(pthread_setcanceltype)(old, &old);
 }
 

@@ -42,7 +42,7 @@
 enum { PTT_CALL_FREE = 0, PTT_CALL_CLAIMED = 1, PTT_CALL_PENDING = 2 };
 struct ptt_call {
     uint32_t state;
-    uint32_t seq; /* the call's number: its end tells that the slot still holds it */
+    uint32_t seq; /* the call's number (odd): its end tells that the slot still holds it */
     uint16_t id;  /* its IN event */
     uint16_t n;
     uint64_t t0; /* its entry */
@@ -218,7 +218,10 @@ retry:
             t->dict_tag = tag;
         }
         uint8_t *body = buf + 3, *q = body;
-        q = ptt_put_varint(q, (uint64_t)id << 2 | (abs ? PTT_CODEC_ABS : 0));
+        uint32_t head = ptt_head_word(id); /* a constant where id is */
+        __builtin_memcpy(q, &head, 4);
+        q[0] |= abs ? PTT_CODEC_ABS : 0; /* the flags: the low bits of the varint's first byte */
+        q += head >> 24;
         q = ptt_put_varint(q, abs ? ts : d);
         if (call)
             q = ptt_put_varint(q, dur);
@@ -306,7 +309,7 @@ ptt_call_begin(struct ptt_thread *t, uint16_t id, unsigned n, const uint64_t *a)
     c->n = (uint16_t)n;
     for (unsigned i = 0; i < n; i++)
         c->a[i] = a[i];
-    uint32_t seq = c->seq + 1 ? c->seq + 1 : 1;
+    uint32_t seq = (c->seq + 2) | 1; /* never 0: 0 is "no call" */
     c->seq = seq;
     c->t0 = ptt_now();
     atomic_signal_fence(memory_order_seq_cst);
@@ -316,9 +319,13 @@ ptt_call_begin(struct ptt_thread *t, uint16_t id, unsigned n, const uint64_t *a)
 }
 
 /* The call numbered seq returns: one record for the whole call if the slot still holds it, else
- * its OUT (its IN was written when something else was recorded). */
-static inline __attribute__((always_inline)) void
-ptt_call_finish(struct ptt_thread *t, uint32_t seq, uint16_t out, unsigned m, const uint64_t *b)
+ * its OUT (its IN was written when something else was recorded). Its IN event in and the
+ * number n of its arguments are the slot's: given here as the constants they are at the call's
+ * end, where the record is encoded. */
+static inline __attribute__((always_inline)) void ptt_call_finish(struct ptt_thread *t,
+                                                                  uint32_t seq, uint16_t in,
+                                                                  unsigned n, uint16_t out,
+                                                                  unsigned m, const uint64_t *b)
 {
     struct ptt_call *c = &t->call;
     uint32_t nest = ++t->nest;
@@ -333,7 +340,7 @@ ptt_call_finish(struct ptt_thread *t, uint32_t seq, uint16_t out, unsigned m, co
         return;
     }
     if (__builtin_expect(c->state == PTT_CALL_PENDING && c->seq == seq, 1)) {
-        ptt_put(t, PTT_PUT_CALL, (uint16_t)(c->id | PTT_EV_CALL), c->t0, c->n, c->a, m, b);
+        ptt_put(t, PTT_PUT_CALL, (uint16_t)(in | PTT_EV_CALL), c->t0, n, c->a, m, b);
         c->state = PTT_CALL_FREE;
     } else {
         ptt_put(t, PTT_PUT_NOW, out, 0, m, b, 0, 0);
@@ -341,13 +348,15 @@ ptt_call_finish(struct ptt_thread *t, uint32_t seq, uint16_t out, unsigned m, co
     ptt_unnest(t);
 }
 
-static inline __attribute__((always_inline)) void
-ptt_call_end(struct ptt_thread *t, uint32_t seq, uint16_t out, unsigned m, const uint64_t *b)
+static inline __attribute__((always_inline)) void ptt_call_end(struct ptt_thread *t, uint32_t seq,
+                                                               uint16_t in, unsigned n,
+                                                               uint16_t out, unsigned m,
+                                                               const uint64_t *b)
 {
     if (__builtin_expect(t->async_cancel, 0))
         ptt_call_end_async(t, seq, out, m, b);
     else
-        ptt_call_finish(t, seq, out, m, b);
+        ptt_call_finish(t, seq, in, n, out, m, b);
 }
 
 /* Whether event NAME is recorded now: its class and kind, as ptt ctl last set them. */
@@ -403,24 +412,26 @@ ptt_call_end(struct ptt_thread *t, uint32_t seq, uint16_t out, unsigned m, const
             tok = ptt_call_begin(&ptt_self, PTT_EV_##stem##_IN, 0, 0);           \
     } while (0)
 /* The call of PTT_CALL_IN's TOK returns; the arguments are STEM_OUT's. */
-#define PTT_CALL_OUT(tok, stem, ...)                                                               \
-    do {                                                                                           \
-        _Static_assert(PTT_NARGS_(__VA_ARGS__) == PTT_NARGS_##stem##_OUT, "arguments of " #stem);  \
-        if (tok) {                                                                                 \
-            const uint64_t ptt_b_[] = {0, __VA_ARGS__};                                            \
-            ptt_call_end(&ptt_self, tok, PTT_EV_##stem##_OUT, PTT_NARGS_##stem##_OUT, ptt_b_ + 1); \
-        } else if (PTT_RECORDS(stem##_OUT)) {                                                      \
-            const uint64_t ptt_b_[] = {0, __VA_ARGS__};                                            \
-            ptt_write(&ptt_self, PTT_EV_##stem##_OUT, PTT_NARGS_##stem##_OUT, ptt_b_ + 1);         \
-        }                                                                                          \
+#define PTT_CALL_OUT(tok, stem, ...)                                                              \
+    do {                                                                                          \
+        _Static_assert(PTT_NARGS_(__VA_ARGS__) == PTT_NARGS_##stem##_OUT, "arguments of " #stem); \
+        if (tok) {                                                                                \
+            const uint64_t ptt_b_[] = {0, __VA_ARGS__};                                           \
+            ptt_call_end(&ptt_self, tok, PTT_EV_##stem##_IN, PTT_NARGS_##stem##_IN,               \
+                         PTT_EV_##stem##_OUT, PTT_NARGS_##stem##_OUT, ptt_b_ + 1);                \
+        } else if (PTT_RECORDS(stem##_OUT)) {                                                     \
+            const uint64_t ptt_b_[] = {0, __VA_ARGS__};                                           \
+            ptt_write(&ptt_self, PTT_EV_##stem##_OUT, PTT_NARGS_##stem##_OUT, ptt_b_ + 1);        \
+        }                                                                                         \
     } while (0)
-#define PTT_CALL_OUT0(tok, stem)                                            \
-    do {                                                                    \
-        _Static_assert(PTT_NARGS_##stem##_OUT == 0, "arguments of " #stem); \
-        if (tok)                                                            \
-            ptt_call_end(&ptt_self, tok, PTT_EV_##stem##_OUT, 0, 0);        \
-        else if (PTT_RECORDS(stem##_OUT))                                   \
-            ptt_write(&ptt_self, PTT_EV_##stem##_OUT, 0, 0);                \
+#define PTT_CALL_OUT0(tok, stem)                                                    \
+    do {                                                                            \
+        _Static_assert(PTT_NARGS_##stem##_OUT == 0, "arguments of " #stem);         \
+        if (tok)                                                                    \
+            ptt_call_end(&ptt_self, tok, PTT_EV_##stem##_IN, PTT_NARGS_##stem##_IN, \
+                         PTT_EV_##stem##_OUT, 0, 0);                                \
+        else if (PTT_RECORDS(stem##_OUT))                                           \
+            ptt_write(&ptt_self, PTT_EV_##stem##_OUT, 0, 0);                        \
     } while (0)
 
 /* Pack up to PTT_STR_MAX - 1 bytes of s and a NUL into words; returns the number of words. */
