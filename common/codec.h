@@ -103,7 +103,8 @@ static inline uint8_t *ptt_put_lit(uint8_t *q, uint64_t v)
     return ptt_put_varint(q, v);
 }
 
-/* A value through the dictionary dict (the writer's copy of what the reader's holds). */
+/* A value through the dictionary dict (the writer's copy of what the reader's holds): in the
+ * slot of its hash or the one next to it (two values of one hash do not evict each other). */
 static inline uint8_t *ptt_put_val(uint8_t *q, uint64_t v, uint64_t *dict)
 {
     if (v <= PTT_CODEC_LIT_MAX) {
@@ -111,10 +112,12 @@ static inline uint8_t *ptt_put_val(uint8_t *q, uint64_t v, uint64_t *dict)
         return q;
     }
     unsigned k = ptt_dict_slot(v);
-    if (dict[k] == v) {
-        *q++ = (uint8_t)(PTT_CODEC_REF | k);
+    if (dict[k] == v || dict[k ^ 1] == v) {
+        *q++ = (uint8_t)(PTT_CODEC_REF | (dict[k] == v ? k : k ^ 1));
         return q;
     }
+    if (dict[k] && !dict[k ^ 1]) /* 0 is no value's: a slot never used */
+        k ^= 1;
     dict[k] = v;
     *q++ = (uint8_t)(PTT_CODEC_DEF | k);
     return ptt_put_varint(q, v);

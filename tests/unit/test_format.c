@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "../../common/codec.h"
+#include "src/trace/decode.h"
 #include "src/trace/reader.h"
 #include "src/export/textfmt.h"
 #include "src/trace/writer.h"
@@ -771,6 +772,43 @@ static void test_varints(void **state)
     assert_int_equal(ptt_get_varint(&p, eleven + sizeof eleven, &x), 0);
 }
 
+/* The writer's dictionary: two values of one slot both stay (the slot next to it), a third
+ * evicts one; every value reads back through the reader's copy. */
+static void test_dictionary(void **state)
+{
+    (void)state;
+    uint64_t v[3] = {0x10000, 0, 0}, dict[PTT_DICT_SLOTS] = {0};
+    for (uint64_t x = 0x10001, n = 1; n < 3; x++)
+        if (ptt_dict_slot(x) == ptt_dict_slot(v[0]) && (n < 2 || x != v[1]))
+            v[n++] = x;
+    static const int order[] = {0, 1, 0, 1, 2, 0, 1, 2};
+    uint8_t buf[256], *q = buf;
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
+        q = ptt_put_val(q, v[order[i]], dict);
+    /* defs of 0 and 1 (4 bytes each: a slot byte and 3 of varint), then refs, then 2 evicts */
+    assert_int_equal(buf[0] & 0xc0, PTT_CODEC_DEF);
+    assert_int_equal(buf[4] & 0xc0, PTT_CODEC_DEF);
+    assert_int_not_equal(buf[0] & 63, buf[4] & 63);
+    assert_int_equal(buf[8], PTT_CODEC_REF | (buf[0] & 63));
+    assert_int_equal(buf[9], PTT_CODEC_REF | (buf[4] & 63));
+    struct ptt_dec d;
+    ptt_dec_start(&d, 0);
+    /* read back through a record of the compact encoding */
+    uint8_t rec[300], *body = rec + 3, *r = body;
+    r = ptt_put_varint(r, (uint64_t)PTT_EV_BACKTRACE << 2);
+    r = ptt_put_varint(r, 5);
+    memcpy(r, buf, (size_t)(q - buf));
+    r += q - buf;
+    uintptr_t size;
+    const uint8_t *start = ptt_codec_close(body, r, &size);
+    struct ptt_event h;
+    uint64_t t;
+    assert_int_equal(ptt_dec_next(&d, start, size, &h, &t), (int)size);
+    assert_int_equal(d.nargs, sizeof order / sizeof order[0]);
+    for (size_t i = 0; i < d.nargs; i++)
+        assert_int_equal(d.args[i], v[order[i]]);
+}
+
 /* A chunk of the compact encoding being built (common/codec.h), with the dictionary its writer
  * keeps. */
 struct cchunk {
@@ -1099,7 +1137,7 @@ int main(void)
         T(test_corrupt_record),   T(test_unknown_event), T(test_time_decoding),
         T(test_clock_conversion), T(test_unfinished),    T(test_extreme_times),
         T(test_many_streams),     T(test_end_versions),  T(test_unfinished_deep),
-        T(test_varints),          T(test_compact),
+        T(test_varints),          T(test_compact),       T(test_dictionary),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
