@@ -112,8 +112,12 @@ static inline uint8_t *ptt_put_val(uint8_t *q, uint64_t v, uint64_t *dict)
         return q;
     }
     unsigned k = ptt_dict_slot(v);
-    if (dict[k] == v || dict[k ^ 1] == v) {
-        *q++ = (uint8_t)(PTT_CODEC_REF | (dict[k] == v ? k : k ^ 1));
+    if (__builtin_expect(dict[k] == v, 1)) {
+        *q++ = (uint8_t)(PTT_CODEC_REF | k);
+        return q;
+    }
+    if (dict[k ^ 1] == v) {
+        *q++ = (uint8_t)(PTT_CODEC_REF | (k ^ 1));
         return q;
     }
     if (dict[k] && !dict[k ^ 1]) /* 0 is no value's: a slot never used */
