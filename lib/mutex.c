@@ -71,8 +71,10 @@ lock(pthread_mutex_t *m, enum lock_kind k, clockid_t clock, const struct timespe
     uint64_t owner = tried ? owner_of(m) : 0;
     if (tried && relock_fails(m, owner))
         tried = 0; /* EDEADLK at once: no wait to record */
-    if (tried)
+    if (tried) {
+        PTT_CALL_WAITS();
         PTT_REC(MUTEX_WAIT, PTT_U(m), owner);
+    }
     r = k == LOCK_PLAIN   ? REAL(pthread_mutex_lock)(m)
         : k == LOCK_TIMED ? REAL(pthread_mutex_timedlock)(m, abstime)
                           : REAL(pthread_mutex_clocklock)(m, clock, abstime);

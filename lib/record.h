@@ -318,6 +318,21 @@ ptt_call_begin(struct ptt_thread *t, uint16_t id, unsigned n, const uint64_t *a)
     return seq;
 }
 
+/* The call is going to wait: its IN is written now (the CONTENDED event that says so would
+ * write it too, but it is not recorded at the light level), so that a thread blocked in it is
+ * seen, and a thread that never returns from it still has it. */
+static inline __attribute__((always_inline)) void ptt_call_waits(struct ptt_thread *t)
+{
+    if (__builtin_expect(t->call.state != PTT_CALL_PENDING || t->nest, 0))
+        return;
+    ++t->nest;
+    atomic_signal_fence(memory_order_seq_cst);
+    if (t->call.state == PTT_CALL_PENDING) /* a handler may have written it meanwhile */
+        ptt_call_flush(t);
+    ptt_unnest(t);
+}
+#define PTT_CALL_WAITS() ptt_call_waits(&ptt_self)
+
 /* The call numbered seq returns: one record for the whole call if the slot still holds it, else
  * its OUT (its IN was written when something else was recorded). Its IN event in and the
  * number n of its arguments are the slot's: given here as the constants they are at the call's

@@ -43,8 +43,10 @@ lock(pthread_rwlock_t *l, enum mode m, enum kind k, clockid_t clock, const struc
     uint64_t writer = tried ? writer_of(l) : 0;
     if (writer && writer == PTT_I(ptt_self.tid))
         tried = 0; /* held for writing by the caller: glibc says EDEADLK at once, no wait */
-    if (tried)
+    if (tried) {
+        PTT_CALL_WAITS();
         PTT_REC(RWLOCK_WAIT, PTT_U(l), (uint64_t)m, writer, readers_of(l));
+    }
     if (m == WR)
         r = k == PLAIN   ? REAL(pthread_rwlock_wrlock)(l)
             : k == TIMED ? REAL(pthread_rwlock_timedwrlock)(l, abstime)

@@ -30,6 +30,7 @@ static int wait_sem(sem_t *s, enum kind k, clockid_t clock, const struct timespe
         if (errno != EAGAIN)
             return -1;
         errno = saved; /* a wait that then succeeds leaves errno as it found it */
+        PTT_CALL_WAITS();
         PTT_REC(SEM_BLOCK, PTT_U(s));
     }
     int r = k == PLAIN   ? REAL(sem_wait)(s)

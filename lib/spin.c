@@ -23,6 +23,7 @@ PTT_EXPORT int pthread_spin_lock(pthread_spinlock_t *l)
     PTT_CALL_IN(call, SPIN_LOCK, PTT_U(l), PTT_SITE);
     int r = REAL(pthread_spin_trylock)(l);
     if (r == EBUSY) {
+        PTT_CALL_WAITS();
         PTT_REC(SPIN_WAIT, PTT_U(l));
         r = REAL(pthread_spin_lock)(l);
         if (r == 0)

@@ -109,6 +109,20 @@ def test_contended_lock_keeps_in_and_out(tmp_path):
     assert ids[ID["MUTEX_UNLOCK_IN"]] == 0
 
 
+def test_light_level_blocked_lock_in_first(tmp_path):
+    """--level=light records no MUTEX_WAIT, yet a lock that had to wait writes its IN before it
+    blocks (a thread blocked in it is seen, and kept if it never returns): in the file, the
+    waits' INs alone, the uncontended lock as one record."""
+    rounds = 3
+    t = ptt_trace(tmp_path, [prog("contend"), rounds, 1], opts=["--level=light"])
+    ids = collections.Counter(rid for _c, rid, *_ in records(t.path))
+    assert ids[ID["MUTEX_LOCK_IN"]] == 2 * rounds - 1
+    assert ids[ID["MUTEX_LOCK_IN"] | CALL] == 1
+    names = collections.Counter(e.name for e in parse_raw(view("--format=raw", t.path)))
+    assert names["MUTEX_WAIT"] == names["MUTEX_ACQUIRED"] == 0
+    assert names["MUTEX_LOCK_IN"] == names["MUTEX_LOCK_OUT"] == 2 * rounds
+
+
 def test_bytes_per_pair(tmp_path):
     """flood 1 N: each lock and each unlock is one record; past the first of its sub-buffer, one
     that names the mutex and the site by their slots, the result 0 as itself, and holds 6 bytes
