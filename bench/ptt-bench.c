@@ -562,8 +562,9 @@ int main(int argc, char **argv)
            "  file), which competes with the traced threads for the cores; less the %.1f ms\n"
            "  it costs with nothing to record (median; creating the pool and so on).\n",
            fixed_ns / 1e6);
-    printf("\nTrace files: %llu bytes for %llu events: %.2f bytes/event (16 in the buffer)\n",
-           fbytes, fevents, fevents ? (double)fbytes / (double)fevents : 0.0);
+    double per_event = fevents ? (double)fbytes / (double)fevents : 0.0;
+    printf("\nTrace files: %llu bytes for %llu events: %.2f bytes/event, %.1f a lock+unlock pair\n",
+           fbytes, fevents, per_event, 4 * per_event);
     if (keep)
         printf("kept: %s/ptt-bench-%d-*t.ptt (the last round's)\n", tmp, (int)getpid());
     printf("load average at the end: %s\n", loadavg(load, sizeof load));

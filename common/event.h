@@ -10,6 +10,18 @@ enum ptt_event_id {
 #include "events.def"
 };
 
+/* A call recorded as one record (PTT_CALL in the table): the id of its IN with this bit. Events
+ * are numbered below 0x80 within their class, so that no event has it. */
+#define PTT_EV_CALL 0x80u
+#define PTT_EVENT(name, id, class, kind, routine, nargs, fields, human) \
+    _Static_assert(((id)&PTT_EV_CALL) == 0, "event numbers within a class stay below 0x80");
+#include "events.def"
+/* The OUT event of each call with a one-record form, by its IN: the recorder checks its pairs. */
+enum ptt_call_out {
+#define PTT_CALL(in, out) PTT_CALLOUT_##in = PTT_EV_##out,
+#include "events.def"
+};
+
 /* Argument counts, for the recorder's compile-time check. */
 enum ptt_event_nargs {
 #define PTT_EVENT(name, id, class, kind, routine, nargs, fields, human) PTT_NARGS_##name = nargs,

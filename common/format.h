@@ -5,8 +5,8 @@
 #include <stdint.h>
 
 #define PTT_FILE_MAGIC "PTTRACE\0"
-#define PTT_FORMAT_MAJOR 1 /* a reader refuses another major */
-#define PTT_FORMAT_MINOR 2 /* a reader accepts a newer minor, skipping records it does not know */
+#define PTT_FORMAT_MAJOR 2 /* a reader refuses a newer major (it reads 1 too) */
+#define PTT_FORMAT_MINOR 0 /* a reader accepts a newer minor, skipping records it does not know */
 
 struct ptt_file_header {
     char magic[8];
@@ -50,12 +50,14 @@ struct ptt_rec_chunk {
     uint32_t flags;
 };
 #define PTT_CHUNK_DAEMON 1 /* events ptt trace wrote itself (process exits) */
-/* Minor 2: with PTT_CHUNK_DAEMON, the carried state that begins each part of a rotated trace
+/* Since 1.2: with PTT_CHUNK_DAEMON, the carried state that begins each part of a rotated trace
  * (ptt trace --max-size) after the first: copies of the events, from the parts before, that name
  * things (processes, modules, live threads, names given), at their own times, in the stream
  * (pid, serial) that recorded them (serial 0: ptt trace's own). A reader of several parts uses
  * those of the first part it reads only. */
 #define PTT_CHUNK_CARRY 2
+/* Its records are of the compact encoding (common/codec.h), else of format 1's (event.h). */
+#define PTT_CHUNK_COMPACT 4
 
 struct ptt_rec_end {
     struct ptt_record h;

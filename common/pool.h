@@ -7,8 +7,8 @@
  * writer filled it, or its thread ended) -> FREE (the daemon wrote it to the file and pushed it
  * back, zeroed). Writers only pop; only the daemon pushes. A writer hands a sub-buffer over with
  * its length (committed). The daemon also drains the OWNED sub-buffers of writers that are gone
- * (killed, crashed, hung when the session ends): up to the first empty header, since a writer
- * writes an event's header last. */
+ * (killed, crashed, hung when the session ends): up to the first empty length, since a writer
+ * writes a record's length byte last (common/codec.h). */
 #ifndef PTT_POOL_H
 #define PTT_POOL_H
 
@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #define PTT_POOL_MAGIC 0x31304c4f4f505454ull /* "TTPOOL01" */
-#define PTT_POOL_VERSION 4
+#define PTT_POOL_VERSION 5 /* 5: records of the compact encoding (common/codec.h) */
 #define PTT_POOL_EMPTY 0xffffffffu
 #define PTT_POOL_SECRET 16 /* bytes of the session's secret */
 

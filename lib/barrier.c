@@ -9,9 +9,9 @@ PTT_EXPORT int pthread_barrier_init(pthread_barrier_t *b, const pthread_barriera
 {
     if (!ptt_on())
         return REAL(pthread_barrier_init)(b, a, count);
-    PTT_REC(BARRIER_INIT_IN, PTT_U(b), PTT_U(a), (uint64_t)count, PTT_SITE);
+    PTT_CALL_IN(call, BARRIER_INIT, PTT_U(b), PTT_U(a), (uint64_t)count, PTT_SITE);
     int r = REAL(pthread_barrier_init)(b, a, count);
-    PTT_REC(BARRIER_INIT_OUT, PTT_I(r));
+    PTT_CALL_OUT(call, BARRIER_INIT, PTT_I(r));
     return r;
 }
 

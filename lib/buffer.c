@@ -135,20 +135,21 @@ static void hand_off(struct ptt_thread *t)
     t->desc = 0;
 }
 
-/* An event dropped: counted for its thread (TRACE_LOST) and in the pool, by reason. take_buffer
- * failed for one of three: ptt trace is gone (abandon), --overflow=discard, or starvation. */
-void ptt_drop(struct ptt_thread *t, unsigned why)
+/* n events dropped (a call's record holds two): counted for their thread (TRACE_LOST) and in the
+ * pool, by reason. take_buffer failed for one of three: ptt trace is gone (abandon),
+ * --overflow=discard, or starvation. */
+void ptt_drop(struct ptt_thread *t, unsigned why, unsigned n)
 {
     struct ptt_pool *p = ptt_pool;
-    t->lost++;
+    t->lost += n;
     if (!p)
         return;
     if (why == PTT_LOST_NWHY)
         why = !ptt_active                           ? PTT_LOST_DAEMON
               : p->overflow == PTT_OVERFLOW_DISCARD ? PTT_LOST_DISCARD
                                                     : PTT_LOST_STARVED;
-    atomic_fetch_add_explicit(&p->lost_why[why], 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&p->lost, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&p->lost_why[why], n, memory_order_relaxed);
+    atomic_fetch_add_explicit(&p->lost, n, memory_order_relaxed);
 }
 
 /* Every signal of the thread blocked, or the mask back as it was: one system call each,
@@ -214,24 +215,20 @@ static void install_taken(struct ptt_thread *t, struct ptt_pool *p, uint32_t i)
     switch_to(t, p, i, 0, d->base_ts);
 }
 
-/* A meta event of one argument at w, its time stamp ts counted from *last (which becomes ts):
- * the bytes written. The header last, released: a reader of the sub-buffer sees it whole. */
-static uintptr_t put_meta(uint64_t *w, uint16_t id, uint64_t arg, uint64_t ts, uint64_t *last)
+/* A meta record of one argument at w, its time stamp ts counted from *last (which becomes ts):
+ * the bytes written. Its length byte last, released: a reader of the sub-buffer sees it whole. */
+static uintptr_t put_meta(uint8_t *w, uint16_t id, uint64_t arg, uint64_t ts, uint64_t *last)
 {
-    uint64_t dts = ts - *last;
-    struct ptt_event h = {id, 16, (uint32_t)dts};
-    if (dts > UINT32_MAX) {
-        h = (struct ptt_event){(uint16_t)(id | PTT_EVF_ABS), 24, 0};
-        w[1] = ts;
-        w[2] = arg;
-    } else {
-        w[1] = arg;
-    }
-    uint64_t hv;
-    __builtin_memcpy(&hv, &h, 8);
-    __atomic_store_n(w, hv, __ATOMIC_RELEASE);
+    uint8_t buf[32], *body = buf + 3, *q = body;
+    int abs = (int64_t)(ts - *last) < 0;
+    q = ptt_put_varint(q, (uint64_t)id << 2 | (abs ? PTT_CODEC_ABS : 0));
+    q = ptt_put_varint(q, abs ? ts : ts - *last);
+    q = ptt_put_lit(q, arg);
+    uintptr_t size;
+    const uint8_t *rec = ptt_codec_close(body, q, &size);
+    ptt_copy_record(w, rec, size);
     *last = ts;
-    return h.size;
+    return size;
 }
 
 /* Ready taken sub-buffer i for the thread, where no handler goes: the events it dropped so far
@@ -243,7 +240,7 @@ static uintptr_t open_buffer(struct ptt_thread *t, struct ptt_pool *p, uint32_t 
                              uint64_t waited)
 {
     struct ptt_desc *d = ptt_pool_desc(p, i);
-    uint64_t *w0 = (uint64_t *)ptt_pool_data(p, i);
+    uint8_t *w0 = ptt_pool_data(p, i);
     prepare(t, p, d);
     *last = d->base_ts;
     uint64_t lost = __atomic_exchange_n(&t->lost, 0, __ATOMIC_RELAXED);
@@ -256,14 +253,14 @@ static uintptr_t open_buffer(struct ptt_thread *t, struct ptt_pool *p, uint32_t 
     if (lost)
         used += put_meta(w0, PTT_EV_TRACE_LOST, lost, ts, last);
     if (waited)
-        used += put_meta(w0 + used / 8, PTT_EV_TRACE_BUFFER_WAIT, waited, ts, last);
+        used += put_meta(w0 + used, PTT_EV_TRACE_BUFFER_WAIT, waited, ts, last);
     return used;
 }
 
-/* Called with t->nest == 1 when the event whose slot was reserved at w (tagged) does not fit:
- * switch sub-buffers. Returns 1 when the event is to be reserved again, in the new one; 0 when
- * it is dropped (counted) or not recorded. */
-int ptt_record_slow(struct ptt_thread *t, uintptr_t w, uintptr_t size)
+/* Called with t->nest == 1 when the record (of events events) whose slot was reserved at w
+ * (tagged) does not fit: switch sub-buffers. Returns 1 when it is to be reserved again, in the
+ * new one; 0 when it is dropped (counted) or not recorded. */
+int ptt_record_slow(struct ptt_thread *t, uintptr_t w, uintptr_t size, unsigned events)
 {
     struct ptt_pool *p = ptt_pool;
     int saved_errno = errno;
@@ -299,7 +296,7 @@ int ptt_record_slow(struct ptt_thread *t, uintptr_t w, uintptr_t size)
         t->end = 0;
         t->pos = to;
         t->desc = 0;
-        ptt_drop(t, PTT_LOST_NWHY);
+        ptt_drop(t, PTT_LOST_NWHY, events);
     } else {
         struct ptt_desc *d = ptt_pool_desc(p, i);
         d->seq = t->seq++;
@@ -323,10 +320,16 @@ int ptt_record_slow(struct ptt_thread *t, uintptr_t w, uintptr_t size)
  * sub-buffer with this slot in it unwritten (record_nested parks it). */
 static void pad(uintptr_t p, uintptr_t size)
 {
-    struct ptt_event h = {PTT_EV_TRACE_PAD, (uint16_t)size, 0};
-    uint64_t v;
-    __builtin_memcpy(&v, &h, 8);
-    __atomic_store_n((uint64_t *)p, v, __ATOMIC_RELEASE);
+    uint8_t *r = (uint8_t *)p, head = PTT_EV_TRACE_PAD << 2; /* the rest stays as it is */
+    if (size - 1 < PTT_CODEC_LONG) {
+        r[1] = head;
+        __atomic_store_n(r, (uint8_t)(size - 1), __ATOMIC_RELEASE);
+    } else {
+        r[1] = (uint8_t)(size - 3);
+        r[2] = (uint8_t)((size - 3) >> 8);
+        r[3] = head;
+        __atomic_store_n(r, (uint8_t)PTT_CODEC_LONG, __ATOMIC_RELEASE);
+    }
 }
 
 int ptt_moved(struct ptt_thread *t, uintptr_t w, uintptr_t size)
@@ -346,47 +349,51 @@ int ptt_moved(struct ptt_thread *t, uintptr_t w, uintptr_t size)
     return PTT_SLOT_AGAIN;
 }
 
-/* Where the whole events from data end, before limit: at a slot reserved and not yet written
- * (its header is still zero, as the daemon leaves a sub-buffer it frees), or at limit. */
+/* Where the whole records from data end, before limit: at a slot reserved and not yet written
+ * (its length is still zero, as the daemon leaves a sub-buffer it frees), or at limit. */
 static uintptr_t whole_end(uintptr_t data, uintptr_t limit)
 {
     uintptr_t q = data;
-    while (q + 8 <= limit) {
-        uint64_t v = __atomic_load_n((uint64_t *)q, __ATOMIC_RELAXED);
-        struct ptt_event h;
-        __builtin_memcpy(&h, &v, 8);
-        if (!v || h.size < 8 || h.size % 8 || q + h.size > limit)
+    while (q < limit && __atomic_load_n((uint8_t *)q, __ATOMIC_ACQUIRE)) {
+        size_t n = ptt_codec_size((const uint8_t *)q, limit - q);
+        if (!n)
             break;
-        q += h.size;
+        q += n;
     }
     return q;
 }
 
-/* Write an event of a signal handler at pos, which has room: with an absolute time, since the
- * base time belongs to the interrupted event. */
-static void put_nested(struct ptt_thread *t, uint16_t id, unsigned n, const uint64_t *a)
+/* A record of a signal handler, encoded into buf (PTT_CODEC_MAX bytes): with its time stamp,
+ * since the base time belongs to the interrupted event, and without the dictionary, which the
+ * interrupted event may be changing. Returns where it starts; *size its bytes. */
+static uint8_t *encode_nested(uint8_t *buf, uint16_t id, unsigned n, const uint64_t *a,
+                              uintptr_t *size)
 {
-    uint64_t *w = (uint64_t *)ptt_pos(t);
-    struct ptt_event h = {(uint16_t)(id | PTT_EVF_ABS | PTT_EVF_NEST), (uint16_t)(16 + 8 * n), 0};
-    w[1] = ptt_now();
+    uint8_t *body = buf + 3, *q = body;
+    q = ptt_put_varint(q, (uint64_t)id << 2 | PTT_CODEC_NEST | PTT_CODEC_ABS);
+    q = ptt_put_varint(q, ptt_now());
     for (unsigned k = 0; k < n; k++)
-        w[2 + k] = a[k];
-    uint64_t hv;
-    __builtin_memcpy(&hv, &h, 8);
-    __atomic_store_n(w, hv, __ATOMIC_RELEASE);
-    t->pos += h.size;
+        q = ptt_put_lit(q, a[k]);
+    return ptt_codec_close(body, q, size);
+}
+
+/* Write a handler's record at pos, which has room. */
+static void put_nested(struct ptt_thread *t, const uint8_t *rec, uintptr_t size)
+{
+    ptt_copy_record((uint8_t *)ptt_pos(t), rec, size);
+    t->pos += size;
 }
 
 /* The event of a signal handler does not fit (or the thread has no sub-buffer): move on to a
  * new one. Signals are blocked, so the one event in progress is the interrupted one, at nest 1,
- * and it has at most one slot reserved and not yet written (a zero header). A sub-buffer that
+ * and it has at most one slot reserved and not yet written (a zero length). A sub-buffer that
  * holds such a slot is parked until that event is done (ptt_unpark); any other is handed over
  * at once, up to its last whole event (the reader orders a thread's sub-buffers by number). */
-static void record_nested(struct ptt_thread *t, uint16_t id, unsigned n, const uint64_t *a)
+static void record_nested(struct ptt_thread *t, const uint8_t *rec, uintptr_t size)
 {
     struct ptt_pool *p = ptt_pool;
     if (!p || !ptt_active) {
-        ptt_drop(t, PTT_LOST_DAEMON);
+        ptt_drop(t, PTT_LOST_DAEMON, 1);
         return;
     }
     uintptr_t pos = ptt_pos(t), len = 0;
@@ -407,7 +414,7 @@ static void record_nested(struct ptt_thread *t, uint16_t id, unsigned n, const u
          * one (it wrote it, or padded it and reserved again). */
         uintptr_t pend = t->parked_data + t->parked_len;
         if (whole_end(t->parked_data, pend) != pend) {
-            ptt_drop(t, PTT_LOST_HANDLER); /* never seen: two slots in progress */
+            ptt_drop(t, PTT_LOST_HANDLER, 1); /* never seen: two slots in progress */
             return;
         }
         hand_over(t->parked, t->parked_len);
@@ -416,7 +423,7 @@ static void record_nested(struct ptt_thread *t, uint16_t id, unsigned n, const u
     }
     uint32_t i = take_buffer(p, NULL);
     if (i == PTT_POOL_EMPTY) {
-        ptt_drop(t, PTT_LOST_NWHY);
+        ptt_drop(t, PTT_LOST_NWHY, 1);
         return;
     }
     if (park) {
@@ -429,7 +436,7 @@ static void record_nested(struct ptt_thread *t, uint16_t id, unsigned n, const u
     }
     install_taken(t, p, i);
     t->end = t->data + p->buf_size;
-    put_nested(t, id, n, a);
+    put_nested(t, rec, size);
 }
 
 /* An event at nest > 1: a signal handler's, inside an event of its thread (or of a handler's).
@@ -438,10 +445,13 @@ void ptt_write_nested(struct ptt_thread *t, uint16_t id, unsigned n, const uint6
 {
     int saved_errno = errno;
     uint64_t mask = block_signals();
-    if (t->end && ptt_pos(t) + 16 + 8 * (uintptr_t)n <= t->end)
-        put_nested(t, id, n, a);
+    uint8_t buf[PTT_CODEC_MAX];
+    uintptr_t size;
+    const uint8_t *rec = encode_nested(buf, id, n, a, &size);
+    if (t->end && ptt_pos(t) + size <= t->end)
+        put_nested(t, rec, size);
     else
-        record_nested(t, id, n, a);
+        record_nested(t, rec, size);
     restore_signals(mask);
     errno = saved_errno;
 }
@@ -468,6 +478,24 @@ void ptt_write_async(struct ptt_thread *t, uint16_t id, unsigned n, const uint64
     REAL(pthread_setcanceltype)(old, &old); /* a pending cancellation acts here, after it */
 }
 
+/* An event at nest 1 while a call waits in the slot: its IN goes first, at its entry. No handler
+ * writes or ends the slot meanwhile (they record at nest > 1). */
+void ptt_call_flush(struct ptt_thread *t)
+{
+    struct ptt_call *c = &t->call;
+    ptt_put(t, PTT_PUT_AT, c->id, c->t0, c->n, c->a, 0, 0);
+    c->state = PTT_CALL_FREE;
+}
+
+void ptt_call_end_async(struct ptt_thread *t, uint32_t seq, uint16_t out, unsigned m,
+                        const uint64_t *b)
+{
+    int old = PTHREAD_CANCEL_ASYNCHRONOUS;
+    REAL(pthread_setcanceltype)(PTHREAD_CANCEL_DEFERRED, &old);
+    ptt_call_finish(t, seq, t->call.id, t->call.n, out, m, b);
+    REAL(pthread_setcanceltype)(old, &old);
+}
+
 void ptt_report_lost(struct ptt_thread *t)
 {
     /* Only where it fits: a TRACE_LOST dropped in turn would count as a lost event of the
@@ -484,17 +512,11 @@ void ptt_discard_partial(struct ptt_thread *t)
     uintptr_t pos = ptt_pos(t);
     if (!t->desc || pos <= t->data)
         return;
-    uintptr_t p = t->data, end = pos < t->end ? pos : t->end;
-    while (p + 8 <= end) {
-        struct ptt_event h;
-        __builtin_memcpy(&h, (void *)p, 8);
-        if (!h.size || p + h.size > end)
-            break;
-        p += h.size;
-    }
-    for (uintptr_t q = p; q < end; q += 8)
-        *(uint64_t *)q = 0;
+    uintptr_t end = pos < t->end ? pos : t->end, p = whole_end(t->data, end);
+    for (uintptr_t q = p; q < end; q++)
+        *(uint8_t *)q = 0;
     t->pos = (t->pos & PTT_POS_TAG) | p;
+    t->dict_tag = 1; /* the cut record may have filled slots: no tag is 1 */
 }
 
 void ptt_thread_release(struct ptt_thread *t)
@@ -515,7 +537,9 @@ void ptt_thread_release(struct ptt_thread *t)
     }
     if (t->desc) {
         hand_off(t);
-        t->data = t->pos = 0;
+        /* The tag stays, to go on counting: the dictionary of a sub-buffer is known by it. */
+        t->pos &= PTT_POS_TAG;
+        t->data = 0;
     }
     restore_signals(mask);
     errno = saved_errno;

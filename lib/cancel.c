@@ -10,9 +10,9 @@ PTT_EXPORT int pthread_cancel(pthread_t th)
 {
     if (!ptt_on())
         return REAL(pthread_cancel)(th);
-    PTT_REC(THREAD_CANCEL_IN, PTT_U(th));
+    PTT_CALL_IN(call, THREAD_CANCEL, PTT_U(th));
     int r = REAL(pthread_cancel)(th);
-    PTT_REC(THREAD_CANCEL_OUT, PTT_I(r));
+    PTT_CALL_OUT(call, THREAD_CANCEL, PTT_I(r));
     return r;
 }
 
@@ -20,10 +20,10 @@ PTT_EXPORT int pthread_setcancelstate(int state, int *old)
 {
     if (!ptt_on())
         return REAL(pthread_setcancelstate)(state, old);
-    PTT_REC(THREAD_SETCANCELSTATE_IN, PTT_I(state));
+    PTT_CALL_IN(call, THREAD_SETCANCELSTATE, PTT_I(state));
     int o = 0;
     int r = REAL(pthread_setcancelstate)(state, old ? old : &o);
-    PTT_REC(THREAD_SETCANCELSTATE_OUT, PTT_I(r), PTT_I(old ? *old : o));
+    PTT_CALL_OUT(call, THREAD_SETCANCELSTATE, PTT_I(r), PTT_I(old ? *old : o));
     return r;
 }
 
@@ -35,12 +35,12 @@ PTT_EXPORT int pthread_setcanceltype(int type, int *old)
             ptt_self.async_cancel = type == PTHREAD_CANCEL_ASYNCHRONOUS;
         return r;
     }
-    PTT_REC(THREAD_SETCANCELTYPE_IN, PTT_I(type));
+    PTT_CALL_IN(call, THREAD_SETCANCELTYPE, PTT_I(type));
     int o = 0;
     int r = REAL(pthread_setcanceltype)(type, old ? old : &o);
     if (r == 0)
         ptt_self.async_cancel = type == PTHREAD_CANCEL_ASYNCHRONOUS;
-    PTT_REC(THREAD_SETCANCELTYPE_OUT, PTT_I(r), PTT_I(old ? *old : o));
+    PTT_CALL_OUT(call, THREAD_SETCANCELTYPE, PTT_I(r), PTT_I(old ? *old : o));
     return r;
 }
 
@@ -50,7 +50,7 @@ PTT_EXPORT void pthread_testcancel(void)
         REAL(pthread_testcancel)();
         return;
     }
-    PTT_REC0(THREAD_TESTCANCEL_IN);
+    PTT_CALL_IN0(call, THREAD_TESTCANCEL);
     REAL(pthread_testcancel)();
-    PTT_REC0(THREAD_TESTCANCEL_OUT);
+    PTT_CALL_OUT0(call, THREAD_TESTCANCEL);
 }

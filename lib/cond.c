@@ -10,9 +10,9 @@ PTT_EXPORT int pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *a)
 {
     if (!ptt_on())
         return REAL(pthread_cond_init)(c, a);
-    PTT_REC(COND_INIT_IN, PTT_U(c), PTT_U(a), PTT_SITE);
+    PTT_CALL_IN(call, COND_INIT, PTT_U(c), PTT_U(a), PTT_SITE);
     int r = REAL(pthread_cond_init)(c, a);
-    PTT_REC(COND_INIT_OUT, PTT_I(r));
+    PTT_CALL_OUT(call, COND_INIT, PTT_I(r));
     return r;
 }
 
@@ -58,9 +58,9 @@ PTT_EXPORT int pthread_cond_signal(pthread_cond_t *c)
 {
     if (!ptt_on())
         return REAL(pthread_cond_signal)(c);
-    PTT_REC(COND_SIGNAL_IN, PTT_U(c), PTT_SITE);
+    PTT_CALL_IN(call, COND_SIGNAL, PTT_U(c), PTT_SITE);
     int r = REAL(pthread_cond_signal)(c);
-    PTT_REC(COND_SIGNAL_OUT, PTT_I(r));
+    PTT_CALL_OUT(call, COND_SIGNAL, PTT_I(r));
     return r;
 }
 
@@ -68,9 +68,9 @@ PTT_EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
 {
     if (!ptt_on())
         return REAL(pthread_cond_broadcast)(c);
-    PTT_REC(COND_BROADCAST_IN, PTT_U(c), PTT_SITE);
+    PTT_CALL_IN(call, COND_BROADCAST, PTT_U(c), PTT_SITE);
     int r = REAL(pthread_cond_broadcast)(c);
-    PTT_REC(COND_BROADCAST_OUT, PTT_I(r));
+    PTT_CALL_OUT(call, COND_BROADCAST, PTT_I(r));
     return r;
 }
 

@@ -76,10 +76,10 @@ PTT_EXPORT int mq_notify(mqd_t q, const struct sigevent *sev)
 {
     if (!ptt_on())
         return REAL(mq_notify)(q, sev);
-    PTT_REC(MQ_NOTIFY_IN, PTT_I(q), sev ? PTT_I(sev->sigev_notify) : PTT_I(-1),
-            sev && sev->sigev_notify == SIGEV_SIGNAL ? PTT_I(sev->sigev_signo) : 0);
+    PTT_CALL_IN(call, MQ_NOTIFY, PTT_I(q), sev ? PTT_I(sev->sigev_notify) : PTT_I(-1),
+                sev && sev->sigev_notify == SIGEV_SIGNAL ? PTT_I(sev->sigev_signo) : 0);
     int r = REAL(mq_notify)(q, sev);
-    PTT_REC(MQ_NOTIFY_OUT, PTT_I(r), PTT_ERRNO(r));
+    PTT_CALL_OUT(call, MQ_NOTIFY, PTT_I(r), PTT_ERRNO(r));
     return r;
 }
 
@@ -87,9 +87,9 @@ PTT_EXPORT int mq_close(mqd_t q)
 {
     if (!ptt_on())
         return REAL(mq_close)(q);
-    PTT_REC(MQ_CLOSE_IN, PTT_I(q));
+    PTT_CALL_IN(call, MQ_CLOSE, PTT_I(q));
     int r = REAL(mq_close)(q);
-    PTT_REC(MQ_CLOSE_OUT, PTT_I(r), PTT_ERRNO(r));
+    PTT_CALL_OUT(call, MQ_CLOSE, PTT_I(r), PTT_ERRNO(r));
     return r;
 }
 

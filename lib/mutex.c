@@ -22,7 +22,7 @@ PTT_EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t 
 {
     if (!ptt_on())
         return REAL(pthread_mutex_init)(m, a);
-    PTT_REC(MUTEX_INIT_IN, PTT_U(m), PTT_U(a), PTT_SITE);
+    PTT_CALL_IN(call, MUTEX_INIT, PTT_U(m), PTT_U(a), PTT_SITE);
     int r = REAL(pthread_mutex_init)(m, a);
     if (r == 0) { /* what the attribute made of it */
         int type = PTHREAD_MUTEX_DEFAULT, proto = PTHREAD_PRIO_NONE, robust = 0, shared = 0;
@@ -36,7 +36,7 @@ PTT_EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t 
                 (uint64_t)(robust == PTHREAD_MUTEX_ROBUST),
                 (uint64_t)(shared == PTHREAD_PROCESS_SHARED));
     }
-    PTT_REC(MUTEX_INIT_OUT, PTT_I(r));
+    PTT_CALL_OUT(call, MUTEX_INIT, PTT_I(r));
     return r;
 }
 
@@ -72,8 +72,10 @@ lock(pthread_mutex_t *m, enum lock_kind k, clockid_t clock, const struct timespe
     uint64_t owner = tried ? owner_of(m) : 0;
     if (tried && relock_fails(m, owner))
         tried = 0; /* EDEADLK at once: no wait to record */
-    if (tried)
+    if (tried) {
+        PTT_CALL_WAITS();
         PTT_REC(MUTEX_WAIT, PTT_U(m), owner);
+    }
     r = k == LOCK_PLAIN   ? REAL(pthread_mutex_lock)(m)
         : k == LOCK_TIMED ? REAL(pthread_mutex_timedlock)(m, abstime)
                           : REAL(pthread_mutex_clocklock)(m, clock, abstime);
@@ -86,9 +88,9 @@ PTT_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
 {
     if (!ptt_on())
         return REAL(pthread_mutex_lock)(m);
-    PTT_REC(MUTEX_LOCK_IN, PTT_U(m), PTT_SITE);
+    PTT_CALL_IN(call, MUTEX_LOCK, PTT_U(m), PTT_SITE);
     int r = lock(m, LOCK_PLAIN, CLOCK_REALTIME, NULL);
-    PTT_REC(MUTEX_LOCK_OUT, PTT_I(r));
+    PTT_CALL_OUT(call, MUTEX_LOCK, PTT_I(r));
     return r;
 }
 
@@ -96,9 +98,9 @@ PTT_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
 {
     if (!ptt_on())
         return REAL(pthread_mutex_trylock)(m);
-    PTT_REC(MUTEX_TRYLOCK_IN, PTT_U(m), PTT_SITE);
+    PTT_CALL_IN(call, MUTEX_TRYLOCK, PTT_U(m), PTT_SITE);
     int r = REAL(pthread_mutex_trylock)(m);
-    PTT_REC(MUTEX_TRYLOCK_OUT, PTT_I(r));
+    PTT_CALL_OUT(call, MUTEX_TRYLOCK, PTT_I(r));
     return r;
 }
 
@@ -106,9 +108,9 @@ PTT_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec
 {
     if (!ptt_on())
         return REAL(pthread_mutex_timedlock)(m, abstime);
-    PTT_REC(MUTEX_TIMEDLOCK_IN, PTT_U(m), ptt_ts_arg(abstime), PTT_SITE);
+    PTT_CALL_IN(call, MUTEX_TIMEDLOCK, PTT_U(m), ptt_ts_arg(abstime), PTT_SITE);
     int r = lock(m, LOCK_TIMED, CLOCK_REALTIME, abstime);
-    PTT_REC(MUTEX_TIMEDLOCK_OUT, PTT_I(r));
+    PTT_CALL_OUT(call, MUTEX_TIMEDLOCK, PTT_I(r));
     return r;
 }
 
@@ -117,9 +119,9 @@ PTT_EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clock,
 {
     if (!ptt_on())
         return REAL(pthread_mutex_clocklock)(m, clock, abstime);
-    PTT_REC(MUTEX_CLOCKLOCK_IN, PTT_U(m), PTT_I(clock), ptt_ts_arg(abstime), PTT_SITE);
+    PTT_CALL_IN(call, MUTEX_CLOCKLOCK, PTT_U(m), PTT_I(clock), ptt_ts_arg(abstime), PTT_SITE);
     int r = lock(m, LOCK_CLOCK, clock, abstime);
-    PTT_REC(MUTEX_CLOCKLOCK_OUT, PTT_I(r));
+    PTT_CALL_OUT(call, MUTEX_CLOCKLOCK, PTT_I(r));
     return r;
 }
 
@@ -127,9 +129,9 @@ PTT_EXPORT int pthread_mutex_consistent(pthread_mutex_t *m)
 {
     if (!ptt_on())
         return REAL(pthread_mutex_consistent)(m);
-    PTT_REC(MUTEX_CONSISTENT_IN, PTT_U(m), PTT_SITE);
+    PTT_CALL_IN(call, MUTEX_CONSISTENT, PTT_U(m), PTT_SITE);
     int r = REAL(pthread_mutex_consistent)(m);
-    PTT_REC(MUTEX_CONSISTENT_OUT, PTT_I(r));
+    PTT_CALL_OUT(call, MUTEX_CONSISTENT, PTT_I(r));
     return r;
 }
 
@@ -137,9 +139,9 @@ PTT_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
 {
     if (!ptt_on())
         return REAL(pthread_mutex_unlock)(m);
-    PTT_REC(MUTEX_UNLOCK_IN, PTT_U(m), PTT_SITE);
+    PTT_CALL_IN(call, MUTEX_UNLOCK, PTT_U(m), PTT_SITE);
     int r = REAL(pthread_mutex_unlock)(m);
-    PTT_REC(MUTEX_UNLOCK_OUT, PTT_I(r));
+    PTT_CALL_OUT(call, MUTEX_UNLOCK, PTT_I(r));
     return r;
 }
 
@@ -147,8 +149,8 @@ PTT_EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
 {
     if (!ptt_on())
         return REAL(pthread_mutex_destroy)(m);
-    PTT_REC(MUTEX_DESTROY_IN, PTT_U(m), PTT_SITE);
+    PTT_CALL_IN(call, MUTEX_DESTROY, PTT_U(m), PTT_SITE);
     int r = REAL(pthread_mutex_destroy)(m);
-    PTT_REC(MUTEX_DESTROY_OUT, PTT_I(r));
+    PTT_CALL_OUT(call, MUTEX_DESTROY, PTT_I(r));
     return r;
 }

@@ -1,16 +1,28 @@
 /* The recording hot path: no lock, no system call, no allocation, async-signal-safe.
  *
  * Each thread owns a sub-buffer of the shared pool (struct ptt_thread, initial-exec TLS).
- * Recording an event: read the clock, reserve space with one non-locked xadd (a single
- * instruction, so a signal handler on this thread sees the reservation done or not done), write
- * the arguments, then the header. Nothing else is published per event: sub-buffers are zeroed
- * before reuse and a writer hands its sub-buffer over with its length.
+ * Recording an event: read the clock, encode the record (common/codec.h: varints, the time as
+ * a delta, objects, sites and threads as slots of the sub-buffer's dictionary), reserve its bytes
+ * with one non-locked xadd (a single instruction, so a signal handler on this thread sees the
+ * reservation done or not done), write them, the length byte last. Nothing else is published per
+ * event: sub-buffers are zeroed before reuse and a writer hands its sub-buffer over with its
+ * length.
  *
  * Signal handlers: an event that interrupted another event of the same thread (nest > 1) is
  * written out of line with every signal blocked (ptt_write_nested: two system calls, only for
- * the events of a handler that landed inside an event), after it, whole (PTT_EVF_NEST in
- * common/event.h); so is a switch of sub-buffers (once per sub-buffer). Only one event of a
- * thread is then ever in progress, with at most one slot reserved and not yet written. */
+ * the events of a handler that landed inside an event), after it, whole, with its time stamp and
+ * without the dictionary, which the interrupted event may be changing (PTT_CODEC_NEST); so is a
+ * switch of sub-buffers (once per sub-buffer). Only one event of a
+ * thread is then ever in progress, with at most one slot reserved and not yet written.
+ *
+ * Calls (PTT_CALL_IN, PTT_CALL_OUT): a call with a one-record form (PTT_CALL in
+ * common/events.def) records nothing when it starts: its IN's arguments and entry time wait in
+ * the thread's call slot (struct ptt_call), and when it returns one record holds the whole call.
+ * Any event recorded on the thread meanwhile at nest 1 (a wait inside the call, a signal
+ * handler's event, the thread's end when it is cancelled inside) first writes the IN, at its
+ * entry time ("flushes" it), and the call then ends with its OUT: the thread's events keep the
+ * order they had. Calls begun inside another event (nest > 0: a signal handler's) or while the
+ * slot is taken, and calls in asynchronous cancellation mode, write their IN at once. */
 #ifndef PTT_RECORD_H
 #define PTT_RECORD_H
 
@@ -18,8 +30,24 @@
 #include <stdint.h>
 
 #include "../common/clock.h"
+#include "../common/codec.h"
 #include "../common/event.h"
 #include "../common/pool.h"
+
+/* The call begun and not yet recorded (see the top of this file). Only a thread's own code at
+ * nest 0 fills it, and only an event at nest 1 writes or ends it: a signal handler that records
+ * finds it either free, being filled (left alone: the call's entry comes after the handler), or
+ * pending (written: its IN). */
+#define PTT_CALL_MAX_ARGS 6
+enum { PTT_CALL_FREE = 0, PTT_CALL_CLAIMED = 1, PTT_CALL_PENDING = 2 };
+struct ptt_call {
+    uint32_t state;
+    uint32_t seq; /* the call's number (odd): its end tells that the slot still holds it */
+    uint16_t id;  /* its IN event */
+    uint16_t n;
+    uint64_t t0; /* its entry */
+    uint64_t a[PTT_CALL_MAX_ARGS];
+};
 
 struct ptt_thread {
     /* pos and end side by side, 16-byte aligned: the slow path changes both with one
@@ -49,6 +77,11 @@ struct ptt_thread {
     uintptr_t parked_tag; /* the tag pos had in it: a slot reserved under another tag is not
                              in it, even at the same address (a sub-buffer used again) */
     uint32_t parked_len;
+    struct ptt_call call;
+    /* The dictionary of the compact encoding (common/codec.h), for the sub-buffer whose pos tag
+     * is dict_tag (any other value: empty it first). */
+    uintptr_t dict_tag;
+    uint64_t dict[PTT_DICT_SLOTS];
 };
 
 extern __thread struct ptt_thread ptt_self __attribute__((tls_model("initial-exec")));
@@ -60,13 +93,16 @@ extern _Atomic uint64_t *ptt_masks;  /* the pool's masks (common/pool.h) */
 extern unsigned ptt_backtrace_depth; /* --backtrace=N, 0: none */
 
 enum { PTT_SLOT_AGAIN, PTT_SLOT_PAST_END };
-int ptt_record_slow(struct ptt_thread *t, uintptr_t w, uintptr_t size);
+int ptt_record_slow(struct ptt_thread *t, uintptr_t w, uintptr_t size, unsigned events);
 int ptt_moved(struct ptt_thread *t, uintptr_t w, uintptr_t size);
 void ptt_write_nested(struct ptt_thread *t, uint16_t id, unsigned n, const uint64_t *a);
 void ptt_unpark(struct ptt_thread *t);
 void ptt_write_async(struct ptt_thread *t, uint16_t id, unsigned n, const uint64_t *a);
+void ptt_call_flush(struct ptt_thread *t);
+void ptt_call_end_async(struct ptt_thread *t, uint32_t seq, uint16_t out, unsigned m,
+                        const uint64_t *b);
 /* Why events were dropped: the pool's counters (common/pool.h) and the END record. */
-void ptt_drop(struct ptt_thread *t, unsigned why);
+void ptt_drop(struct ptt_thread *t, unsigned why, unsigned n);
 void ptt_record_backtrace(void);
 
 static inline uint64_t ptt_now(void)
@@ -98,38 +134,102 @@ static inline uintptr_t ptt_reserve(struct ptt_thread *t, uintptr_t size)
 #endif
 }
 
-static inline __attribute__((always_inline)) void ptt_write_now(struct ptt_thread *t, uint16_t id,
-                                                                unsigned n, const uint64_t *a)
+/* What ptt_put writes: an event at the present time; an event at a time taken earlier (a call's
+ * IN, flushed); or a whole call (its entry, its duration up to now, its IN's arguments a and its
+ * OUT's b). */
+enum { PTT_PUT_NOW, PTT_PUT_AT, PTT_PUT_CALL };
+
+/* The record's bytes from r to slot, the length byte, which publishes it, last: in a few
+ * overlapping moves, without calling out, none past the record (a signal handler may be writing
+ * the next one) nor on its length byte before the end. */
+static inline __attribute__((always_inline)) void ptt_copy_record(uint8_t *slot, const uint8_t *r,
+                                                                  uintptr_t size)
 {
-    uint32_t nest = ++t->nest;
-    atomic_signal_fence(memory_order_seq_cst);
-    if (__builtin_expect(nest != 1, 0)) { /* a handler inside an event: out of line */
-        ptt_write_nested(t, id, n, a);
-        atomic_signal_fence(memory_order_seq_cst);
-        --t->nest;
-        return;
+    uintptr_t n = size - 1;
+    uint8_t *d = slot + 1;
+    const uint8_t *s = r + 1;
+    uint64_t v8;
+    uint32_t v4;
+    if (n >= 8) {
+        for (uintptr_t i = 0; i + 8 < n; i += 8) {
+            __builtin_memcpy(&v8, s + i, 8);
+            __builtin_memcpy(d + i, &v8, 8);
+        }
+        __builtin_memcpy(&v8, s + n - 8, 8);
+        __builtin_memcpy(d + n - 8, &v8, 8);
+    } else if (n >= 4) {
+        __builtin_memcpy(&v4, s, 4);
+        __builtin_memcpy(d, &v4, 4);
+        __builtin_memcpy(&v4, s + n - 4, 4);
+        __builtin_memcpy(d + n - 4, &v4, 4);
+    } else {
+        for (uintptr_t i = 0; i < n; i++)
+            d[i] = s[i];
     }
-    uint64_t ts, d;
+    __atomic_store_n(slot, r[0], __ATOMIC_RELEASE);
+}
+
+/* Write one record at nest 1 (common/codec.h): n arguments a, then m arguments b. A time taken
+ * earlier (t0) is not put before the base event's: the base moved since only if a signal handler
+ * recorded between the time stamp and the record, which then comes after the handler's events.
+ * The dictionary is the sub-buffer's: it is emptied when the tag of pos says the sub-buffer is
+ * another (only records at nest 1 use it, so a handler never sees it half changed; a record
+ * encoded and not written, because a handler moved the thread, is encoded again after emptying
+ * it). Meta records use none: the drain reads TRACE_LOST's count without following it. */
+static inline __attribute__((always_inline)) void ptt_put(struct ptt_thread *t, int how,
+                                                          uint16_t id, uint64_t t0, unsigned n,
+                                                          const uint64_t *a, unsigned m,
+                                                          const uint64_t *b)
+{
+    uint8_t buf[PTT_CODEC_MAX], *rec;
+    uint64_t ts, d, now = 0, last, dur = 0;
     uintptr_t size, w, p, end, data, tag;
-    int wide;
+    const int call = how == PTT_PUT_CALL, dict = PTT_CLASS_OF(id) != 0;
 retry:
     for (;;) {
         /* The sub-buffer as it is before our reservation: a signal handler may move the thread
-         * to a new one (parking this one, see record_nested in buffer.c) at any point; the tag of pos
-         * tells (a sub-buffer's address does not: it may be handed over and come back). */
+         * to a new one (parking this one, see record_nested in buffer.c) at any point; the tag of
+         * pos tells (a sub-buffer's address does not: it may be handed over and come back). */
         tag = t->pos & PTT_POS_TAG;
         atomic_signal_fence(memory_order_seq_cst);
         data = t->data;
         atomic_signal_fence(memory_order_seq_cst); /* data, then end: see ptt_moved */
         end = t->end;
         atomic_signal_fence(memory_order_seq_cst);
-        ts = ptt_now();
-        d = ts - t->last;
+        ts = how == PTT_PUT_NOW ? ptt_now() : t0;
+        if (call)
+            now = ptt_now();
+        last = t->last;
+        d = ts - last;
         atomic_signal_fence(memory_order_seq_cst);
+        int abs = 0;
         if (__builtin_expect(t->last_data != data, 0))
-            d = ~0ull;
-        wide = d > UINT32_MAX;
-        size = 8 + 8 * (uintptr_t)n + (wide ? 8 : 0);
+            abs = 1; /* the base is in another sub-buffer */
+        else if (__builtin_expect((int64_t)d < 0, 0)) {
+            if (how == PTT_PUT_NOW)
+                abs = 1; /* the clock of another CPU */
+            else
+                ts = last, d = 0;
+        }
+        if (call)
+            dur = (int64_t)(now - ts) > 0 ? now - ts : 0;
+        if (__builtin_expect(t->dict_tag != tag, 0)) {
+            __builtin_memset(t->dict, 0, sizeof t->dict);
+            t->dict_tag = tag;
+        }
+        uint8_t *body = buf + 3, *q = body;
+        uint32_t head = ptt_head_word(id); /* a constant where id is */
+        __builtin_memcpy(q, &head, 4);
+        q[0] |= abs ? PTT_CODEC_ABS : 0; /* the flags: the low bits of the varint's first byte */
+        q += head >> 24;
+        q = ptt_put_varint(q, abs ? ts : d);
+        if (call)
+            q = ptt_put_varint(q, dur);
+        for (unsigned i = 0; i < n; i++)
+            q = dict ? ptt_put_val(q, a[i], t->dict) : ptt_put_lit(q, a[i]);
+        for (unsigned i = 0; i < m; i++)
+            q = dict ? ptt_put_val(q, b[i], t->dict) : ptt_put_lit(q, b[i]);
+        rec = ptt_codec_close(body, q, &size);
         w = ptt_reserve(t, size);
         p = w & PTT_POS_ADDR;
         atomic_signal_fence(memory_order_seq_cst);
@@ -142,32 +242,43 @@ retry:
         }
     }
     if (__builtin_expect(p + size > end, 0)) {
-        if (ptt_record_slow(t, w, size))
+        if (ptt_record_slow(t, w, size, 1 + (unsigned)call))
             goto retry; /* in the new sub-buffer, as any event */
     } else {
-        uint64_t *slot = (uint64_t *)p, *args = slot + 1;
-        struct ptt_event h = {id, (uint16_t)size, (uint32_t)d};
-        if (__builtin_expect(wide, 0)) {
-            h.id |= PTT_EVF_ABS;
-            h.dts = 0;
-            *args++ = ts;
-        }
         /* last, then where: a handler between them makes them disagree */
-        t->last = ts;
+        t->last = ts + dur;
         atomic_signal_fence(memory_order_seq_cst);
         t->last_data = data;
-        for (unsigned i = 0; i < n; i++)
-            args[i] = a[i];
-        /* The header last: the daemon reads a dead process's sub-buffer up to the first empty
-         * header, so an event cut short by a kill is never taken for a whole one; and a handler
-         * tells a slot not yet written by its zero header (record_nested in buffer.c). */
-        uint64_t hv;
-        __builtin_memcpy(&hv, &h, 8);
-        __atomic_store_n(slot, hv, __ATOMIC_RELEASE);
+        /* The length last: the daemon reads a dead process's sub-buffer up to the first empty
+         * length, so a record cut short by a kill is never taken for a whole one; and a handler
+         * tells a slot not yet written by its zero length (record_nested in buffer.c). */
+        ptt_copy_record((uint8_t *)p, rec, size);
     }
+}
+
+/* The end of an event at nest 1: a sub-buffer a handler parked meanwhile goes now. */
+static inline __attribute__((always_inline)) void ptt_unnest(struct ptt_thread *t)
+{
     atomic_signal_fence(memory_order_seq_cst);
     if (--t->nest == 0 && __builtin_expect(t->parked != 0, 0))
         ptt_unpark(t);
+}
+
+static inline __attribute__((always_inline)) void ptt_write_now(struct ptt_thread *t, uint16_t id,
+                                                                unsigned n, const uint64_t *a)
+{
+    uint32_t nest = ++t->nest;
+    atomic_signal_fence(memory_order_seq_cst);
+    if (__builtin_expect(nest != 1, 0)) { /* a handler inside an event: out of line */
+        ptt_write_nested(t, id, n, a);
+        atomic_signal_fence(memory_order_seq_cst);
+        --t->nest;
+        return;
+    }
+    if (__builtin_expect(t->call.state == PTT_CALL_PENDING, 0))
+        ptt_call_flush(t); /* a call has begun and recorded nothing: its IN first */
+    ptt_put(t, PTT_PUT_NOW, id, 0, n, a, 0, 0);
+    ptt_unnest(t);
 }
 
 static inline __attribute__((always_inline)) void ptt_write(struct ptt_thread *t, uint16_t id,
@@ -179,6 +290,88 @@ static inline __attribute__((always_inline)) void ptt_write(struct ptt_thread *t
         ptt_write_async(t, id, n, a);
     else
         ptt_write_now(t, id, n, a);
+}
+
+/* A call begins: its IN waits in the call slot, and its number is returned; or, when the call is
+ * begun inside an event (a signal handler's) or the slot is taken, its IN is written now and 0
+ * is returned. */
+static inline __attribute__((always_inline)) uint32_t
+ptt_call_begin(struct ptt_thread *t, uint16_t id, unsigned n, const uint64_t *a)
+{
+    struct ptt_call *c = &t->call;
+    if (__builtin_expect(t->nest | c->state | t->async_cancel, 0)) {
+        ptt_write(t, id, n, a);
+        return 0;
+    }
+    c->state = PTT_CALL_CLAIMED;
+    atomic_signal_fence(memory_order_seq_cst);
+    c->id = id;
+    c->n = (uint16_t)n;
+    for (unsigned i = 0; i < n; i++)
+        c->a[i] = a[i];
+    uint32_t seq = (c->seq + 2) | 1; /* never 0: 0 is "no call" */
+    c->seq = seq;
+    c->t0 = ptt_now();
+    atomic_signal_fence(memory_order_seq_cst);
+    c->state = PTT_CALL_PENDING;
+    atomic_signal_fence(memory_order_seq_cst);
+    return seq;
+}
+
+/* The call is going to wait: its IN is written now (the CONTENDED event that says so would
+ * write it too, but it is not recorded at the light level), so that a thread blocked in it is
+ * seen, and a thread that never returns from it still has it. */
+static inline __attribute__((always_inline)) void ptt_call_waits(struct ptt_thread *t)
+{
+    if (__builtin_expect(t->call.state != PTT_CALL_PENDING || t->nest, 0))
+        return;
+    ++t->nest;
+    atomic_signal_fence(memory_order_seq_cst);
+    if (t->call.state == PTT_CALL_PENDING) /* a handler may have written it meanwhile */
+        ptt_call_flush(t);
+    ptt_unnest(t);
+}
+#define PTT_CALL_WAITS() ptt_call_waits(&ptt_self)
+
+/* The call numbered seq returns: one record for the whole call if the slot still holds it, else
+ * its OUT (its IN was written when something else was recorded). Its IN event in and the
+ * number n of its arguments are the slot's: given here as the constants they are at the call's
+ * end, where the record is encoded. */
+static inline __attribute__((always_inline)) void ptt_call_finish(struct ptt_thread *t,
+                                                                  uint32_t seq, uint16_t in,
+                                                                  unsigned n, uint16_t out,
+                                                                  unsigned m, const uint64_t *b)
+{
+    struct ptt_call *c = &t->call;
+    uint32_t nest = ++t->nest;
+    atomic_signal_fence(memory_order_seq_cst);
+    if (__builtin_expect(nest != 1, 0)) { /* only after a longjmp out of a handler in an event */
+        --t->nest;
+        if (c->state == PTT_CALL_PENDING && c->seq == seq) {
+            c->state = PTT_CALL_FREE;
+            ptt_write_now(t, c->id, c->n, c->a);
+        }
+        ptt_write_now(t, out, m, b);
+        return;
+    }
+    if (__builtin_expect(c->state == PTT_CALL_PENDING && c->seq == seq, 1)) {
+        ptt_put(t, PTT_PUT_CALL, (uint16_t)(in | PTT_EV_CALL), c->t0, n, c->a, m, b);
+        c->state = PTT_CALL_FREE;
+    } else {
+        ptt_put(t, PTT_PUT_NOW, out, 0, m, b, 0, 0);
+    }
+    ptt_unnest(t);
+}
+
+static inline __attribute__((always_inline)) void ptt_call_end(struct ptt_thread *t, uint32_t seq,
+                                                               uint16_t in, unsigned n,
+                                                               uint16_t out, unsigned m,
+                                                               const uint64_t *b)
+{
+    if (__builtin_expect(t->async_cancel, 0))
+        ptt_call_end_async(t, seq, out, m, b);
+    else
+        ptt_call_finish(t, seq, in, n, out, m, b);
 }
 
 /* Whether event NAME is recorded now: its class and kind, as ptt ctl last set them. */
@@ -202,6 +395,58 @@ static inline __attribute__((always_inline)) void ptt_write(struct ptt_thread *t
         _Static_assert(PTT_NARGS_##name == 0, "argument count of " #name); \
         if (PTT_RECORDS(name))                                             \
             ptt_write(&ptt_self, PTT_EV_##name, 0, 0);                     \
+    } while (0)
+
+/* A call of routine STEM (STEM_IN, STEM_OUT, a PTT_CALL line in the table) begins: TOK is
+ * declared, for the PTT_CALL_OUT that ends it; the arguments are STEM_IN's. PTT_CALL_IN_IF: only
+ * if compact holds, else its IN is written at once (a call that is going to wait). */
+#define PTT_CALL_IN(tok, stem, ...) PTT_CALL_IN_IF(tok, 1, stem, __VA_ARGS__)
+#define PTT_CALL_IN_IF(tok, compact, stem, ...)                                                  \
+    uint32_t tok = 0;                                                                            \
+    do {                                                                                         \
+        _Static_assert(PTT_NARGS_(__VA_ARGS__) == PTT_NARGS_##stem##_IN, "arguments of " #stem); \
+        _Static_assert((int)PTT_CALLOUT_##stem##_IN == (int)PTT_EV_##stem##_OUT,                 \
+                       "PTT_CALL of " #stem);                                                    \
+        _Static_assert(PTT_NARGS_##stem##_IN <= PTT_CALL_MAX_ARGS, "arguments of " #stem);       \
+        if (PTT_RECORDS(stem##_IN)) {                                                            \
+            const uint64_t ptt_a_[] = {0, __VA_ARGS__};                                          \
+            if (compact)                                                                         \
+                tok = ptt_call_begin(&ptt_self, PTT_EV_##stem##_IN, PTT_NARGS_##stem##_IN,       \
+                                     ptt_a_ + 1);                                                \
+            else                                                                                 \
+                ptt_write(&ptt_self, PTT_EV_##stem##_IN, PTT_NARGS_##stem##_IN, ptt_a_ + 1);     \
+        }                                                                                        \
+    } while (0)
+#define PTT_CALL_IN0(tok, stem)                                                  \
+    uint32_t tok = 0;                                                            \
+    do {                                                                         \
+        _Static_assert(PTT_NARGS_##stem##_IN == 0, "arguments of " #stem);       \
+        _Static_assert((int)PTT_CALLOUT_##stem##_IN == (int)PTT_EV_##stem##_OUT, \
+                       "PTT_CALL of " #stem);                                    \
+        if (PTT_RECORDS(stem##_IN))                                              \
+            tok = ptt_call_begin(&ptt_self, PTT_EV_##stem##_IN, 0, 0);           \
+    } while (0)
+/* The call of PTT_CALL_IN's TOK returns; the arguments are STEM_OUT's. */
+#define PTT_CALL_OUT(tok, stem, ...)                                                              \
+    do {                                                                                          \
+        _Static_assert(PTT_NARGS_(__VA_ARGS__) == PTT_NARGS_##stem##_OUT, "arguments of " #stem); \
+        if (tok) {                                                                                \
+            const uint64_t ptt_b_[] = {0, __VA_ARGS__};                                           \
+            ptt_call_end(&ptt_self, tok, PTT_EV_##stem##_IN, PTT_NARGS_##stem##_IN,               \
+                         PTT_EV_##stem##_OUT, PTT_NARGS_##stem##_OUT, ptt_b_ + 1);                \
+        } else if (PTT_RECORDS(stem##_OUT)) {                                                     \
+            const uint64_t ptt_b_[] = {0, __VA_ARGS__};                                           \
+            ptt_write(&ptt_self, PTT_EV_##stem##_OUT, PTT_NARGS_##stem##_OUT, ptt_b_ + 1);        \
+        }                                                                                         \
+    } while (0)
+#define PTT_CALL_OUT0(tok, stem)                                                    \
+    do {                                                                            \
+        _Static_assert(PTT_NARGS_##stem##_OUT == 0, "arguments of " #stem);         \
+        if (tok)                                                                    \
+            ptt_call_end(&ptt_self, tok, PTT_EV_##stem##_IN, PTT_NARGS_##stem##_IN, \
+                         PTT_EV_##stem##_OUT, 0, 0);                                \
+        else if (PTT_RECORDS(stem##_OUT))                                           \
+            ptt_write(&ptt_self, PTT_EV_##stem##_OUT, 0, 0);                        \
     } while (0)
 
 /* Pack up to PTT_STR_MAX - 1 bytes of s and a NUL into words; returns the number of words. */

@@ -44,8 +44,10 @@ lock(pthread_rwlock_t *l, enum mode m, enum kind k, clockid_t clock, const struc
     uint64_t writer = tried ? writer_of(l) : 0;
     if (writer && writer == PTT_I(ptt_self.tid))
         tried = 0; /* held for writing by the caller: glibc says EDEADLK at once, no wait */
-    if (tried)
+    if (tried) {
+        PTT_CALL_WAITS();
         PTT_REC(RWLOCK_WAIT, PTT_U(l), (uint64_t)m, writer, readers_of(l));
+    }
     if (m == WR)
         r = k == PLAIN   ? REAL(pthread_rwlock_wrlock)(l)
             : k == TIMED ? REAL(pthread_rwlock_timedwrlock)(l, abstime)
@@ -63,9 +65,9 @@ PTT_EXPORT int pthread_rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr
 {
     if (!ptt_on())
         return REAL(pthread_rwlock_init)(l, a);
-    PTT_REC(RWLOCK_INIT_IN, PTT_U(l), PTT_U(a), PTT_SITE);
+    PTT_CALL_IN(call, RWLOCK_INIT, PTT_U(l), PTT_U(a), PTT_SITE);
     int r = REAL(pthread_rwlock_init)(l, a);
-    PTT_REC(RWLOCK_INIT_OUT, PTT_I(r));
+    PTT_CALL_OUT(call, RWLOCK_INIT, PTT_I(r));
     return r;
 }
 
@@ -73,9 +75,9 @@ PTT_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *l)
 {
     if (!ptt_on())
         return REAL(pthread_rwlock_rdlock)(l);
-    PTT_REC(RWLOCK_RDLOCK_IN, PTT_U(l), PTT_SITE);
+    PTT_CALL_IN(call, RWLOCK_RDLOCK, PTT_U(l), PTT_SITE);
     int r = lock(l, RD, PLAIN, CLOCK_REALTIME, NULL);
-    PTT_REC(RWLOCK_RDLOCK_OUT, PTT_I(r));
+    PTT_CALL_OUT(call, RWLOCK_RDLOCK, PTT_I(r));
     return r;
 }
 
@@ -83,9 +85,9 @@ PTT_EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *l)
 {
     if (!ptt_on())
         return REAL(pthread_rwlock_tryrdlock)(l);
-    PTT_REC(RWLOCK_TRYRDLOCK_IN, PTT_U(l), PTT_SITE);
+    PTT_CALL_IN(call, RWLOCK_TRYRDLOCK, PTT_U(l), PTT_SITE);
     int r = REAL(pthread_rwlock_tryrdlock)(l);
-    PTT_REC(RWLOCK_TRYRDLOCK_OUT, PTT_I(r));
+    PTT_CALL_OUT(call, RWLOCK_TRYRDLOCK, PTT_I(r));
     return r;
 }
 
@@ -93,9 +95,9 @@ PTT_EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct time
 {
     if (!ptt_on())
         return REAL(pthread_rwlock_timedrdlock)(l, abstime);
-    PTT_REC(RWLOCK_TIMEDRDLOCK_IN, PTT_U(l), ptt_ts_arg(abstime), PTT_SITE);
+    PTT_CALL_IN(call, RWLOCK_TIMEDRDLOCK, PTT_U(l), ptt_ts_arg(abstime), PTT_SITE);
     int r = lock(l, RD, TIMED, CLOCK_REALTIME, abstime);
-    PTT_REC(RWLOCK_TIMEDRDLOCK_OUT, PTT_I(r));
+    PTT_CALL_OUT(call, RWLOCK_TIMEDRDLOCK, PTT_I(r));
     return r;
 }
 
@@ -104,9 +106,9 @@ PTT_EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clock,
 {
     if (!ptt_on())
         return REAL(pthread_rwlock_clockrdlock)(l, clock, abstime);
-    PTT_REC(RWLOCK_CLOCKRDLOCK_IN, PTT_U(l), PTT_I(clock), ptt_ts_arg(abstime), PTT_SITE);
+    PTT_CALL_IN(call, RWLOCK_CLOCKRDLOCK, PTT_U(l), PTT_I(clock), ptt_ts_arg(abstime), PTT_SITE);
     int r = lock(l, RD, CLOCK, clock, abstime);
-    PTT_REC(RWLOCK_CLOCKRDLOCK_OUT, PTT_I(r));
+    PTT_CALL_OUT(call, RWLOCK_CLOCKRDLOCK, PTT_I(r));
     return r;
 }
 
@@ -114,9 +116,9 @@ PTT_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *l)
 {
     if (!ptt_on())
         return REAL(pthread_rwlock_wrlock)(l);
-    PTT_REC(RWLOCK_WRLOCK_IN, PTT_U(l), PTT_SITE);
+    PTT_CALL_IN(call, RWLOCK_WRLOCK, PTT_U(l), PTT_SITE);
     int r = lock(l, WR, PLAIN, CLOCK_REALTIME, NULL);
-    PTT_REC(RWLOCK_WRLOCK_OUT, PTT_I(r));
+    PTT_CALL_OUT(call, RWLOCK_WRLOCK, PTT_I(r));
     return r;
 }
 
@@ -124,9 +126,9 @@ PTT_EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *l)
 {
     if (!ptt_on())
         return REAL(pthread_rwlock_trywrlock)(l);
-    PTT_REC(RWLOCK_TRYWRLOCK_IN, PTT_U(l), PTT_SITE);
+    PTT_CALL_IN(call, RWLOCK_TRYWRLOCK, PTT_U(l), PTT_SITE);
     int r = REAL(pthread_rwlock_trywrlock)(l);
-    PTT_REC(RWLOCK_TRYWRLOCK_OUT, PTT_I(r));
+    PTT_CALL_OUT(call, RWLOCK_TRYWRLOCK, PTT_I(r));
     return r;
 }
 
@@ -134,9 +136,9 @@ PTT_EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct time
 {
     if (!ptt_on())
         return REAL(pthread_rwlock_timedwrlock)(l, abstime);
-    PTT_REC(RWLOCK_TIMEDWRLOCK_IN, PTT_U(l), ptt_ts_arg(abstime), PTT_SITE);
+    PTT_CALL_IN(call, RWLOCK_TIMEDWRLOCK, PTT_U(l), ptt_ts_arg(abstime), PTT_SITE);
     int r = lock(l, WR, TIMED, CLOCK_REALTIME, abstime);
-    PTT_REC(RWLOCK_TIMEDWRLOCK_OUT, PTT_I(r));
+    PTT_CALL_OUT(call, RWLOCK_TIMEDWRLOCK, PTT_I(r));
     return r;
 }
 
@@ -145,9 +147,9 @@ PTT_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clock,
 {
     if (!ptt_on())
         return REAL(pthread_rwlock_clockwrlock)(l, clock, abstime);
-    PTT_REC(RWLOCK_CLOCKWRLOCK_IN, PTT_U(l), PTT_I(clock), ptt_ts_arg(abstime), PTT_SITE);
+    PTT_CALL_IN(call, RWLOCK_CLOCKWRLOCK, PTT_U(l), PTT_I(clock), ptt_ts_arg(abstime), PTT_SITE);
     int r = lock(l, WR, CLOCK, clock, abstime);
-    PTT_REC(RWLOCK_CLOCKWRLOCK_OUT, PTT_I(r));
+    PTT_CALL_OUT(call, RWLOCK_CLOCKWRLOCK, PTT_I(r));
     return r;
 }
 
@@ -155,9 +157,9 @@ PTT_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *l)
 {
     if (!ptt_on())
         return REAL(pthread_rwlock_unlock)(l);
-    PTT_REC(RWLOCK_UNLOCK_IN, PTT_U(l), PTT_SITE);
+    PTT_CALL_IN(call, RWLOCK_UNLOCK, PTT_U(l), PTT_SITE);
     int r = REAL(pthread_rwlock_unlock)(l);
-    PTT_REC(RWLOCK_UNLOCK_OUT, PTT_I(r));
+    PTT_CALL_OUT(call, RWLOCK_UNLOCK, PTT_I(r));
     return r;
 }
 
@@ -165,8 +167,8 @@ PTT_EXPORT int pthread_rwlock_destroy(pthread_rwlock_t *l)
 {
     if (!ptt_on())
         return REAL(pthread_rwlock_destroy)(l);
-    PTT_REC(RWLOCK_DESTROY_IN, PTT_U(l), PTT_SITE);
+    PTT_CALL_IN(call, RWLOCK_DESTROY, PTT_U(l), PTT_SITE);
     int r = REAL(pthread_rwlock_destroy)(l);
-    PTT_REC(RWLOCK_DESTROY_OUT, PTT_I(r));
+    PTT_CALL_OUT(call, RWLOCK_DESTROY, PTT_I(r));
     return r;
 }

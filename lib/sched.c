@@ -22,9 +22,9 @@ PTT_EXPORT int pthread_setschedparam(pthread_t th, int policy, const struct sche
 {
     if (!ptt_on())
         return REAL(pthread_setschedparam)(th, policy, p);
-    PTT_REC(THREAD_SETSCHEDPARAM_IN, PTT_U(th), PTT_I(policy), PTT_I(p->sched_priority));
+    PTT_CALL_IN(call, THREAD_SETSCHEDPARAM, PTT_U(th), PTT_I(policy), PTT_I(p->sched_priority));
     int r = REAL(pthread_setschedparam)(th, policy, p);
-    PTT_REC(THREAD_SETSCHEDPARAM_OUT, PTT_I(r));
+    PTT_CALL_OUT(call, THREAD_SETSCHEDPARAM, PTT_I(r));
     return r;
 }
 
@@ -32,9 +32,9 @@ PTT_EXPORT int pthread_setschedprio(pthread_t th, int prio)
 {
     if (!ptt_on())
         return REAL(pthread_setschedprio)(th, prio);
-    PTT_REC(THREAD_SETSCHEDPRIO_IN, PTT_U(th), PTT_I(prio));
+    PTT_CALL_IN(call, THREAD_SETSCHEDPRIO, PTT_U(th), PTT_I(prio));
     int r = REAL(pthread_setschedprio)(th, prio);
-    PTT_REC(THREAD_SETSCHEDPRIO_OUT, PTT_I(r));
+    PTT_CALL_OUT(call, THREAD_SETSCHEDPRIO, PTT_I(r));
     return r;
 }
 
@@ -46,9 +46,9 @@ PTT_EXPORT int pthread_setaffinity_np(pthread_t th, size_t size, const cpu_set_t
     for (int c = 0; c < 64 && (size_t)c < size * 8; c++)
         if (CPU_ISSET_S(c, size, set))
             m |= 1ull << c;
-    PTT_REC(THREAD_SETAFFINITY_NP_IN, PTT_U(th), m);
+    PTT_CALL_IN(call, THREAD_SETAFFINITY_NP, PTT_U(th), m);
     int r = REAL(pthread_setaffinity_np)(th, size, set);
-    PTT_REC(THREAD_SETAFFINITY_NP_OUT, PTT_I(r));
+    PTT_CALL_OUT(call, THREAD_SETAFFINITY_NP, PTT_I(r));
     return r;
 }
 
@@ -61,9 +61,9 @@ PTT_EXPORT int ptt_pthread_yield(void)
 {
     if (!ptt_on())
         return REAL(pthread_yield)();
-    PTT_REC0(THREAD_YIELD_IN);
+    PTT_CALL_IN0(call, THREAD_YIELD);
     int r = REAL(pthread_yield)();
-    PTT_REC(THREAD_YIELD_OUT, PTT_I(r));
+    PTT_CALL_OUT(call, THREAD_YIELD, PTT_I(r));
     return r;
 }
 
@@ -94,8 +94,8 @@ PTT_EXPORT int sched_yield(void)
 {
     if (!ptt_on())
         return REAL(sched_yield)();
-    PTT_REC0(SCHED_YIELD_IN);
+    PTT_CALL_IN0(call, SCHED_YIELD);
     int r = REAL(sched_yield)();
-    PTT_REC(SCHED_YIELD_OUT, PTT_I(r));
+    PTT_CALL_OUT(call, SCHED_YIELD, PTT_I(r));
     return r;
 }

@@ -30,6 +30,7 @@ static int wait_sem(sem_t *s, enum kind k, clockid_t clock, const struct timespe
         if (errno != EAGAIN)
             return -1;
         errno = saved; /* a wait that then succeeds leaves errno as it found it */
+        PTT_CALL_WAITS();
         PTT_REC(SEM_BLOCK, PTT_U(s));
     }
     int r = k == PLAIN   ? REAL(sem_wait)(s)
@@ -44,9 +45,9 @@ PTT_EXPORT int sem_init(sem_t *s, int pshared, unsigned value)
 {
     if (!ptt_on())
         return REAL(sem_init)(s, pshared, value);
-    PTT_REC(SEM_INIT_IN, PTT_U(s), (uint64_t)(pshared != 0), (uint64_t)value, PTT_SITE);
+    PTT_CALL_IN(call, SEM_INIT, PTT_U(s), (uint64_t)(pshared != 0), (uint64_t)value, PTT_SITE);
     int r = REAL(sem_init)(s, pshared, value);
-    PTT_REC(SEM_INIT_OUT, PTT_I(r), PTT_ERRNO(r));
+    PTT_CALL_OUT(call, SEM_INIT, PTT_I(r), PTT_ERRNO(r));
     return r;
 }
 
@@ -54,9 +55,9 @@ PTT_EXPORT int sem_destroy(sem_t *s)
 {
     if (!ptt_on())
         return REAL(sem_destroy)(s);
-    PTT_REC(SEM_DESTROY_IN, PTT_U(s), PTT_SITE);
+    PTT_CALL_IN(call, SEM_DESTROY, PTT_U(s), PTT_SITE);
     int r = REAL(sem_destroy)(s);
-    PTT_REC(SEM_DESTROY_OUT, PTT_I(r), PTT_ERRNO(r));
+    PTT_CALL_OUT(call, SEM_DESTROY, PTT_I(r), PTT_ERRNO(r));
     return r;
 }
 
@@ -83,9 +84,9 @@ PTT_EXPORT int sem_close(sem_t *s)
 {
     if (!ptt_on())
         return REAL(sem_close)(s);
-    PTT_REC(SEM_CLOSE_IN, PTT_U(s), PTT_SITE);
+    PTT_CALL_IN(call, SEM_CLOSE, PTT_U(s), PTT_SITE);
     int r = REAL(sem_close)(s);
-    PTT_REC(SEM_CLOSE_OUT, PTT_I(r), PTT_ERRNO(r));
+    PTT_CALL_OUT(call, SEM_CLOSE, PTT_I(r), PTT_ERRNO(r));
     return r;
 }
 
@@ -103,9 +104,9 @@ PTT_EXPORT int sem_wait(sem_t *s)
 {
     if (!ptt_on())
         return REAL(sem_wait)(s);
-    PTT_REC(SEM_WAIT_IN, PTT_U(s), value_of(s), PTT_SITE);
+    PTT_CALL_IN(call, SEM_WAIT, PTT_U(s), value_of(s), PTT_SITE);
     int r = wait_sem(s, PLAIN, CLOCK_REALTIME, NULL);
-    PTT_REC(SEM_WAIT_OUT, PTT_I(r), PTT_ERRNO(r), value_of(s));
+    PTT_CALL_OUT(call, SEM_WAIT, PTT_I(r), PTT_ERRNO(r), value_of(s));
     return r;
 }
 
@@ -113,9 +114,9 @@ PTT_EXPORT int sem_trywait(sem_t *s)
 {
     if (!ptt_on())
         return REAL(sem_trywait)(s);
-    PTT_REC(SEM_TRYWAIT_IN, PTT_U(s), value_of(s), PTT_SITE);
+    PTT_CALL_IN(call, SEM_TRYWAIT, PTT_U(s), value_of(s), PTT_SITE);
     int r = REAL(sem_trywait)(s);
-    PTT_REC(SEM_TRYWAIT_OUT, PTT_I(r), PTT_ERRNO(r), value_of(s));
+    PTT_CALL_OUT(call, SEM_TRYWAIT, PTT_I(r), PTT_ERRNO(r), value_of(s));
     return r;
 }
 
@@ -123,9 +124,9 @@ PTT_EXPORT int sem_timedwait(sem_t *s, const struct timespec *abstime)
 {
     if (!ptt_on())
         return REAL(sem_timedwait)(s, abstime);
-    PTT_REC(SEM_TIMEDWAIT_IN, PTT_U(s), value_of(s), ptt_ts_arg(abstime), PTT_SITE);
+    PTT_CALL_IN(call, SEM_TIMEDWAIT, PTT_U(s), value_of(s), ptt_ts_arg(abstime), PTT_SITE);
     int r = wait_sem(s, TIMED, CLOCK_REALTIME, abstime);
-    PTT_REC(SEM_TIMEDWAIT_OUT, PTT_I(r), PTT_ERRNO(r), value_of(s));
+    PTT_CALL_OUT(call, SEM_TIMEDWAIT, PTT_I(r), PTT_ERRNO(r), value_of(s));
     return r;
 }
 
@@ -133,9 +134,10 @@ PTT_EXPORT int sem_clockwait(sem_t *s, clockid_t clock, const struct timespec *a
 {
     if (!ptt_on())
         return REAL(sem_clockwait)(s, clock, abstime);
-    PTT_REC(SEM_CLOCKWAIT_IN, PTT_U(s), value_of(s), PTT_I(clock), ptt_ts_arg(abstime), PTT_SITE);
+    PTT_CALL_IN(call, SEM_CLOCKWAIT, PTT_U(s), value_of(s), PTT_I(clock), ptt_ts_arg(abstime),
+                PTT_SITE);
     int r = wait_sem(s, CLOCK, clock, abstime);
-    PTT_REC(SEM_CLOCKWAIT_OUT, PTT_I(r), PTT_ERRNO(r), value_of(s));
+    PTT_CALL_OUT(call, SEM_CLOCKWAIT, PTT_I(r), PTT_ERRNO(r), value_of(s));
     return r;
 }
 
@@ -143,9 +145,9 @@ PTT_EXPORT int sem_post(sem_t *s)
 {
     if (!ptt_on())
         return REAL(sem_post)(s);
-    PTT_REC(SEM_POST_IN, PTT_U(s), value_of(s), PTT_SITE);
+    PTT_CALL_IN(call, SEM_POST, PTT_U(s), value_of(s), PTT_SITE);
     int r = REAL(sem_post)(s);
-    PTT_REC(SEM_POST_OUT, PTT_I(r), PTT_ERRNO(r), value_of(s));
+    PTT_CALL_OUT(call, SEM_POST, PTT_I(r), PTT_ERRNO(r), value_of(s));
     return r;
 }
 
@@ -153,8 +155,8 @@ PTT_EXPORT int sem_getvalue(sem_t *s, int *v)
 {
     if (!ptt_on())
         return REAL(sem_getvalue)(s, v);
-    PTT_REC(SEM_GETVALUE_IN, PTT_U(s));
+    PTT_CALL_IN(call, SEM_GETVALUE, PTT_U(s));
     int r = REAL(sem_getvalue)(s, v);
-    PTT_REC(SEM_GETVALUE_OUT, PTT_I(r), PTT_ERRNO(r), r == 0 ? PTT_I(*v) : 0);
+    PTT_CALL_OUT(call, SEM_GETVALUE, PTT_I(r), PTT_ERRNO(r), r == 0 ? PTT_I(*v) : 0);
     return r;
 }

@@ -23,9 +23,9 @@ PTT_EXPORT int pthread_kill(pthread_t th, int sig)
 {
     if (!ptt_on())
         return REAL(pthread_kill)(th, sig);
-    PTT_REC(THREAD_KILL_IN, PTT_U(th), PTT_I(sig));
+    PTT_CALL_IN(call, THREAD_KILL, PTT_U(th), PTT_I(sig));
     int r = REAL(pthread_kill)(th, sig);
-    PTT_REC(THREAD_KILL_OUT, PTT_I(r));
+    PTT_CALL_OUT(call, THREAD_KILL, PTT_I(r));
     return r;
 }
 
@@ -33,9 +33,9 @@ PTT_EXPORT int pthread_sigqueue(pthread_t th, int sig, const union sigval v)
 {
     if (!ptt_on())
         return REAL(pthread_sigqueue)(th, sig, v);
-    PTT_REC(THREAD_SIGQUEUE_IN, PTT_U(th), PTT_I(sig), PTT_U(v.sival_ptr));
+    PTT_CALL_IN(call, THREAD_SIGQUEUE, PTT_U(th), PTT_I(sig), PTT_U(v.sival_ptr));
     int r = REAL(pthread_sigqueue)(th, sig, v);
-    PTT_REC(THREAD_SIGQUEUE_OUT, PTT_I(r));
+    PTT_CALL_OUT(call, THREAD_SIGQUEUE, PTT_I(r));
     return r;
 }
 
@@ -43,11 +43,11 @@ PTT_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 {
     if (!ptt_on())
         return REAL(pthread_sigmask)(how, set, old);
-    PTT_REC(THREAD_SIGMASK_IN, PTT_I(how), mask_of(set));
+    PTT_CALL_IN(call, THREAD_SIGMASK, PTT_I(how), mask_of(set));
     sigset_t o;
     sigemptyset(&o);
     int r = REAL(pthread_sigmask)(how, set, old ? old : &o);
-    PTT_REC(THREAD_SIGMASK_OUT, PTT_I(r), r == 0 ? mask_of(old ? old : &o) : 0);
+    PTT_CALL_OUT(call, THREAD_SIGMASK, PTT_I(r), r == 0 ? mask_of(old ? old : &o) : 0);
     return r;
 }
 

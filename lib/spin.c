@@ -11,9 +11,9 @@ PTT_EXPORT int pthread_spin_init(pthread_spinlock_t *l, int pshared)
 {
     if (!ptt_on())
         return REAL(pthread_spin_init)(l, pshared);
-    PTT_REC(SPIN_INIT_IN, PTT_U(l), (uint64_t)(pshared == PTHREAD_PROCESS_SHARED), PTT_SITE);
+    PTT_CALL_IN(call, SPIN_INIT, PTT_U(l), (uint64_t)(pshared == PTHREAD_PROCESS_SHARED), PTT_SITE);
     int r = REAL(pthread_spin_init)(l, pshared);
-    PTT_REC(SPIN_INIT_OUT, PTT_I(r));
+    PTT_CALL_OUT(call, SPIN_INIT, PTT_I(r));
     return r;
 }
 
@@ -21,15 +21,16 @@ PTT_EXPORT int pthread_spin_lock(pthread_spinlock_t *l)
 {
     if (!ptt_on())
         return REAL(pthread_spin_lock)(l);
-    PTT_REC(SPIN_LOCK_IN, PTT_U(l), PTT_SITE);
+    PTT_CALL_IN(call, SPIN_LOCK, PTT_U(l), PTT_SITE);
     int r = REAL(pthread_spin_trylock)(l);
     if (r == EBUSY) {
+        PTT_CALL_WAITS();
         PTT_REC(SPIN_WAIT, PTT_U(l));
         r = REAL(pthread_spin_lock)(l);
         if (r == 0)
             PTT_REC(SPIN_ACQUIRED, PTT_U(l));
     }
-    PTT_REC(SPIN_LOCK_OUT, PTT_I(r));
+    PTT_CALL_OUT(call, SPIN_LOCK, PTT_I(r));
     return r;
 }
 
@@ -37,9 +38,9 @@ PTT_EXPORT int pthread_spin_trylock(pthread_spinlock_t *l)
 {
     if (!ptt_on())
         return REAL(pthread_spin_trylock)(l);
-    PTT_REC(SPIN_TRYLOCK_IN, PTT_U(l), PTT_SITE);
+    PTT_CALL_IN(call, SPIN_TRYLOCK, PTT_U(l), PTT_SITE);
     int r = REAL(pthread_spin_trylock)(l);
-    PTT_REC(SPIN_TRYLOCK_OUT, PTT_I(r));
+    PTT_CALL_OUT(call, SPIN_TRYLOCK, PTT_I(r));
     return r;
 }
 
@@ -47,9 +48,9 @@ PTT_EXPORT int pthread_spin_unlock(pthread_spinlock_t *l)
 {
     if (!ptt_on())
         return REAL(pthread_spin_unlock)(l);
-    PTT_REC(SPIN_UNLOCK_IN, PTT_U(l), PTT_SITE);
+    PTT_CALL_IN(call, SPIN_UNLOCK, PTT_U(l), PTT_SITE);
     int r = REAL(pthread_spin_unlock)(l);
-    PTT_REC(SPIN_UNLOCK_OUT, PTT_I(r));
+    PTT_CALL_OUT(call, SPIN_UNLOCK, PTT_I(r));
     return r;
 }
 
@@ -57,8 +58,8 @@ PTT_EXPORT int pthread_spin_destroy(pthread_spinlock_t *l)
 {
     if (!ptt_on())
         return REAL(pthread_spin_destroy)(l);
-    PTT_REC(SPIN_DESTROY_IN, PTT_U(l), PTT_SITE);
+    PTT_CALL_IN(call, SPIN_DESTROY, PTT_U(l), PTT_SITE);
     int r = REAL(pthread_spin_destroy)(l);
-    PTT_REC(SPIN_DESTROY_OUT, PTT_I(r));
+    PTT_CALL_OUT(call, SPIN_DESTROY, PTT_I(r));
     return r;
 }

@@ -161,12 +161,12 @@ PTT_EXPORT int pthread_tryjoin_np(pthread_t th, void **ret)
 {
     if (!ptt_on())
         return REAL(pthread_tryjoin_np)(th, ret);
-    PTT_REC(THREAD_TRYJOIN_NP_IN, PTT_U(th));
+    PTT_CALL_IN(call, THREAD_TRYJOIN_NP, PTT_U(th));
     void *v = 0;
     int r = REAL(pthread_tryjoin_np)(th, &v);
     if (r == 0 && ret)
         *ret = v;
-    PTT_REC(THREAD_TRYJOIN_NP_OUT, PTT_I(r), PTT_U(v));
+    PTT_CALL_OUT(call, THREAD_TRYJOIN_NP, PTT_I(r), PTT_U(v));
     return r;
 }
 
@@ -187,8 +187,8 @@ PTT_EXPORT int pthread_detach(pthread_t th)
 {
     if (!ptt_on())
         return REAL(pthread_detach)(th);
-    PTT_REC(THREAD_DETACH_IN, PTT_U(th), PTT_SITE);
+    PTT_CALL_IN(call, THREAD_DETACH, PTT_U(th), PTT_SITE);
     int r = REAL(pthread_detach)(th);
-    PTT_REC(THREAD_DETACH_OUT, PTT_I(r));
+    PTT_CALL_OUT(call, THREAD_DETACH, PTT_I(r));
     return r;
 }

@@ -41,7 +41,7 @@ PTT_EXPORT int timer_create(clockid_t clock, struct sigevent *sev, timer_t *id)
     int sig = sev ? (notify == SIGEV_SIGNAL || notify == SIGEV_THREAD_ID ? sev->sigev_signo : 0)
                   : SIGALRM;
     void (*fn)(union sigval) = notify == SIGEV_THREAD ? sev->sigev_notify_function : 0;
-    PTT_REC(TIMER_CREATE_IN, PTT_I(clock), PTT_I(notify), PTT_I(sig), PTT_U(fn));
+    PTT_CALL_IN(call, TIMER_CREATE, PTT_I(clock), PTT_I(notify), PTT_I(sig), PTT_U(fn));
     struct sigevent mine;
     struct timer_slot *s = 0;
     if (fn) {
@@ -59,7 +59,7 @@ PTT_EXPORT int timer_create(clockid_t clock, struct sigevent *sev, timer_t *id)
     int r = REAL(timer_create)(clock, sev, id);
     if (r == 0 && s)
         atomic_store(&s->timer, PTT_U(*id));
-    PTT_REC(TIMER_CREATE_OUT, PTT_I(r), PTT_ERRNO(r), r == 0 ? PTT_U(*id) : 0);
+    PTT_CALL_OUT(call, TIMER_CREATE, PTT_I(r), PTT_ERRNO(r), r == 0 ? PTT_U(*id) : 0);
     return r;
 }
 
@@ -68,10 +68,10 @@ PTT_EXPORT int timer_settime(timer_t id, int flags, const struct itimerspec *v,
 {
     if (!ptt_on())
         return REAL(timer_settime)(id, flags, v, old);
-    PTT_REC(TIMER_SETTIME_IN, PTT_U(id), PTT_I(flags), v ? ts_ns(&v->it_value) : 0,
-            v ? ts_ns(&v->it_interval) : 0);
+    PTT_CALL_IN(call, TIMER_SETTIME, PTT_U(id), PTT_I(flags), v ? ts_ns(&v->it_value) : 0,
+                v ? ts_ns(&v->it_interval) : 0);
     int r = REAL(timer_settime)(id, flags, v, old);
-    PTT_REC(TIMER_SETTIME_OUT, PTT_I(r), PTT_ERRNO(r));
+    PTT_CALL_OUT(call, TIMER_SETTIME, PTT_I(r), PTT_ERRNO(r));
     return r;
 }
 
@@ -79,8 +79,8 @@ PTT_EXPORT int timer_delete(timer_t id)
 {
     if (!ptt_on())
         return REAL(timer_delete)(id);
-    PTT_REC(TIMER_DELETE_IN, PTT_U(id));
+    PTT_CALL_IN(call, TIMER_DELETE, PTT_U(id));
     int r = REAL(timer_delete)(id);
-    PTT_REC(TIMER_DELETE_OUT, PTT_I(r), PTT_ERRNO(r));
+    PTT_CALL_OUT(call, TIMER_DELETE, PTT_I(r), PTT_ERRNO(r));
     return r;
 }

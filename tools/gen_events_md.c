@@ -46,6 +46,24 @@ static void print_roles(void)
            "CREATE STATE event inside its class's CREATE call.\n\n");
 }
 
+/* The calls with a one-record form (PTT_CALL in the table). */
+static void print_calls(const struct ptt_evinfo *ev, unsigned n)
+{
+    printf("\n## Calls recorded as one record\n\n"
+           "A call of these routines that returned without waiting, with nothing recorded on its "
+           "thread meanwhile, is written as one record (docs/format.md): its id is the IN event's "
+           "with 0x80 added, and it holds the entry time, the duration, the IN event's fields and "
+           "the OUT event's. Every reader gives it back as the IN event, at the entry, and the OUT "
+           "event, at the entry plus the duration: only the file's size tells. A call that waited "
+           "(a CONTENDED event inside it), that a signal handler interrupted with events, or that "
+           "was cancelled inside, is recorded as IN, what happened inside, OUT.\n\n"
+           "| record id | routine | IN | OUT |\n|---|---|---|---|\n");
+    for (unsigned i = 0; i < n; i++)
+        if (ev[i].call_out)
+            printf("| 0x%04x | %s | %s | %s |\n", ev[i].id | PTT_EV_CALL, ev[i].routine, ev[i].name,
+                   ptt_evinfo(ev[i].call_out)->name);
+}
+
 int main(void)
 {
     unsigned n, nc;
@@ -92,5 +110,6 @@ int main(void)
                    ev[i].role_spec[0] ? ")" : "");
         }
     }
+    print_calls(ev, n);
     return 0;
 }

@@ -9,6 +9,7 @@
 #include "../../common/event.h"
 #include "ptt_fields.h"
 #include "session/carry.h"
+#include "trace/decode.h"
 #include "util/hmap.h"
 #include "util/util.h"
 
@@ -288,10 +289,33 @@ static void take(struct ptt_carry *c, const struct ptt_rec_chunk *h, uint16_t id
     }
 }
 
+/* A chunk of the compact encoding (a thread's: common/codec.h), record by record. */
+static void compact_chunk(struct ptt_carry *c, const struct ptt_rec_chunk *h, const uint8_t *d,
+                          uint32_t len)
+{
+    struct ptt_dec dec;
+    ptt_dec_start(&dec, h->base_ts);
+    for (uint32_t p = 0; p < len;) {
+        struct ptt_event e;
+        uint64_t t;
+        int k = ptt_dec_next(&dec, d + p, len - p, &e, &t);
+        if (k <= 0)
+            break;
+        uint16_t id = e.id & PTT_EV_ID_MASK;
+        if (wanted(id))
+            take(c, h, id, t, (const uint8_t *)dec.args, dec.nargs);
+        p += (uint32_t)k;
+    }
+}
+
 void ptt_carry_chunk(struct ptt_carry *c, const struct ptt_rec_chunk *h, const void *data,
                      uint32_t len)
 {
     const uint8_t *d = data;
+    if (h->flags & PTT_CHUNK_COMPACT) {
+        compact_chunk(c, h, d, len);
+        return;
+    }
     uint64_t base = h->base_ts;
     for (uint32_t p = 0; p + 8 <= len;) {
         struct ptt_event e;

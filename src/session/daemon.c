@@ -18,6 +18,7 @@
 #include "../../common/clock.h"
 #include "../../common/event.h"
 #include "session/carry.h"
+#include "../../common/codec.h"
 #include "session/daemon.h"
 #include "session/guardian.h"
 
@@ -222,14 +223,60 @@ int ptt_daemon_create_guarded(struct ptt_daemon *d, const struct ptt_pool_config
     return -1;
 }
 
-/* Count the events of a sub-buffer and find where they end: at len for one handed over (a
- * shorter walk is a malformed event, counted), at the first empty header for one whose writer is
- * gone. With ids (rotation), *named says whether it holds an event ids marks. */
+/* The events of a record of the compact encoding (common/codec.h): 0 for padding, 2 for a call's
+ * one record (its IN and OUT), else 1; its id (a call's: its IN's) into *id, TRACE_LOST's count
+ * into *marked (meta records hold their values as they are). -1: malformed. */
+static int record_events(const uint8_t *r, size_t size, uint64_t *marked, uint16_t *idp)
+{
+    const uint8_t *p = ptt_codec_body(r), *end = r + size;
+    uint64_t head, v;
+    if (!ptt_get_varint(&p, end, &head) || !(head >> 2) || head >> 2 > PTT_EV_ID_MASK)
+        return -1;
+    uint16_t id = (uint16_t)(head >> 2);
+    *idp = (uint16_t)(id & ~PTT_EV_CALL);
+    if (id == PTT_EV_TRACE_PAD)
+        return 0;
+    if (id == PTT_EV_TRACE_LOST && ptt_get_varint(&p, end, &v) && p < end) {
+        uint8_t c = *p++;
+        if (c <= PTT_CODEC_LIT_MAX)
+            *marked += c;
+        else if (c == PTT_CODEC_BIG && ptt_get_varint(&p, end, &v))
+            *marked += v;
+    }
+    return 1 + ((id & PTT_EV_CALL) != 0);
+}
+
+/* Count the events of a sub-buffer of the pool and find where they end: at len for one handed
+ * over (a shorter walk is a malformed record, counted), at the first empty length for one whose
+ * writer is gone. With ids (rotation), *named says whether it holds an event ids marks. */
 static uint32_t walk(const uint8_t *data, uint32_t *len, int exact, uint64_t *corrupt,
                      uint64_t *marked, const uint8_t *ids, uint8_t *named)
 {
     uint32_t p = 0, n = 0;
     uint8_t any = 0;
+    while (p < *len) {
+        size_t k = ptt_codec_size(data + p, *len - p);
+        uint16_t id = 0;
+        int e = k ? record_events(data + p, k, marked, &id) : -1;
+        if (e < 0)
+            break;
+        if (ids)
+            any |= ids[id];
+        n += (uint32_t)e;
+        p += (uint32_t)k;
+    }
+    if (p != *len && exact)
+        ++*corrupt;
+    *len = p;
+    if (named)
+        *named = any;
+    return n;
+}
+
+/* The same for ptt trace's own chunks, in the encoding of format 1 (common/event.h). */
+static uint32_t walk_own(const uint8_t *data, uint32_t *len, uint64_t *corrupt, uint64_t *marked)
+{
+    uint32_t p = 0, n = 0;
     while (p + 8 <= *len) {
         struct ptt_event h;
         memcpy(&h, data + p, 8);
@@ -241,16 +288,12 @@ static uint32_t walk(const uint8_t *data, uint32_t *len, int exact, uint64_t *co
             memcpy(&k, data + at, 8);
             *marked += k;
         }
-        if (ids)
-            any |= ids[h.id & PTT_EV_ID_MASK];
         p += h.size;
         n += (h.id & PTT_EV_ID_MASK) != PTT_EV_TRACE_PAD; /* padding is no event */
     }
-    if (p != *len && exact)
+    if (p != *len)
         ++*corrupt;
     *len = p;
-    if (named)
-        *named = any;
     return n;
 }
 
@@ -277,7 +320,7 @@ static void write_chunk(struct ptt_daemon *d, const struct ptt_rec_chunk *proto,
                         uint32_t len)
 {
     struct ptt_rec_chunk c = *proto;
-    c.nevents = walk(data, &len, 1, &d->corrupt, &d->lost_marked, NULL, NULL);
+    c.nevents = walk_own(data, &len, &d->corrupt, &d->lost_marked);
     if (!c.nevents)
         return;
     struct ptt_writer_rec r = {PTT_REC_CHUNK, &c, sizeof c, data, len};
@@ -378,7 +421,8 @@ size_t ptt_daemon_drain(struct ptt_daemon *d, int which)
         struct drained *x = &batch[n++];
         x->index = i;
         x->used = x->len = len;
-        x->c = (struct ptt_rec_chunk){{0, 0}, b->pid, b->tid, b->serial, b->seq, b->base_ts, 0, 0};
+        x->c = (struct ptt_rec_chunk){{0, 0}, b->pid,     b->tid, b->serial,
+                                      b->seq, b->base_ts, 0,      PTT_CHUNK_COMPACT};
         x->c.nevents = walk(ptt_pool_data(p, i), &x->len, ready, &d->corrupt, &d->lost_marked,
                             d->rot ? ptt_carry_ids() : NULL, &x->named);
         if (d->drained)

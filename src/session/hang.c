@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../../common/clock.h"
+#include "trace/decode.h"
 #include "trace/events.h"
 #include "session/hang.h"
 #include "analysis/names.h"
@@ -22,9 +23,9 @@ struct stream {
     uint32_t serial;
     uint32_t seq;      /* the sub-buffer being read */
     uint32_t off;      /* read up to here in it */
-    uint64_t base;     /* time of the last event read */
     int started, done; /* done: sub-buffer seq read whole, the next one is seq + 1 */
     struct ptt_tthread *calls;
+    struct ptt_dec dec; /* the sub-buffer's decoding: its base time, its dictionary */
 };
 
 /* A sub-buffer of the pool as last looked at. */
@@ -126,58 +127,53 @@ static void name_started(struct ptt_hang *h)
     h->nunnamed = k;
 }
 
-static void track(struct ptt_hang *h, struct stream *s, const struct ptt_event *e,
-                  const uint64_t *args, unsigned n, uint64_t ticks)
+static void track_ev(struct ptt_hang *h, struct stream *s, struct ptt_ev *ev)
 {
-    struct ptt_ev ev;
+    ptt_names_event(h->names, ev);
+    if (ev->id == PTT_EV_THREAD_START && !ptt_names_thread(h->names, ev->pid, ev->tid))
+        name_later(h, ev);
+    if (!ev->nested) /* a signal handler's calls return before its thread goes on */
+        ptt_tracker_feed(s->calls, ev, NULL);
+}
+
+static void track(struct ptt_hang *h, struct stream *s, const struct ptt_event *e, uint64_t ticks)
+{
+    struct ptt_ev ev, out;
     memset(&ev, 0, offsetof(struct ptt_ev, args));
     ev.id = e->id & PTT_EV_ID_MASK;
     ev.info = ptt_evinfo(ev.id);
-    if (!ev.info)
-        return;
     ev.nested = (e->id & PTT_EVF_NEST) != 0;
     ev.ticks = ticks;
     ev.pid = s->pid;
     ev.tid = s->tid;
     ev.serial = s->serial;
-    ev.nargs = n < PTT_EVENT_MAX_ARGS ? n : PTT_EVENT_MAX_ARGS;
-    memcpy(ev.args, args, ev.nargs * sizeof *args);
-    ptt_names_event(h->names, &ev);
-    if (ev.id == PTT_EV_THREAD_START && !ptt_names_thread(h->names, ev.pid, ev.tid))
-        name_later(h, &ev);
-    if (!ev.nested) /* a signal handler's calls return before its thread goes on */
-        ptt_tracker_feed(s->calls, &ev, NULL);
+    ev.nargs = s->dec.nargs;
+    memcpy(ev.args, s->dec.args, ev.nargs * sizeof ev.args[0]);
+    int call = ptt_decode_call(&ev, &out); /* a whole call: its IN and its OUT */
+    if (!ev.info)
+        return;
+    track_ev(h, s, &ev);
+    if (call)
+        track_ev(h, s, &out);
 }
 
-/* Read sub-buffer i of stream s from where it was left up to len bytes; how many events. */
+/* Read sub-buffer i of stream s from where it was left up to len bytes, up to the first record
+ * not written yet (its length byte, written last, still 0); how many records. */
 static unsigned feed(struct ptt_hang *h, struct stream *s, uint32_t i, uint32_t len)
 {
     const uint8_t *data = ptt_pool_data(h->pool, i);
     unsigned n = 0;
     if (len > h->pool->buf_size)
         len = h->pool->buf_size;
-    while (s->off + 8 <= len) {
-        uint64_t hv = __atomic_load_n((const uint64_t *)(data + s->off), __ATOMIC_ACQUIRE);
+    while (s->off < len && __atomic_load_n(data + s->off, __ATOMIC_ACQUIRE)) {
         struct ptt_event e;
-        memcpy(&e, &hv, 8);
-        if (!(e.id & PTT_EV_ID_MASK) || e.size < 8 || e.size % 8 || s->off + e.size > len)
-            break;
-        const uint64_t *w = (const uint64_t *)(data + s->off + 8);
-        unsigned k = (e.size - 8) / 8;
         uint64_t t;
-        if (e.id & PTT_EVF_ABS) {
-            t = k ? w[0] : s->base;
-            w++;
-            k = k ? k - 1 : 0;
-            if (!(e.id & PTT_EVF_NEST))
-                s->base = t;
-        } else {
-            t = s->base + e.dts;
-            s->base = t;
-        }
+        int k = ptt_dec_next(&s->dec, data + s->off, len - s->off, &e, &t);
+        if (k <= 0)
+            break;
         if ((e.id & PTT_EV_ID_MASK) != PTT_EV_TRACE_PAD)
-            track(h, s, &e, w, k, t);
-        s->off += e.size;
+            track(h, s, &e, t);
+        s->off += (uint32_t)k;
         n++;
     }
     return n;
@@ -188,7 +184,7 @@ static void enter(struct stream *s, const struct ptt_desc *d)
 {
     s->seq = d->seq;
     s->off = 0;
-    s->base = d->base_ts;
+    ptt_dec_start(&s->dec, d->base_ts);
     s->done = 0;
     s->started = 1;
 }

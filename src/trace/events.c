@@ -8,7 +8,7 @@
 static struct ptt_evinfo table[] = {
 #define PTT_EVENT(name, id, class, kind, routine, nargs, fields, human)                        \
     {id,  #name, #class, PTT_KIND_##kind, routine, nargs, 0, fields, human, {{0}}, 0, 0, 0, 0, \
-     {0}, NULL,  -1},
+     {0}, NULL,  -1, 0},
 #include "../../common/events.def"
 };
 #define NEVENTS (sizeof table / sizeof table[0])
@@ -28,17 +28,27 @@ static const struct {
 #include "../../common/events.def"
 };
 
+/* The calls with a one-record form: IN and OUT. */
+static const struct {
+    uint16_t in, out;
+} calls[] = {
+#define PTT_CALL(in, out) {PTT_EV_##in, PTT_EV_##out},
+#include "../../common/events.def"
+};
+
 static const struct ptt_classinfo classes[] = {
 #define PTT_CLASS(name, number, description) {#name, number, description},
 #include "../../common/events.def"
 };
 
-/* Index of an id in the table; a switch, so that a duplicate id fails to compile. */
+/* Index of an id in the table; a switch, so that a duplicate id fails to compile (and a second
+ * PTT_CALL line for a call, whose one-record id is listed too, as -2). */
 static int index_of(uint16_t id)
 {
     switch (id) {
         /* clang-format off */
 #define PTT_EVENT(name, id, ...) case id: return PTT_ORD_##name;
+#define PTT_CALL(in, out) case PTT_EV_##in | PTT_EV_CALL: return -2;
 #include "../../common/events.def"
         /* clang-format on */
     default: return -1;
@@ -243,7 +253,9 @@ static void parse_table(void)
     for (size_t e = 0; e < NEVENTS; e++)
         parse_role(e);
     for (unsigned id = 0; id <= PTT_EV_ID_MASK; id++)
-        ord_of[id] = (uint8_t)(index_of((uint16_t)id) + 1);
+        ord_of[id] = (uint8_t)(index_of((uint16_t)id) >= 0 ? index_of((uint16_t)id) + 1 : 0);
+    for (size_t c = 0; c < sizeof calls / sizeof calls[0]; c++)
+        table[ord_of[calls[c].in] - 1].call_out = calls[c].out;
     parsed = 1;
 }
 

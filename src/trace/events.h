@@ -112,6 +112,7 @@ struct ptt_evinfo {
     signed char rfield[PTT_RF_N]; /* index of the field playing each part, -1: none */
     const char *role_spec;
     signed char site; /* index of its site field (where the program called), -1: none */
+    uint16_t call_out; /* an IN whose call has a one-record form (PTT_CALL): its OUT's id, else 0 */
 };
 
 struct ptt_classinfo {

@@ -18,6 +18,7 @@
 #include "ptt_fields.h"
 #include "trace/parts.h"
 #include "trace/reader.h"
+#include "trace/decode.h"
 #include "analysis/tracker.h"
 #include "util/util.h"
 
@@ -70,6 +71,9 @@ struct stream {
     struct ptt_ev ev[2];
     int has_held;
     struct ptt_ev held; /* delivered after a synthesized event that must precede it */
+    /* Its chunk is of the compact encoding (format 2), decoded with dec (decode.h). */
+    int compact;
+    struct ptt_dec *dec;
 };
 
 /* A stream in the merge, with its next event's sort key: the heap compares these alone, not
@@ -580,8 +584,8 @@ static uint32_t check_header(int fd, uint64_t size, const char *path, char *err,
         snprintf(err, errlen, "%s: not a ptt trace (bad magic at offset 0)", path);
         return 0;
     }
-    if (fh.major != PTT_FORMAT_MAJOR) {
-        snprintf(err, errlen, "%s: trace format version %u.%u, this ptt reads version %u.x only",
+    if (fh.major < 1 || fh.major > PTT_FORMAT_MAJOR) {
+        snprintf(err, errlen, "%s: trace format version %u.%u, this ptt reads versions 1.x to %u.x",
                  path, fh.major, fh.minor, PTT_FORMAT_MAJOR);
         return 0;
     }
@@ -889,6 +893,13 @@ RARE static int load_chunk(struct ptt_reader *r, struct stream *s)
     s->len = len;
     s->data_off = c->offset + sizeof h;
     s->base = h.base_ts;
+    s->compact = (h.flags & PTT_CHUNK_COMPACT) != 0;
+    if (s->compact && !s->dec && !(s->dec = malloc(sizeof *s->dec))) {
+        set_err(r, "out of memory for a chunk's decoding");
+        return 0;
+    }
+    if (s->compact)
+        ptt_dec_start(s->dec, h.base_ts);
     return 1;
 }
 
@@ -964,6 +975,22 @@ static int skip_part(struct stream *s)
     return s->next_chunk < s->nchunks;
 }
 
+/* skipped() for a call's one record (entry t): passed over when it ended before skip_below too
+ * (its OUT would be in the window) and its IN is one r->pass_over marks. */
+static int call_skipped(struct ptt_reader *r, const struct stream *s, const struct ptt_event *h,
+                        uint64_t t)
+{
+    uint16_t in = (h->id & PTT_EV_ID_MASK) & ~PTT_EV_CALL;
+    uint64_t dur = 0;
+    if (s->compact)
+        dur = s->dec->nargs ? s->dec->args[0] : 0;
+    else if (h->size >= ((h->id & PTT_EVF_ABS) ? 24 : 16))
+        memcpy(&dur, s->buf + s->pos + ((h->id & PTT_EVF_ABS) ? 16 : 8), 8);
+    if ((int64_t)(t + dur - r->skip_below) >= 0)
+        return 0;
+    return r->pass_over[in / 64] >> (in % 64) & 1;
+}
+
 /* Whether the event of header h and time t, in a stream still before r->skip_below, is passed
  * over: a call's IN or OUT event r->pass_over marks. Its call is followed still (from its
  * header: the calls left unfinished are told as if nothing was skipped). The stream stops
@@ -975,6 +1002,8 @@ EVERY int skipped(struct ptt_reader *r, struct stream *s, const struct ptt_event
         return 0;
     }
     uint16_t id = h->id & PTT_EV_ID_MASK;
+    if (id & PTT_EV_CALL) /* a call's one record: entered and left, nothing to follow */
+        return call_skipped(r, s, h, t);
     if (!(r->pass_over[id / 64] >> (id % 64) & 1))
         return 0;
     if (h->id & PTT_EVF_NEST) /* a signal handler's calls are not reported unfinished */
@@ -1044,14 +1073,29 @@ static void skip_run(struct ptt_reader *r, struct stream *s)
 static int next_raw(struct ptt_reader *r, struct stream *s, struct ptt_event *h, uint64_t *t)
 {
     for (;;) {
-        if (s->skipping)
+        if (s->skipping && !s->compact) /* a compact chunk's records are decoded in turn */
             skip_run(r, s);
-        while (s->pos + 8 > s->len) {
+        while (s->pos + (s->compact ? 1 : 8) > s->len) {
             if (s->pos != s->len)
                 part_err(r, s->part, "corrupt event at offset %llu (chunk ends inside it)",
                          (unsigned long long)(s->data_off + s->pos));
             if (!load_chunk(r, s))
                 return 0;
+        }
+        uint64_t x;
+        if (s->compact) { /* decode.c: its arguments wait in s->dec */
+            int k = ptt_dec_next(s->dec, s->buf + s->pos, s->len - s->pos, h, &x);
+            if (!k) { /* the chunk's records end here */
+                s->pos = s->len;
+                continue;
+            }
+            if (k > 0)
+                goto decoded;
+            part_err(r, s->part, "corrupt record at offset %llu",
+                     (unsigned long long)(s->data_off + s->pos));
+            if (!skip_part(s)) /* the rest of this thread in this file cannot be trusted */
+                return 0;
+            continue;
         }
         memcpy(h, s->buf + s->pos, 8);
         int abs = (h->id & PTT_EVF_ABS) != 0;
@@ -1066,7 +1110,6 @@ static int next_raw(struct ptt_reader *r, struct stream *s, struct ptt_event *h,
                 return 0;
             continue;
         }
-        uint64_t x;
         if (abs) {
             memcpy(&x, s->buf + s->pos + 8, 8);
             if (!(h->id & PTT_EVF_NEST))
@@ -1075,6 +1118,7 @@ static int next_raw(struct ptt_reader *r, struct stream *s, struct ptt_event *h,
             x = s->base + h->dts;
             s->base = x;
         }
+    decoded:
         /* Merge on a per-thread non-decreasing time: an event of a signal handler may carry a
          * time a little before the event it interrupted. */
         if ((int64_t)(x - s->last) < 0 && s->last)
@@ -1103,13 +1147,32 @@ EVERY void decode(const struct ptt_reader *r, const struct stream *s, struct ptt
     ev->serial = s->serial;
     ev->id = h.id & PTT_EV_ID_MASK;
     ev->nested = (h.id & PTT_EVF_NEST) != 0;
-    ev->nargs = (h.size - hdr) / 8;
     ev->info = ptt_evindex_get(r->evx, ev->id);
     ev->offset = s->data_off + s->pos;
-    if (ev->nargs <= 6)
+    if (s->compact) { /* its arguments decoded already (next_raw) */
+        ev->nargs = s->dec->nargs;
+        memcpy(ev->args, s->dec->args, ev->nargs * 8);
+    } else if ((ev->nargs = (h.size - hdr) / 8) <= 6) {
         memcpy(ev->args, args, 6 * 8);
-    else
+    } else {
         memcpy(ev->args, args, ev->nargs * 8);
+    }
+}
+
+/* A call's one record (PTT_CALL) in ev: ev becomes its IN, its OUT is held back to follow it,
+ * both followed (but a signal handler's). 0 when ev is no such record. */
+static int split_call(struct ptt_reader *r, struct stream *s, struct ptt_ev *ev)
+{
+    if (!ptt_decode_call(ev, &s->held))
+        return 0;
+    s->has_held = 1;
+    if ((int64_t)(s->held.ticks - s->last) > 0) /* the stream's next events come after its end */
+        s->last = s->held.ticks;
+    if (!ev->nested) {
+        track_calls(r, s, ev);
+        track_calls(r, s, &s->held);
+    }
+    return 1;
 }
 
 /* Decode the stream's next event into ev[cur]; 0 at its end. Any event: one held back, the
@@ -1120,7 +1183,7 @@ __attribute__((noinline)) static int advance_any(struct ptt_reader *r, struct st
     struct ptt_ev *ev = &s->ev[s->cur];
     if (s->has_held) {
         s->has_held = 0;
-        *ev = s->held;
+        memcpy(ev, &s->held, offsetof(struct ptt_ev, args) + s->held.nargs * sizeof ev->args[0]);
         return 1;
     }
     struct ptt_event h;
@@ -1131,20 +1194,23 @@ __attribute__((noinline)) static int advance_any(struct ptt_reader *r, struct st
     }
     decode(r, s, h, t, ev);
     s->pos += h.size;
+    if (ev->id & PTT_EV_CALL && split_call(r, s, ev))
+        return 1;
     if (!ev->nested && ev->info) /* a signal handler's calls are not reported unfinished */
         track_calls(r, s, ev);
     return 1;
 }
 
-/* advance_any, with what nearly every event is done here, in line: a valid event of the chunk
- * in hand, its time relative to the last one's, not padding, nothing held back nor skipped. */
+/* advance_any, with what nearly every event is done here, in line: a valid event of a chunk of
+ * format 1's encoding in hand, its time relative to the last one's, not padding, nothing held
+ * back nor skipped. */
 EVERY int advance(struct ptt_reader *r, struct stream *s)
 {
     struct ptt_event h;
-    if (s->has_held | s->done | s->skipping || s->len - s->pos < 8)
+    if (s->has_held | s->done | s->skipping | s->compact || s->len - s->pos < 8)
         return advance_any(r, s);
     memcpy(&h, s->buf + s->pos, 8);
-    if (h.id & PTT_EVF_ABS || (h.id & PTT_EV_ID_MASK) == PTT_EV_TRACE_PAD ||
+    if (h.id & (PTT_EVF_ABS | PTT_EV_CALL) || (h.id & PTT_EV_ID_MASK) == PTT_EV_TRACE_PAD ||
         h.size - 8u > PTT_EVENT_MAX_ARGS * 8u || h.size % 8 || h.size > s->len - s->pos ||
         (h.id & PTT_EV_ID_MASK) == 0)
         return advance_any(r, s);
@@ -1310,6 +1376,7 @@ void ptt_reader_close(struct ptt_reader *r)
     for (size_t i = 0; i < r->nstreams; i++) {
         free(r->streams[i].chunks);
         free(r->streams[i].buf);
+        free(r->streams[i].dec);
     }
     free(r->streams);
     free(r->hash);

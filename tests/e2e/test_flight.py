@@ -13,7 +13,8 @@ from robust_util import Live, ctl_ok, raw_lines, read_info
 
 WINDOW = 64 * 1024
 SUBBUFFER = 32 * 1024
-POST = 56  # bytes of SEM_POST_IN and SEM_POST_OUT at least
+POST = 11  # bytes of a sem_post at least: one record, its length, a head of 2 bytes, a time, a
+# duration and six values of a byte at least (docs/format.md)
 KEPT_RE = re.compile(r"^ptt: flight recorder kept the newest (\d+) events \((\d+) older ones "
                      r"left out\)$")
 

@@ -32,7 +32,7 @@ def read_part(path):
     flags, offset, size), its END record's events (None without one)."""
     data = path.read_bytes()
     magic, major, minor, off = struct.unpack_from("<8sHHI", data, 0)
-    assert (magic, major, minor) == (b"PTTRACE\0", 1, 2)
+    assert (magic, major, minor) == (b"PTTRACE\0", 2, 0)
     info, chunks, end = {}, [], None
     while off < len(data):
         rtype, size = struct.unpack_from("<II", data, off)
@@ -252,7 +252,7 @@ def test_part_alone_named(kept):
     full of the workers' events (the last may hold the end of main alone)."""
     d, _, tids = kept
     part = parts_of(d / "t.ptt")[0]
-    assert {c[1] for c in read_part(part)[1] if not c[5]} & set(tids.values())
+    assert {c[1] for c in read_part(part)[1] if not c[5] & (CHUNK_DAEMON | CHUNK_CARRY)} & set(tids.values())
     human = read(part).stdout
     assert "Thread main (" in human and re.search(r"Thread w\d \(", human)
     assert not re.search(r"Thread \d+ ", human)

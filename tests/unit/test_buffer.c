@@ -29,6 +29,7 @@
 
 #include "lib/libptt.h"
 #include "src/session/daemon.h"
+#include "src/trace/decode.h"
 #include "src/trace/reader.h"
 #include "src/trace/writer.h"
 
@@ -183,7 +184,8 @@ static void assert_clean_end(struct ptt_reader *r)
 
 /* The chunk records of the file, for what the reader does not show (seq, nevents, flags). */
 struct rawchunk {
-    uint32_t serial, seq, nevents;
+    uint32_t serial, seq, nevents, flags;
+    uint64_t base_ts;
     const uint8_t *data;
     uint32_t len;
 };
@@ -216,8 +218,13 @@ static void raw_load(const char *path, struct rawfile *f)
         if (h.type == PTT_REC_CHUNK) {
             struct ptt_rec_chunk c;
             memcpy(&c, f->buf + off, sizeof c);
-            f->chunks[f->n++] = (struct rawchunk){
-                c.serial, c.seq, c.nevents, f->buf + off + sizeof c, (uint32_t)(h.size - sizeof c)};
+            f->chunks[f->n++] = (struct rawchunk){c.serial,
+                                                  c.seq,
+                                                  c.nevents,
+                                                  c.flags,
+                                                  c.base_ts,
+                                                  f->buf + off + sizeof c,
+                                                  (uint32_t)(h.size - sizeof c)};
         }
         off += h.size;
     }
@@ -227,6 +234,37 @@ static void raw_free(struct rawfile *f)
 {
     free(f->buf);
     free(f->chunks);
+}
+
+/* The records of a chunk written from the pool (the compact encoding, common/codec.h), one at a
+ * time: *at moves past each; 0 at the end. What each holds: its header as format 1's would be
+ * (*h), its time (*t), its head (id << 2 and flags), its arguments in d. */
+static int raw_record(const struct rawchunk *c, struct ptt_dec *d, uint32_t *at,
+                      struct ptt_event *h, uint64_t *t, uint64_t *head)
+{
+    assert_true(c->flags & PTT_CHUNK_COMPACT);
+    if (!*at)
+        ptt_dec_start(d, c->base_ts);
+    int k = ptt_dec_next(d, c->data + *at, c->len - *at, h, t);
+    assert_true(k >= 0);
+    if (!k)
+        return 0;
+    const uint8_t *b = ptt_codec_body(c->data + *at);
+    assert_true(ptt_get_varint(&b, c->data + *at + k, head));
+    *at += (uint32_t)k;
+    return 1;
+}
+
+/* The bytes of the records of a chunk (its record's zero padding left out). */
+static uint32_t raw_used(const struct rawchunk *c)
+{
+    struct ptt_dec d;
+    struct ptt_event h;
+    uint64_t t, head;
+    uint32_t at = 0;
+    while (raw_record(c, &d, &at, &h, &t, &head))
+        ;
+    return at;
 }
 
 /* Sort a thread's chunks by seq; returns how many. */
@@ -389,43 +427,48 @@ static void test_threads_tsc(void **state)
     run_threads(state, 1);
 }
 
-/* A sub-buffer is filled to the last event that fits (exactly, when events divide its size) and
- * the next event opens a new chunk with the next seq: nothing is lost at the switch. */
+/* A sub-buffer is filled up to the last record that fits (the next one would not: records
+ * here are at most 32 bytes), and the next record opens a new chunk with the next seq: nothing
+ * is lost at the switch. */
 static void test_subbuffer_switch(void **state)
 {
     struct session *s = *state;
     begin(s, 1u << 20, 4096, 0, PTT_OVERFLOW_BLOCK);
-    const uint32_t per24 = 4096 / 24, per32 = 4096 / 32, n24 = per24 * 5 + 3, n32 = per32 * 4;
-    for (uint32_t i = 0; i < n24; i++)
-        PTT_REC(MUTEX_WAIT, i, ~(uint64_t)i); /* 24 bytes: 16 left over in each sub-buffer */
+    const uint32_t n1 = 1000, n2 = 800;
+    for (uint32_t i = 0; i < n1; i++)
+        PTT_REC(MUTEX_WAIT, i, ~(uint64_t)i); /* 14 to 19 bytes */
     ptt_thread_release(&ptt_self);
-    for (uint32_t i = 0; i < n32; i++)
-        PTT_REC(COND_WOKEN, i, ~(uint64_t)i, 7); /* 32 bytes: fills each sub-buffer exactly */
+    for (uint32_t i = 0; i < n2; i++)
+        PTT_REC(COND_WOKEN, i, ~(uint64_t)i, 7); /* 15 to 20 bytes */
     struct ptt_reader *r = finish(s);
     struct ptt_ev ev;
     uint32_t k = 0;
     while (ptt_reader_next(r, &ev)) {
-        int second = k >= n24;
-        uint32_t i = second ? k - n24 : k;
+        int second = k >= n1;
+        uint32_t i = second ? k - n1 : k;
         assert_int_equal(ev.id, second ? PTT_EV_COND_WOKEN : PTT_EV_MUTEX_WAIT);
         assert_int_equal(ev.args[0], i);
         assert_int_equal(ev.args[1], ~(uint64_t)i);
         k++;
     }
-    assert_int_equal(k, n24 + n32);
+    assert_int_equal(k, n1 + n2);
     assert_clean_end(r);
 
     struct rawfile f;
     raw_load(s->path, &f);
     struct rawchunk c[32];
     size_t n = raw_thread(&f, 1, c, 32);
-    assert_int_equal(n, 6 + 4);
+    assert_true(n >= 8);
+    uint32_t events = 0;
     for (size_t i = 0; i < n; i++) {
         assert_int_equal(c[i].seq, i);
-        uint32_t want = i < 5 ? per24 : i == 5 ? 3 : per32;
-        if (c[i].nevents != want)
-            fail_msg("chunk seq %zu holds %u events, %u expected", i, c[i].nevents, want);
+        events += c[i].nevents;
+        uint32_t used = raw_used(&c[i]);
+        int last = i == n - 1 || events == n1; /* the last chunk of each part */
+        if (!last && used <= 4096 - 32)
+            fail_msg("chunk seq %zu holds %u bytes of records: one more would have fit", i, used);
     }
+    assert_int_equal(events, n1 + n2);
     raw_free(&f);
 }
 
@@ -440,7 +483,7 @@ static void *discard_worker(void *arg)
     struct worker *w = arg;
     w->tid = gettid();
     for (int i = 0; i < w->n; i++)
-        PTT_REC(MUTEX_WAIT, (uint64_t)w->idx << 32 | (uint32_t)i, 1);
+        PTT_REC(MUTEX_WAIT, (uint64_t)w->idx << 32 | (uint32_t)i, ~(uint64_t)i);
     w->lost = ptt_self.lost;
     pthread_barrier_wait(w->barrier); /* phase 1 done */
     pthread_barrier_wait(w->barrier); /* the main thread drained */
@@ -452,7 +495,7 @@ static void *discard_worker(void *arg)
 static void test_discard_exact(void **state)
 {
     struct session *s = *state;
-    /* 8 sub-buffers of 4 KiB: 32 KiB for 4 x 3000 x 24 bytes: every thread loses events */
+    /* 8 sub-buffers of 4 KiB: 32 KiB for 4 x 3000 x 20 bytes: every thread loses events */
     begin(s, 4096 + 8 * (4096 + 64), 4096, 0, PTT_OVERFLOW_DISCARD);
     assert_int_equal(s->d.pool->nbufs, 8);
     pthread_barrier_t b;
@@ -540,6 +583,22 @@ static void test_block_waits(void **state)
     assert_int_equal(ptt_active, 1);
 }
 
+/* The file holds n chunks of the main thread's, each filled up to the last record that fits
+ * (records of at most 32 bytes), with k events in all. */
+static void assert_full_chunks(struct session *s, size_t n, uint32_t k)
+{
+    struct rawfile f;
+    raw_load(s->path, &f);
+    assert_int_equal(f.n, n);
+    uint32_t events = 0;
+    for (size_t i = 0; i < f.n; i++) {
+        events += f.chunks[i].nevents;
+        assert_true(raw_used(&f.chunks[i]) > 4096 - 32);
+    }
+    assert_int_equal(events, k);
+    raw_free(&f);
+}
+
 /* A daemon that is gone (its heartbeat stopped and its process no longer exists) and whose pool
  * nobody marked abandoned (its guardian killed too): a blocked writer gives up once the heartbeat
  * stalled 50 ms, and recording stops for the process, which runs on. The event that waited
@@ -557,7 +616,7 @@ static void test_dead_daemon(void **state)
     uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
     uint32_t i;
     for (i = 0; i < 1000; i++)
-        PTT_REC(MUTEX_WAIT, i, 0); /* 2 x 170 fit */
+        PTT_REC(MUTEX_WAIT, i, ~(uint64_t)i); /* about 2 x 230 fit */
     uint64_t took = clock_ns(CLOCK_MONOTONIC) - t0;
     assert_int_equal(ptt_active, 0);
     assert_true(took >= 50000000u && took < 10000000000u);
@@ -568,7 +627,7 @@ static void test_dead_daemon(void **state)
     uint32_t k = 0;
     while (ptt_reader_next(r, &ev))
         assert_int_equal(ev.args[0], k++);
-    assert_int_equal(k, 2 * (4096 / 24));
+    assert_full_chunks(s, 2, k);
 }
 
 /* A pool marked abandoned (ptt trace ended, or its guardian saw it die), its daemon's process
@@ -579,10 +638,10 @@ static void test_abandoned(void **state)
     struct session *s = *state;
     begin(s, 4096 + 2 * (4096 + 64), 4096, 0, PTT_OVERFLOW_BLOCK);
     for (uint32_t i = 0; i < 10; i++)
-        PTT_REC(MUTEX_WAIT, i, 0);
+        PTT_REC(MUTEX_WAIT, i, ~(uint64_t)i);
     atomic_store(&s->d.pool->abandoned, 1);
     for (uint32_t i = 10; i < 1000; i++)
-        PTT_REC(MUTEX_WAIT, i, 0); /* 2 x 170 fit: the pool runs dry without it */
+        PTT_REC(MUTEX_WAIT, i, ~(uint64_t)i); /* about 2 x 230 fit: the pool runs dry without it */
     assert_int_equal(ptt_active, 0);
     assert_int_equal(atomic_load(&s->d.pool->waits), 0);
     assert_int_equal(atomic_load(&s->d.pool->lost), 1);
@@ -592,7 +651,7 @@ static void test_abandoned(void **state)
     uint32_t k = 0;
     while (ptt_reader_next(r, &ev))
         assert_int_equal(ev.args[0], k++);
-    assert_int_equal(k, 4096 / 24);
+    assert_full_chunks(s, 1, k);
 }
 
 /* Sub-buffers a thread still owns reach the file only once it is gone: its thread ended without
@@ -702,8 +761,8 @@ static void test_handoff(void **state)
     raw_free(&f);
 }
 
-/* A gap of more than 2^32 ticks (or a clock going backwards) gives an event with an absolute time
- * stamp, which becomes the new base: every event decodes to the time it was recorded at. */
+/* A base event in another sub-buffer, or a clock going backwards, gives a record with an absolute
+ * time stamp, the new base: every event decodes to the time it was recorded at. */
 static void run_abs(void **state, int tsc)
 {
     struct session *s = *state;
@@ -713,7 +772,7 @@ static void run_abs(void **state, int tsc)
     for (uint32_t k = 0; k < N; k++) {
         before[k] = ptt_now();
         if (k % 3 == 1)
-            ptt_self.last = before[k] - (1ull << 33); /* the last base event long ago */
+            ptt_self.last_data = 0; /* the base event in another sub-buffer (one parked) */
         else if (k % 3 == 2)
             ptt_self.last = before[k] + (1ull << 40); /* in the future: a negative gap */
         PTT_REC(MUTEX_WAIT, k, before[k]);
@@ -739,16 +798,13 @@ static void run_abs(void **state, int tsc)
     raw_load(s->path, &f);
     assert_int_equal(f.n, 1);
     unsigned nabs = 0;
-    for (uint32_t p = 0; p < f.chunks[0].len;) {
-        struct ptt_event h;
-        memcpy(&h, f.chunks[0].data + p, 8);
-        if (h.id & PTT_EVF_ABS) {
-            nabs++;
-            assert_int_equal(h.dts, 0);
-            assert_int_equal(h.size, 32);
-            assert_false(h.id & PTT_EVF_NEST);
-        }
-        p += h.size;
+    struct ptt_dec d;
+    struct ptt_event h;
+    uint64_t t, head;
+    uint32_t at = 0;
+    while (raw_record(&f.chunks[0], &d, &at, &h, &t, &head)) {
+        assert_false(head & PTT_CODEC_NEST);
+        nabs += (head & PTT_CODEC_ABS) != 0;
     }
     assert_int_equal(nabs, 2 * N / 3);
     raw_free(&f);
@@ -997,6 +1053,187 @@ static void test_signal_during_release(void **state)
     assert_clean_end(r);
 }
 
+/* Calls (PTT_CALL_IN, PTT_CALL_OUT) in a storm of signals whose handler records: each reads back
+ * as its IN, what was recorded inside it (a wait, one call in three; handlers' events), and its
+ * OUT, whether it was written as one record or flushed; and both forms are in the file. */
+static void *call_worker(void *arg)
+{
+    struct worker *w = arg;
+    w->tid = gettid();
+    timer_t timer;
+    if (storm_start(&timer))
+        return NULL;
+    uint32_t i;
+    for (i = 0; i < SIG_LOOP_MAX && (i < SIG_LOOP || atomic_load(&sig_count) < SIG_MIN); i++) {
+        uint64_t t = ptt_now();
+        PTT_CALL_IN(call, MUTEX_LOCK, i, t);
+        if (i % 3 == 0)
+            PTT_REC(MUTEX_WAIT, i, t);
+        PTT_CALL_OUT(call, MUTEX_LOCK, i);
+    }
+    timer_delete(timer);
+    w->n = (int)i;
+    ptt_thread_release(&ptt_self);
+    return NULL;
+}
+
+/* One event of call_worker's thread against what its loop recorded; *at: 0 before a call's IN,
+ * 1 inside (IN seen), 2 after its wait. Returns the handler's events. */
+static int check_call_event(const struct ptt_ev *ev, uint64_t *i, int *at, uint64_t *in_ticks)
+{
+    if (ev->id == PTT_EV_COND_WOKEN || ev->id == PTT_EV_TRACE_LOST)
+        return ev->id == PTT_EV_COND_WOKEN;
+    assert_false(ev->nested);
+    if (ev->id == PTT_EV_MUTEX_LOCK_IN) {
+        assert_int_equal(*at, 0);
+        assert_int_equal(ev->args[0], *i);
+        assert_true(ev->ticks >= ev->args[1]); /* its entry: after the loop's time stamp */
+        *in_ticks = ev->ticks;
+        *at = 1;
+    } else if (ev->id == PTT_EV_MUTEX_WAIT) {
+        assert_int_equal(*at, 1);
+        assert_int_equal(*i % 3, 0);
+        assert_int_equal(ev->args[0], *i);
+        *at = 2;
+    } else {
+        assert_int_equal(ev->id, PTT_EV_MUTEX_LOCK_OUT);
+        assert_int_equal(*at, *i % 3 == 0 ? 2 : 1);
+        assert_int_equal(ev->args[0], *i);
+        assert_true(ev->ticks >= *in_ticks);
+        *at = 0;
+        ++*i;
+    }
+    return 0;
+}
+
+static void test_calls_in_storm(void **state)
+{
+    struct session *s = *state;
+    begin(s, 8u << 20, 1024, 0, PTT_OVERFLOW_BLOCK);
+    start_drainer(s, 0);
+    atomic_store(&sig_count, 0);
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_alarm;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    assert_int_equal(sigaction(SIGALRM, &sa, &old), 0);
+    struct worker w = {.idx = 0};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, call_worker, &w), 0);
+    pthread_join(th, NULL);
+    sigaction(SIGALRM, &old, NULL);
+    assert_true(w.n >= SIG_LOOP);
+    uint64_t handled = atomic_load(&sig_count);
+    struct ptt_reader *r = finish(s);
+    uint64_t i = 0, in_ticks = 0, nhandler = 0, lost = atomic_load(&s->d.pool->lost);
+    int at = 0;
+    struct ptt_ev ev;
+    while (ptt_reader_next(r, &ev)) {
+        assert_int_equal(ev.tid, w.tid);
+        nhandler += (uint64_t)check_call_event(&ev, &i, &at, &in_ticks);
+    }
+    assert_int_equal(i, w.n);
+    assert_int_equal(at, 0);
+    assert_int_equal(nhandler + lost, handled);
+    assert_clean_end(r);
+    struct rawfile f;
+    raw_load(s->path, &f);
+    uint64_t whole = 0, flushed = 0;
+    for (size_t c = 0; c < f.n; c++) {
+        struct ptt_dec d;
+        struct ptt_event h;
+        uint64_t t, head;
+        uint32_t at = 0;
+        while (raw_record(&f.chunks[c], &d, &at, &h, &t, &head)) {
+            whole += (h.id & PTT_EV_ID_MASK) == (PTT_EV_MUTEX_LOCK_IN | PTT_EV_CALL);
+            flushed += (h.id & PTT_EV_ID_MASK) == PTT_EV_MUTEX_LOCK_IN;
+        }
+    }
+    raw_free(&f);
+    print_message("%d calls: %llu as one record, %llu as IN and OUT; %llu signals, %llu lost\n",
+                  w.n, (unsigned long long)whole, (unsigned long long)flushed,
+                  (unsigned long long)handled, (unsigned long long)lost);
+    assert_int_equal(whole + flushed, w.n);
+    assert_true(flushed >= ((uint64_t)w.n + 2) / 3); /* the waits', and the handlers' if any */
+    assert_true(whole > 0);
+}
+
+/* A signal handler that records while a call waits in the slot (its signal sent to the thread
+ * itself, delivered as the system call returns): the call's IN first, at its entry, then the
+ * handler's events (a call of its own among them), then the call's OUT. */
+static void on_usr1(int sig)
+{
+    (void)sig;
+    PTT_REC(COND_WOKEN, 1, 2, 3);         /* the interrupted call's IN first */
+    PTT_CALL_IN(call, SEM_POST, 4, 5, 6); /* the slot is free again: one record */
+    PTT_CALL_OUT(call, SEM_POST, 0, 0, 7);
+}
+
+static void test_call_flushed_by_handler(void **state)
+{
+    struct session *s = *state;
+    begin(s, 1u << 20, 4096, 0, PTT_OVERFLOW_BLOCK);
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_usr1;
+    sigemptyset(&sa.sa_mask);
+    assert_int_equal(sigaction(SIGUSR1, &sa, &old), 0);
+    uint64_t t0 = ptt_now();
+    PTT_CALL_IN(call, MUTEX_UNLOCK, 10, 11);
+    syscall(SYS_tgkill, getpid(), gettid(), SIGUSR1);
+    PTT_CALL_OUT(call, MUTEX_UNLOCK, 0);
+    PTT_CALL_IN(call2, MUTEX_UNLOCK, 12, 13);
+    PTT_CALL_OUT(call2, MUTEX_UNLOCK, 0);
+    uint64_t t1 = ptt_now();
+    sigaction(SIGUSR1, &old, NULL);
+    struct ptt_reader *r = finish(s);
+    static const struct {
+        uint16_t id;
+        unsigned n;
+        uint64_t a[3];
+    } want[] = {
+        {PTT_EV_MUTEX_UNLOCK_IN, 2, {10, 11}}, {PTT_EV_COND_WOKEN, 3, {1, 2, 3}},
+        {PTT_EV_SEM_POST_IN, 3, {4, 5, 6}},    {PTT_EV_SEM_POST_OUT, 3, {0, 0, 7}},
+        {PTT_EV_MUTEX_UNLOCK_OUT, 1, {0}},     {PTT_EV_MUTEX_UNLOCK_IN, 2, {12, 13}},
+        {PTT_EV_MUTEX_UNLOCK_OUT, 1, {0}},
+    };
+    struct ptt_ev ev;
+    size_t k = 0;
+    while (ptt_reader_next(r, &ev)) {
+        assert_true(k < sizeof want / sizeof want[0]);
+        assert_int_equal(ev.id, want[k].id);
+        assert_int_equal(ev.nargs, want[k].n);
+        assert_memory_equal(ev.args, want[k].a, want[k].n * sizeof ev.args[0]);
+        assert_false(ev.nested);
+        assert_in_range(ev.ticks, t0, t1);
+        k++;
+    }
+    assert_int_equal(k, sizeof want / sizeof want[0]);
+    assert_clean_end(r);
+    assert_int_equal(ptt_reader_end(r)->events, k);
+    struct rawfile f;
+    raw_load(s->path, &f);
+    assert_int_equal(f.n, 1);
+    assert_int_equal(f.chunks[0].nevents, k);
+    struct ptt_dec d;
+    struct ptt_event h;
+    uint64_t t, head;
+    uint32_t at = 0, ids[8], nrec = 0;
+    while (raw_record(&f.chunks[0], &d, &at, &h, &t, &head)) {
+        assert_true(nrec < 8);
+        ids[nrec++] = h.id;
+    }
+    /* The first call: its IN, the handler's (its own call in one record), its OUT; the last
+     * call: one record. */
+    static const uint32_t want_ids[] = {PTT_EV_MUTEX_UNLOCK_IN, PTT_EV_COND_WOKEN,
+                                        PTT_EV_SEM_POST_IN | PTT_EV_CALL, PTT_EV_MUTEX_UNLOCK_OUT,
+                                        PTT_EV_MUTEX_UNLOCK_IN | PTT_EV_CALL};
+    assert_int_equal(nrec, 5);
+    assert_memory_equal(ids, want_ids, sizeof want_ids);
+    raw_free(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1014,6 +1251,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_class_mask, setup, teardown),
         cmocka_unit_test_setup_teardown(test_signal_nesting, setup, teardown),
         cmocka_unit_test_setup_teardown(test_signal_during_release, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_calls_in_storm, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_call_flushed_by_handler, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,6 +16,7 @@
 
 #include "src/trace/events.h"
 #include "src/trace/reader.h"
+#include "src/trace/decode.h"
 #include "src/export/textfmt.h"
 #include "ptt_fields.h"
 
@@ -463,6 +464,62 @@ static void test_field_constants(void **state)
     assert_int_equal(PTT_F(HANG_BLOCKED, since), 4);
 }
 
+/* A call with a one-record form (PTT_CALL): an IN whose OUT is of the same routine, neither with
+ * a string (the record holds fixed fields only), its record id known to no event; a routine
+ * that may block without a CONTENDED event first (a WAIT from its start) has none, unless it
+ * waits only when busy; and the decoder makes the record IN and OUT again. */
+static void test_calls(void **state)
+{
+    (void)state;
+    unsigned n, ncalls = 0;
+    const struct ptt_evinfo *t = all(&n);
+    for (unsigned i = 0; i < n; i++) {
+        const struct ptt_evinfo *in = &t[i], *out = ptt_evinfo(in->call_out);
+        if (!in->call_out)
+            continue;
+        ncalls++;
+        assert_int_equal(in->kind, PTT_KIND_IN);
+        assert_non_null(out);
+        assert_int_equal(out->kind, PTT_KIND_OUT);
+        assert_string_equal(in->routine, out->routine);
+        assert_int_equal(in->nfields, in->nargs);
+        assert_int_equal(out->nfields, out->nargs);
+        assert_null(ptt_evinfo((uint16_t)(in->id | PTT_EV_CALL)));
+        if (in->role == PTT_ROLE_WAIT && (in->rflags & PTT_ROLEF_BLOCKS)) /* pthread_once */
+            assert_true(ptt_role_has(in, PTT_RF_BUSY)); /* one record only when not busy */
+        struct ptt_ev ev, o;
+        memset(&ev, 0, sizeof ev);
+        ev.id = (uint16_t)(in->id | PTT_EV_CALL);
+        ev.ticks = 1000;
+        ev.nargs = 1 + in->nargs + out->nargs;
+        ev.args[0] = 25;
+        for (unsigned k = 1; k < ev.nargs; k++)
+            ev.args[k] = 100 + k;
+        assert_int_equal(ptt_decode_call(&ev, &o), 1);
+        assert_int_equal(ev.id, in->id);
+        assert_ptr_equal(ev.info, in);
+        assert_int_equal(ev.ticks, 1000);
+        assert_int_equal(ev.nargs, in->nargs);
+        for (unsigned k = 0; k < in->nargs; k++)
+            assert_int_equal(ev.args[k], 101 + k);
+        assert_int_equal(o.id, out->id);
+        assert_ptr_equal(o.info, out);
+        assert_int_equal(o.ticks, 1025);
+        assert_int_equal(o.nargs, out->nargs);
+        for (unsigned k = 0; k < out->nargs; k++)
+            assert_int_equal(o.args[k], 101 + in->nargs + k);
+        ev.id = (uint16_t)(in->id | PTT_EV_CALL);
+        ev.info = NULL;
+        ev.nargs = in->nargs + out->nargs; /* no duration: not a record of this table */
+        assert_int_equal(ptt_decode_call(&ev, &o), 0);
+        assert_int_equal(ev.id, in->id | PTT_EV_CALL);
+    }
+    assert_true(ncalls > 40);
+    assert_int_equal(ptt_evinfo(PTT_EV_MUTEX_LOCK_IN)->call_out, PTT_EV_MUTEX_LOCK_OUT);
+    assert_int_equal(ptt_evinfo(PTT_EV_COND_WAIT_IN)->call_out, 0);
+    assert_int_equal(ptt_evinfo(PTT_EV_BARRIER_DESTROY_IN)->call_out, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -477,6 +534,7 @@ int main(void)
         cmocka_unit_test(test_print_every_event),
         cmocka_unit_test(test_roles),
         cmocka_unit_test(test_field_constants),
+        cmocka_unit_test(test_calls),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

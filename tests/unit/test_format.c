@@ -18,6 +18,8 @@
 #include <cmocka.h>
 
 #include "src/analysis/timeline.h"
+#include "../../common/codec.h"
+#include "src/trace/decode.h"
 #include "src/trace/reader.h"
 #include "src/export/textfmt.h"
 #include "src/trace/writer.h"
@@ -413,9 +415,11 @@ static void test_not_a_trace(void **state)
 static void test_versions(void **state)
 {
     struct file *f = *state;
-    struct ptt_file_header h = {"PTTRACE", 2, 0, 16};
+    struct ptt_file_header h = {"PTTRACE", PTT_FORMAT_MAJOR + 1, 0, 16};
+    char want[32];
+    snprintf(want, sizeof want, "version %u.0", PTT_FORMAT_MAJOR + 1);
     write_bytes(f->path, &h, sizeof h);
-    open_fails(f->path, "version 2.0");
+    open_fails(f->path, want);
     h.major = 0;
     h.minor = 9;
     write_bytes(f->path, &h, sizeof h);
@@ -424,7 +428,7 @@ static void test_versions(void **state)
     /* 1.7: a longer header, a record type 1.0 does not know, an event id it does not know */
     uint8_t buf[512];
     size_t o = 0;
-    h = (struct ptt_file_header){"PTTRACE", PTT_FORMAT_MAJOR, 7, 24};
+    h = (struct ptt_file_header){"PTTRACE", 1, 7, 24};
     memcpy(buf, &h, sizeof h);
     memset(buf + 16, 0xee, 8);
     o = 24;
@@ -467,7 +471,7 @@ static void test_end_versions(void **state)
     struct file *f = *state;
     uint8_t buf[256];
     for (int v = 0; v < 2; v++) {
-        struct ptt_file_header h = {"PTTRACE", PTT_FORMAT_MAJOR, (uint16_t)v, 16};
+        struct ptt_file_header h = {"PTTRACE", 1, (uint16_t)v, 16};
         struct ptt_rec_end e = {.events = 11,
                                 .bytes = 222,
                                 .lost = 3,
@@ -737,6 +741,179 @@ static void test_time_decoding(void **state)
     }
     assert_int_equal(ptt_reader_next(r, &ev), 0);
     assert_null(ptt_reader_error(r));
+    close_r(r);
+}
+
+/* ------------------------------------------------------------ the compact encoding (2.0) */
+
+/* Varints of every length, and those that do not end or hold more than 64 bits. */
+static void test_varints(void **state)
+{
+    (void)state;
+    static const uint64_t v[] = {0,      1,          0x7f,       0x80,      0x3fff,
+                                 0x4000, 1ull << 32, 1ull << 63, UINT64_MAX};
+    static const unsigned len[] = {1, 1, 1, 2, 2, 3, 5, 10, 10};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        uint8_t b[16];
+        const uint8_t *p = b;
+        uint64_t x;
+        assert_int_equal(ptt_put_varint(b, v[i]) - b, len[i]);
+        assert_int_equal(ptt_get_varint(&p, b + len[i], &x), 1);
+        assert_int_equal(x, v[i]);
+        assert_ptr_equal(p, b + len[i]);
+        p = b;
+        assert_int_equal(ptt_get_varint(&p, b + len[i] - 1, &x), 0); /* cut short */
+    }
+    uint8_t over[] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02};
+    uint8_t eleven[] = {0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00};
+    const uint8_t *p = over;
+    uint64_t x;
+    assert_int_equal(ptt_get_varint(&p, over + sizeof over, &x), 0);
+    p = eleven;
+    assert_int_equal(ptt_get_varint(&p, eleven + sizeof eleven, &x), 0);
+}
+
+/* The writer's dictionary: two values of one slot both stay (the slot next to it), a third
+ * evicts one; every value reads back through the reader's copy. */
+static void test_dictionary(void **state)
+{
+    (void)state;
+    uint64_t v[3] = {0x10000, 0, 0}, dict[PTT_DICT_SLOTS] = {0};
+    for (uint64_t x = 0x10001, n = 1; n < 3; x++)
+        if (ptt_dict_slot(x) == ptt_dict_slot(v[0]) && (n < 2 || x != v[1]))
+            v[n++] = x;
+    static const int order[] = {0, 1, 0, 1, 2, 0, 1, 2};
+    uint8_t buf[256], *q = buf;
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
+        q = ptt_put_val(q, v[order[i]], dict);
+    /* defs of 0 and 1 (4 bytes each: a slot byte and 3 of varint), then refs, then 2 evicts */
+    assert_int_equal(buf[0] & 0xc0, PTT_CODEC_DEF);
+    assert_int_equal(buf[4] & 0xc0, PTT_CODEC_DEF);
+    assert_int_not_equal(buf[0] & 63, buf[4] & 63);
+    assert_int_equal(buf[8], PTT_CODEC_REF | (buf[0] & 63));
+    assert_int_equal(buf[9], PTT_CODEC_REF | (buf[4] & 63));
+    struct ptt_dec d;
+    ptt_dec_start(&d, 0);
+    /* read back through a record of the compact encoding */
+    uint8_t rec[300], *body = rec + 3, *r = body;
+    r = ptt_put_varint(r, (uint64_t)PTT_EV_BACKTRACE << 2);
+    r = ptt_put_varint(r, 5);
+    memcpy(r, buf, (size_t)(q - buf));
+    r += q - buf;
+    uintptr_t size;
+    const uint8_t *start = ptt_codec_close(body, r, &size);
+    struct ptt_event h;
+    uint64_t t;
+    assert_int_equal(ptt_dec_next(&d, start, size, &h, &t), (int)size);
+    assert_int_equal(d.nargs, sizeof order / sizeof order[0]);
+    for (size_t i = 0; i < d.nargs; i++)
+        assert_int_equal(d.args[i], v[order[i]]);
+}
+
+/* A chunk of the compact encoding being built (common/codec.h), with the dictionary its writer
+ * keeps. */
+struct cchunk {
+    uint8_t data[4096];
+    uint32_t len;
+    uint64_t dict[PTT_DICT_SLOTS];
+};
+
+static void crec(struct cchunk *c, uint16_t id, unsigned flags, uint64_t time, uint64_t dur,
+                 unsigned n, const uint64_t *a, int dict)
+{
+    uint8_t buf[PTT_CODEC_MAX], *body = buf + 3, *q = body;
+    q = ptt_put_varint(q, (uint64_t)id << 2 | flags);
+    q = ptt_put_varint(q, time);
+    if (id & PTT_EV_CALL)
+        q = ptt_put_varint(q, dur);
+    for (unsigned i = 0; i < n; i++)
+        q = dict ? ptt_put_val(q, a[i], c->dict) : ptt_put_lit(q, a[i]);
+    uintptr_t size;
+    const uint8_t *r = ptt_codec_close(body, q, &size);
+    assert_true(c->len + size <= sizeof c->data);
+    memcpy(c->data + c->len, r, size);
+    c->len += (uint32_t)size;
+}
+
+#define CREC(c, id, flags, time, dur, dict, ...)                         \
+    crec(c, id, flags, time, dur, sizeof((uint64_t[]){__VA_ARGS__}) / 8, \
+         (const uint64_t[]){__VA_ARGS__}, dict)
+
+/* A compact chunk of every kind of record and value: small and big values, the dictionary's
+ * slots defined then used, deltas of 7 and 40 bits, an absolute time, a signal handler's record,
+ * a call's one record, padding, a record longer than 254 bytes; each event exact. Then the same
+ * chunk cut by a malformed record: the events before it, and the error. */
+static void test_compact(void **state)
+{
+    struct file *f = *state;
+    struct cchunk c;
+    memset(&c, 0, sizeof c);
+    const uint64_t obj = 0x7fff12345678, site = 0x400123, t2 = 1127 + (1ull << 40);
+    CREC(&c, PTT_EV_MUTEX_ACQUIRED, 0, 0x7f, 0, 1, 0x5f); /* 1127 */
+    uint32_t first = c.len;
+    CREC(&c, PTT_EV_MUTEX_WAIT, 0, 1ull << 40, 0, 1, 0x60, obj); /* t2 */
+    CREC(&c, PTT_EV_MUTEX_WAIT, PTT_CODEC_NEST | PTT_CODEC_ABS, 5000, 0, 0, UINT64_MAX, 7);
+    CREC(&c, PTT_EV_MUTEX_LOCK_IN | PTT_EV_CALL, 0, 3, 10, 1, obj, site, 0); /* t2 + 3 */
+    uint8_t pad[7] = {6, PTT_EV_TRACE_PAD << 2, 0xff, 0xff, 0xff, 0xff, 0xff};
+    memcpy(c.data + c.len, pad, sizeof pad);
+    c.len += sizeof pad;
+    CREC(&c, PTT_EV_MUTEX_ACQUIRED, PTT_CODEC_ABS, t2 + 20, 0, 1, obj); /* t2 + 20 */
+    uint64_t frames[40];
+    for (unsigned i = 0; i < 40; i++)
+        frames[i] = (1ull << 45) + i;
+    crec(&c, PTT_EV_BACKTRACE, 0, 1, 0, 40, frames, 0); /* t2 + 21 */
+    assert_true(c.len > 300); /* the backtrace: 40 x 7 bytes, a record of the long form */
+    uint32_t good = c.len;
+    fopen_w(f);
+    struct ptt_rec_chunk h = {{0, 0}, 1, 10, 1, 0, 1000, 8, PTT_CHUNK_COMPACT};
+    assert_int_equal(ptt_writer_record(&f->w, PTT_REC_CHUNK, &h, sizeof h, c.data, c.len), 0);
+    fclose_w(f);
+    static const struct {
+        uint16_t id;
+        uint64_t ticks;
+        int nested;
+        unsigned nargs;
+        uint64_t a[3];
+    } want[] = {
+        {PTT_EV_MUTEX_ACQUIRED, 1127, 0, 1, {0x5f}},
+        {PTT_EV_MUTEX_WAIT, t2, 0, 2, {0x60, obj}},
+        {PTT_EV_MUTEX_WAIT, t2, 1, 2, {UINT64_MAX, 7}}, /* at 5000: merged on the maximum */
+        {PTT_EV_MUTEX_LOCK_IN, t2 + 3, 0, 2, {obj, site}},
+        {PTT_EV_MUTEX_LOCK_OUT, t2 + 13, 0, 1, {0}},
+        {PTT_EV_MUTEX_ACQUIRED, t2 + 20, 0, 1, {obj}},
+        {PTT_EV_BACKTRACE, t2 + 21, 0, 40, {1ull << 45, (1ull << 45) + 1, (1ull << 45) + 2}},
+    };
+    struct ptt_reader *r = open_ok(f->path);
+    struct ptt_ev ev;
+    for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
+        assert_int_equal(ptt_reader_next(r, &ev), 1);
+        assert_int_equal(ev.id, want[k].id);
+        assert_int_equal(ev.ticks, want[k].ticks);
+        assert_int_equal(ev.nested, want[k].nested);
+        assert_int_equal(ev.nargs, want[k].nargs);
+        assert_memory_equal(ev.args, want[k].a, (want[k].nargs < 3 ? want[k].nargs : 3) * 8);
+    }
+    assert_int_equal(ev.args[39], (1ull << 45) + 39);
+    assert_int_equal(ptt_reader_next(r, &ev), 0);
+    assert_null(ptt_reader_error(r));
+    close_r(r);
+
+    /* The same, a malformed record after the first: a value of the reserved range. */
+    c.len = first;
+    CREC(&c, PTT_EV_MUTEX_ACQUIRED, 0, 1, 0, 0, 1);
+    c.data[c.len - 1] = 0x61;
+    memset(c.data + c.len, 0x33, good - c.len);
+    c.len = good;
+    fopen_w(f);
+    assert_int_equal(ptt_writer_record(&f->w, PTT_REC_CHUNK, &h, sizeof h, c.data, c.len), 0);
+    fclose_w(f);
+    r = open_ok(f->path);
+    assert_int_equal(ptt_reader_next(r, &ev), 1);
+    assert_int_equal(ev.ticks, 1127);
+    assert_int_equal(ev.args[0], 0x5f);
+    assert_int_equal(ptt_reader_next(r, &ev), 0);
+    assert_non_null(ptt_reader_error(r));
+    assert_non_null(strstr(ptt_reader_error(r), "corrupt record"));
     close_r(r);
 }
 
@@ -1021,6 +1198,7 @@ int main(void)
         T(test_clock_conversion), T(test_unfinished),    T(test_extreme_times),
         T(test_many_streams),     T(test_end_versions),  T(test_unfinished_deep),
         T(test_timeline_buffer_wait),
+        T(test_varints),          T(test_compact),       T(test_dictionary),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
