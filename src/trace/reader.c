@@ -1149,9 +1149,11 @@ EVERY void decode(const struct ptt_reader *r, const struct stream *s, struct ptt
     ev->nested = (h.id & PTT_EVF_NEST) != 0;
     ev->info = ptt_evindex_get(r->evx, ev->id);
     ev->offset = s->data_off + s->pos;
-    if (s->compact) { /* its arguments decoded already (next_raw) */
-        ev->nargs = s->dec->nargs;
-        memcpy(ev->args, s->dec->args, ev->nargs * 8);
+    if (s->compact) { /* its arguments decoded already (ptt_dec_next) */
+        if ((ev->nargs = s->dec->nargs) <= 8) /* most: a fixed-size copy, inlined */
+            memcpy(ev->args, s->dec->args, 8 * 8);
+        else
+            memcpy(ev->args, s->dec->args, ev->nargs * 8);
     } else if ((ev->nargs = (h.size - hdr) / 8) <= 6) {
         memcpy(ev->args, args, 6 * 8);
     } else {
@@ -1163,8 +1165,22 @@ EVERY void decode(const struct ptt_reader *r, const struct stream *s, struct ptt
  * both followed (but a signal handler's). 0 when ev is no such record. */
 static int split_call(struct ptt_reader *r, struct stream *s, struct ptt_ev *ev)
 {
-    if (!ptt_decode_call(ev, &s->held))
+    /* ptt_decode_call, through the reader's index of the table */
+    const struct ptt_evinfo *in = ptt_evindex_get(r->evx, (uint16_t)(ev->id & ~PTT_EV_CALL));
+    const struct ptt_evinfo *o = in && in->call_out ? ptt_evindex_get(r->evx, in->call_out) : NULL;
+    if (ev->info || !o || ev->nargs != 1u + in->nargs + o->nargs)
         return 0;
+    struct ptt_ev *out = &s->held;
+    memcpy(out, ev, offsetof(struct ptt_ev, args));
+    out->id = o->id;
+    out->info = o;
+    out->nargs = o->nargs;
+    out->ticks = ev->ticks + ev->args[0];
+    memcpy(out->args, ev->args + 1 + in->nargs, o->nargs * sizeof ev->args[0]);
+    ev->id = in->id;
+    ev->info = in;
+    ev->nargs = in->nargs;
+    memmove(ev->args, ev->args + 1, in->nargs * sizeof ev->args[0]);
     s->has_held = 1;
     if ((int64_t)(s->held.ticks - s->last) > 0) /* the stream's next events come after its end */
         s->last = s->held.ticks;
@@ -1204,10 +1220,88 @@ __attribute__((noinline)) static int advance_any(struct ptt_reader *r, struct st
 /* advance_any, with what nearly every event is done here, in line: a valid event of a chunk of
  * format 1's encoding in hand, its time relative to the last one's, not padding, nothing held
  * back nor skipped. */
+/* A call's one record of the compact encoding, of header h and entry t, straight from the
+ * decoder into its IN (ev) and its OUT (held back to follow it), both followed (but a signal
+ * handler's): split_call without the copies. 0 when its id or length is none of the table's. */
+EVERY int decode_call(struct ptt_reader *r, struct stream *s, struct ptt_event h, uint64_t t,
+                      struct ptt_ev *ev)
+{
+    const struct ptt_dec *d = s->dec;
+    const struct ptt_evinfo *in = ptt_evindex_get(r->evx, (uint16_t)(h.id & ~PTT_EV_CALL & PTT_EV_ID_MASK));
+    const struct ptt_evinfo *o = in && in->call_out ? ptt_evindex_get(r->evx, in->call_out) : NULL;
+    if (!o || d->nargs != 1u + in->nargs + o->nargs || in->nargs > 8 || o->nargs > 8)
+        return 0;
+    struct ptt_ev *out = &s->held;
+    ev->ticks = t;
+    ev->ns = 0;
+    ev->pid = s->pid;
+    ev->tid = s->tid;
+    ev->serial = s->serial;
+    ev->id = in->id;
+    ev->nested = (h.id & PTT_EVF_NEST) != 0;
+    ev->nargs = in->nargs;
+    ev->info = in;
+    ev->offset = s->data_off + s->pos;
+    memcpy(ev->args, d->args + 1, 8 * 8); /* fixed sizes, inlined: d->args has room */
+    memcpy(out, ev, offsetof(struct ptt_ev, args));
+    out->ticks = t + d->args[0];
+    out->id = o->id;
+    out->nargs = o->nargs;
+    out->info = o;
+    memcpy(out->args, d->args + 1 + in->nargs, 8 * 8);
+    s->pos += h.size;
+    s->has_held = 1;
+    if ((int64_t)(out->ticks - s->last) > 0) /* the stream's next events come after its end */
+        s->last = out->ticks;
+    if (!ev->nested) {
+        track_calls(r, s, ev);
+        track_calls(r, s, out);
+    }
+    return 1;
+}
+
+/* advance for a stream in a chunk of the compact encoding: a record of the chunk in hand, not
+ * padding, nothing skipped. Once a record is decoded (the chunk's dictionary and base moved), it
+ * is delivered here: advance_any is left the cases that change nothing (end, padding, corrupt). */
+EVERY int advance_compact(struct ptt_reader *r, struct stream *s)
+{
+    struct ptt_event h;
+    uint64_t t;
+    if (s->done | s->skipping || s->pos >= s->len)
+        return advance_any(r, s);
+    int k = ptt_dec_next(s->dec, s->buf + s->pos, s->len - s->pos, &h, &t);
+    if (k <= 0 || (h.id & PTT_EV_ID_MASK) == PTT_EV_TRACE_PAD)
+        return advance_any(r, s);
+    if ((int64_t)(t - s->last) < 0 && s->last) /* as next_raw */
+        t = s->last;
+    s->last = t;
+    struct ptt_ev *ev = &s->ev[s->cur];
+    if (h.id & PTT_EV_CALL && decode_call(r, s, h, t, ev))
+        return 1;
+    decode(r, s, h, t, ev);
+    s->pos += h.size;
+    if (ev->id & PTT_EV_CALL && split_call(r, s, ev))
+        return 1;
+    if (!ev->nested && ev->info)
+        track_calls(r, s, ev);
+    return 1;
+}
+
 EVERY int advance(struct ptt_reader *r, struct stream *s)
 {
     struct ptt_event h;
-    if (s->has_held | s->done | s->skipping | s->compact || s->len - s->pos < 8)
+    if (s->has_held) { /* a call's OUT, mostly */
+        struct ptt_ev *ev = &s->ev[s->cur];
+        s->has_held = 0;
+        if (s->held.nargs <= 8) /* fixed sizes, inlined */
+            memcpy(ev, &s->held, offsetof(struct ptt_ev, args) + 8 * sizeof ev->args[0]);
+        else
+            memcpy(ev, &s->held, offsetof(struct ptt_ev, args) + s->held.nargs * sizeof ev->args[0]);
+        return 1;
+    }
+    if (s->compact)
+        return advance_compact(r, s);
+    if (s->done | s->skipping || s->len - s->pos < 8)
         return advance_any(r, s);
     memcpy(&h, s->buf + s->pos, 8);
     if (h.id & (PTT_EVF_ABS | PTT_EV_CALL) || (h.id & PTT_EV_ID_MASK) == PTT_EV_TRACE_PAD ||
