@@ -27,7 +27,7 @@ static pthread_rwlock_t table_lock = PTHREAD_RWLOCK_INITIALIZER;
 static sem_t done;
 static int seq; /* acquisitions of big_lock so far */
 static int started[2], got_first;
-static pid_t main_tid;
+static pid_t main_tid, worker_tid[2];
 static int64_t waits[2][MAXR], holds[2][MAXR];
 static const char *const tid_keys[2] = {"worker0", "worker1"};
 
@@ -42,6 +42,7 @@ static void *worker(void *arg)
 {
     int j = *(int *)arg;
     put_tid(tid_keys[j]);
+    worker_tid[j] = (pid_t)gettid();
     set_flag(&started[j]);
     pthread_barrier_wait(&gate); /* site:worker_gate */
     for (long k = 0; k < rounds; k++) {
@@ -56,7 +57,9 @@ static void *worker(void *arg)
         while (nanosleep(&d, &d))
             ;
         if (s + 1 < 2 * rounds)
-            wait_mutex_waiter(&big_lock); /* the other waits: its lock is contended */
+            /* the other waits: its lock is contended (the mutex's word is no proof: a waiter
+             * woken takes it with the value "waiters", 2, whether another waits or not) */
+            wait_blocked(worker_tid[1 - j], &big_lock, sizeof big_lock);
         int64_t t2 = now_ns();
         pthread_mutex_unlock(&big_lock);
         waits[j][k] = t1 - t0;

@@ -139,7 +139,8 @@ static inline void wait_flag(int *f)
 /* The waits below look inside glibc's objects (as libptt does for a mutex's owner), so that a
  * program knows that another thread is blocked, without a sleep that might be too short. */
 
-/* Until a thread is blocked in the lock of m (glibc marks a locked mutex with waiters 2). */
+/* Until a thread is blocked in the lock of m (glibc marks a locked mutex with waiters 2). Only
+ * for a mutex taken without a wait: one taken by a waiter woken is 2 already (wait_blocked). */
 static inline void wait_mutex_waiter(pthread_mutex_t *m)
 {
     while (__atomic_load_n(&m->__data.__lock, __ATOMIC_ACQUIRE) != 2)
