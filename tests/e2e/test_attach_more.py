@@ -146,7 +146,7 @@ def test_cxx(tmp_path):
         "attach_cxx", "attach_cxx#2", "attach_cxx#3", "attach_cxx#4"]
     counts, _head = summary_counts(tmp_path / "t.ptt")
     assert counts["THREAD_ATTACHED"] == 1 + WORKERS
-    assert (counts["THREAD_CREATE_IN"], counts["THREAD_START"], counts["THREAD_JOIN_IN"]) == (1, 1, 1)
+    assert [counts[n] for n in ("THREAD_CREATE_IN", "THREAD_START", "THREAD_JOIN_IN")] == [1] * 3
     total = sum(m["locks"] for m in made.values()) + SPAWN_LOCKS
     assert (counts["MUTEX_LOCK_IN"], counts["MUTEX_UNLOCK_IN"]) == (total, total)
     c = run([PTT, "check", tmp_path / "t.ptt"])

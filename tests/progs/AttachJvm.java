@@ -52,8 +52,10 @@ public class AttachJvm {
     }
 
     public static void main(String[] args) throws Exception {
-        Thread[] t = {new Thread(() -> player(0), "player-0"), new Thread(() -> player(1), "player-1"),
-                      new Thread(() -> count(2), "counter-0"), new Thread(() -> count(3), "counter-1")};
+        Thread[] t = {new Thread(() -> player(0), "player-0"),
+                      new Thread(() -> player(1), "player-1"),
+                      new Thread(() -> count(2), "counter-0"),
+                      new Thread(() -> count(3), "counter-1")};
         for (Thread x : t)
             x.start();
         System.out.println("pid=" + ProcessHandle.current().pid());
