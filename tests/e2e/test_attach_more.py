@@ -94,25 +94,24 @@ def cxx_expected_site(event, worker):
             "COND_SIGNAL_IN": "turn_notify", "COND_BROADCAST_IN": "end_notify"}[event]
 
 
-@pytest.mark.skipif(not (PROGS / "attach_cxx").exists(),
-                    reason="no C++ compiler: attach_cxx was not built")
-def test_cxx(tmp_path):
-    live = Live([], tool=[prog("attach_cxx")])
+def cxx_start(live):
+    """The program's tids: ({tid: worker}, pid), once it is ready."""
     pid = int(live.value("pid"))
     worker_of = {int(live.value(f"tid_{i}")): i for i in range(WORKERS)}
     live.value("ready")
-    cxx_phase(live, 0.2)  # before the attach: not recorded
-    a = Attach(pid, tmp_path / "t.ptt")
-    made = cxx_phase(live, 1)
+    return worker_of, pid
+
+
+def cxx_spawn(live):
     live.send("spawn")
     spawned = int(live.value("tid_spawned"))
     assert live.value("spawned") == str(SPAWN_LOCKS)
-    rc, err = a.end()
-    assert rc == 0, err
-    assert f"ptt: detached from process {pid}" in err
-    cxx_phase(live, 0.2)  # after the detach: not recorded either
-    end_program(live)
+    return spawned
 
+
+def cxx_calls(path, worker_of, spawned):
+    """Each thread's lock, wait and notify calls in the trace, and its name; every call at the
+    program's line for it, on its object by name."""
     lines = site_lines(CXX)
     objects = {"count_lock": "counter_lock", "tally_lock": "counter_lock",
                "turn_lock": "table.m", "turn_wait": "table.cv", "turn_notify": "table.cv",
@@ -120,7 +119,7 @@ def test_cxx(tmp_path):
     got = collections.defaultdict(collections.Counter)
     names = {}
     p = subprocess.Popen([str(PTT), "view", "--format=json", "--event=" + ",".join(KINDS),
-                          str(tmp_path / "t.ptt")], stdout=subprocess.PIPE, text=True)
+                          str(path)], stdout=subprocess.PIPE, text=True)
     for line in p.stdout:
         e = json.loads(line)
         tid = e["tid"]
@@ -135,10 +134,36 @@ def test_cxx(tmp_path):
             assert re.fullmatch(r"gthr-default\.h:\d+", e["names"]["site_detail"]), e
         got[tid][KINDS[e["event"]]] += 1
     assert p.wait() == 0
-    # Each thread's calls, exactly as it counted them while attached.
+    return got, names
+
+
+def check_cxx_counts(got, made, worker_of, spawned):
+    """Each thread's calls, exactly as it counted them."""
     assert {tid: dict(got[tid]) for tid in worker_of} == {
         tid: {k: v for k, v in made[i].items() if v} for tid, i in worker_of.items()}
     assert dict(got[spawned]) == {"locks": SPAWN_LOCKS}
+
+
+need_cxx = pytest.mark.skipif(not (PROGS / "attach_cxx").exists(),
+                              reason="no C++ compiler: attach_cxx was not built")
+
+
+@need_cxx
+def test_cxx(tmp_path):
+    live = Live([], tool=[prog("attach_cxx")])
+    worker_of, pid = cxx_start(live)
+    cxx_phase(live, 0.2)  # before the attach: not recorded
+    a = Attach(pid, tmp_path / "t.ptt")
+    made = cxx_phase(live, 1)
+    spawned = cxx_spawn(live)
+    rc, err = a.end()
+    assert rc == 0, err
+    assert f"ptt: detached from process {pid}" in err
+    cxx_phase(live, 0.2)  # after the detach: not recorded either
+    end_program(live)
+
+    got, names = cxx_calls(tmp_path / "t.ptt", worker_of, spawned)
+    check_cxx_counts(got, made, worker_of, spawned)
     # Started while attached: named after what it runs, as in a traced start; there before: by
     # their names then (the program's, numbered), the main thread as main.
     assert names[spawned] == "Tally::run"
@@ -151,6 +176,25 @@ def test_cxx(tmp_path):
     assert (counts["MUTEX_LOCK_IN"], counts["MUTEX_UNLOCK_IN"]) == (total, total)
     c = run([PTT, "check", tmp_path / "t.ptt"])
     assert c.returncode == 0 and "nothing found" in c.stdout, c.stdout + c.stderr
+
+
+@need_cxx
+def test_cxx_traced_start(tmp_path):
+    """The same program traced from its start: the same sites and objects (cxx_calls), and
+    every thread named after what it runs, which an attach can give only to the threads it sees
+    start."""
+    live = Live([prog("attach_cxx")], tmp_path / "s.ptt", opts=["-q"])
+    worker_of, _pid = cxx_start(live)
+    made = cxx_phase(live, 0.3)
+    spawned = cxx_spawn(live)
+    live.send("quit")
+    assert live.value("ok") == "1"
+    live.finish(0)
+    got, names = cxx_calls(tmp_path / "s.ptt", worker_of, spawned)
+    check_cxx_counts(got, made, worker_of, spawned)
+    assert names[spawned] == "Tally::run"
+    assert sorted(names[t] for t in worker_of) == [
+        "Player::run", "Player::run#2", "count_worker", "count_worker#2"]
 
 
 # --- JVM ---------------------------------------------------------------------------------------
