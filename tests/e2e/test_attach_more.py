@@ -6,7 +6,8 @@ count their own calls per phase; attached for one phase of a second, the trace h
 each thread's calls of that phase, named as in a traced start as far as an attach can: objects
 and call sites by the program's names and lines (the lines of libstdc++'s headers as detail), a
 thread started while attached by the function it runs; the threads that were there before the
-attach by their names then (the program's name, numbered).
+attach by their names then (the program's name, numbered), where a start under ptt trace names
+every thread after what it runs (checked too, with the same sites and objects).
 
 JVM (tests/progs/AttachJvm.java, compiled with javac at test time; skipped without javac): Java
 monitors and java.util.concurrent locks are pthread mutexes and condition variables inside the
