@@ -5,7 +5,7 @@ PREFIX ?= /usr/local
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE ?= cmake
 
-.PHONY: all check check-fast check-san stress demo bench bench-lifetime bench-readers bench-peers check-peers check-speed opts install clean events-md docs format
+.PHONY: all check check-fast check-san stress demo bench bench-lifetime bench-readers bench-peers bench-attach check-peers check-speed opts install clean events-md docs format
 
 all: $(BUILD)/CMakeCache.txt
 	$(CMAKE) --build $(BUILD) -j$(JOBS)
@@ -69,6 +69,13 @@ bench-readers: all
 # minutes; writes bench/results/peers.md and .json). PEERS_FLAGS=--quick: 1 run, small sizes.
 bench-peers: all
 	python3 bench/peers/run.py --build $(BUILD) $(PEERS_FLAGS)
+
+# The cost per call of ptt trace -p on a running lock loop, beside the same loop natively, under
+# ptt trace --, ltrace -p and two uprobes (perf), in one run (bench/attach/run.py; root for the
+# uprobes; scripts/bench-deps installs ltrace and perf; about a minute; writes
+# bench/results/attach.md; docs/performance.md, "Attached").
+bench-attach: all
+	python3 bench/attach/run.py --build $(BUILD) --md bench/results/attach.md $(ATTACH_FLAGS)
 
 check-peers: all
 	python3 bench/check_peers.py --build $(BUILD) --out $(BUILD)/check_peers.md

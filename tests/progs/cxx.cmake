@@ -23,3 +23,9 @@ add_custom_command(TARGET e2eprog_cxx_names POST_BUILD
   COMMAND ${CMAKE_STRIP} --strip-all -o ${d}/cxx_names_split $<TARGET_FILE:e2eprog_cxx_names>
   COMMAND ${CMAKE_OBJCOPY} --add-gnu-debuglink=${d}/cxx_names_split.debug ${d}/cxx_names_split
   COMMENT "Stripped copies of cxx_names")
+
+# The C++ program ptt trace -p attaches to (tests/e2e/test_attach_more.py), built as cxx_names is.
+add_executable(e2eprog_attach_cxx attach_cxx.cc)
+target_link_libraries(e2eprog_attach_cxx PRIVATE pthread)
+target_compile_options(e2eprog_attach_cxx PRIVATE -g -O1)
+set_target_properties(e2eprog_attach_cxx PROPERTIES OUTPUT_NAME attach_cxx RUNTIME_OUTPUT_DIRECTORY ${d})
