@@ -450,6 +450,25 @@ def completion_words(doc):
     return words, values
 
 
+def completion_subcommands(doc):
+    """The words that follow a command in its synopsis lines: 'ptt runs import ...' gives
+    'import' at position 0; 'ptt ctl SESSION start | stop' gives 'start' and 'stop' at position 1
+    (after a word of the user's)."""
+    at = ([], [])
+    for line in doc.synopsis:
+        w = line.split()
+        if len(w) < 3 or w[:2] != ["ptt", doc.name]:
+            continue
+        word = re.compile(r"[a-z][a-z-]*")
+        if word.fullmatch(w[2]):
+            at[0].append(w[2])
+        elif re.fullmatch(r"[A-Z]+", w[2]):  # each alternative's first word
+            for alt in " ".join(w[3:]).split("|"):
+                if alt.split() and word.fullmatch(alt.split()[0]):
+                    at[1].append(alt.split()[0])
+    return [list(dict.fromkeys(a)) for a in at]
+
+
 def gen_completion(docs):
     cmds = [d for d in docs if d.name != "ptt"]
     ptt = next((d for d in docs if d.name == "ptt"), None)
@@ -474,6 +493,14 @@ def gen_completion(docs):
         _, values = completion_words(d)
         for opt, vals in values.items():
             out.append(f"    '{d.name} {opt}') echo '{' '.join(vals)}' ;;")
+    out += ["    esac", "}", ""]
+    out += ["# The subcommands of command $1 (ptt runs import): at $2 0, its first word; at 1, the word",
+            "# after one of the user's (ptt ctl SESSION stop).", "_ptt_subcommands()", "{",
+            '    case "$1 $2" in']
+    for d in cmds:
+        for pos, subs in enumerate(completion_subcommands(d)):
+            if subs:
+                out.append(f"    '{d.name} {pos}') echo '{' '.join(subs)}' ;;")
     out += ["    esac", "}", ""]
     out += r"""# Whether word $1 of the line is the traced program or its arguments (ptt trace PROGRAM ...):
 # after '--', or after a word that is no option nor an option's value.
@@ -505,6 +532,13 @@ _ptt()
     if [[ $cmd == help ]]; then
         ((COMP_CWORD == 2)) && COMPREPLY=($(compgen -W "$_ptt_commands" -- "$cur"))
         return
+    fi
+    if [[ $cur != -* ]] && ((COMP_CWORD - first < 2)); then
+        local subs=$(_ptt_subcommands "$cmd" $((COMP_CWORD - first)))
+        if [[ -n $subs ]]; then
+            COMPREPLY=($(compgen -W "$subs" -- "$cur"))
+            return
+        fi
     fi
     if [[ $cmd == trace || $cmd == scal ]]; then
         _ptt_in_program "$COMP_CWORD" "$first" && return # its arguments: bash's default (files)

@@ -247,6 +247,13 @@ def test_bash_completion():
     assert bash_complete("ptt-view", "--su") == ["--summary"]
     assert bash_complete("ptt", "trace", "--overflow=") == ["--overflow=block",
                                                              "--overflow=discard"]
+    # Subcommands: ptt runs SUBCOMMAND, ptt ctl SESSION VERB; then options and files again.
+    assert bash_complete("ptt", "runs", "") == ["import", "list", "show", "compare", "report"]
+    assert bash_complete("ptt", "runs", "c") == ["compare"]
+    assert bash_complete("ptt", "runs", "compare", "--sl") == ["--slower="]
+    assert bash_complete("ptt", "ctl", "") == ["list"]
+    assert bash_complete("ptt", "ctl", "ptt-0-1", "st") == ["status", "start", "stop"]
+    assert bash_complete("ptt-runs", "im") == ["import"]
     # The traced program's own options are not ptt's.
     assert bash_complete("ptt", "trace", "-o", "x", "./prog", "--fo") == []
     assert bash_complete("ptt", "trace", "--", "./prog", "--fo") == []
