@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import parse_raw, run, summary_counts, view, PTT
+from conftest import parse_raw, prog, ptt_trace, run, summary_counts, view, PTT
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 V11 = DATA / "v1.1" / "contend.ptt"
@@ -106,6 +106,21 @@ def test_v12_fields():
     ]
     assert lines[-1] == "0.026449609:PROCESS_EXIT : 3719 : 3719 : exit=0"
     p = run([PTT, "stat", "--format=csv", V12])
+    assert p.returncode == 0, p.stderr
+    rows = {line.split(",")[0]: line.split(",")[4:6] for line in p.stdout.splitlines()[1:]}
+    assert rows == {"sem": ["2", "2"], "mutex": ["6", "5"], "barrier": ["3", "3"],
+                    "rwlock": ["6", "0"]}
+
+
+def test_recorded_today_as_then(tmp_path):
+    """The same program recorded today (format 2.0: calls that did not wait as one record, the
+    compact encoding) gives the readers exactly the events of the 1.1 file, by name and count,
+    and the same contention in ptt stat: what is recorded did not change with the encoding."""
+    t = ptt_trace(tmp_path, [prog("contend"), 3, 1])
+    counts, head = summary_counts(t.path)
+    assert dict(counts) == COUNTS_V11
+    assert head["events"] == "97" and head["lost"] == "0"
+    p = run([PTT, "stat", "--format=csv", t.path])
     assert p.returncode == 0, p.stderr
     rows = {line.split(",")[0]: line.split(",")[4:6] for line in p.stdout.splitlines()[1:]}
     assert rows == {"sem": ["2", "2"], "mutex": ["6", "5"], "barrier": ["3", "3"],
