@@ -36,7 +36,7 @@ and all its descendants (wait4), plus for LTTng the CPU its lttng-sessiond and c
 used from the workload's start to the end of `lttng stop` (from /proc). Its wall time is the
 process's. Shown: the median over the runs, with min..max.
 
-Usage: bench/peers/run.py [--quick] [--runs N] [--build build] [--md FILE] [--json FILE]
+Usage: bench/peers/run.py [--quick] [--runs N] [--build build] [--before BUILD] [--md FILE] [--json FILE]
                           [--tools a,b] [--workloads a,b] [--drd-timeout S (30)]
                           [--timeout S (60)] [--floor floor.c]
        bench/peers/run.py --render peers.json --md peers.md   (the Markdown of an earlier run)
@@ -169,6 +169,27 @@ class Ptt(Tool):
 class PttStopped(Ptt):
     name = "ptt-stopped"
     extra = ["--start-stopped"]
+
+
+class PttBefore(Ptt):
+    """ptt trace of another build (--before=BUILD): the same run measures a change's before and
+    after."""
+
+    name = "ptt-before"
+
+    def version(self):
+        if not os.access(self.ptt, os.X_OK):
+            raise Skip(f"{self.ptt} not built")
+        src = "?"  # the build's source tree, from its CMake cache
+        try:
+            with open(os.path.join(os.path.dirname(os.path.dirname(self.ptt)),
+                                   "CMakeCache.txt")) as f:
+                m = re.search(r"^CMAKE_HOME_DIRECTORY:INTERNAL=(.*)$", f.read(), re.M)
+                src = m.group(1) if m else "?"
+        except OSError:
+            pass
+        rc, out = sh(["git", "-C", src, "describe", "--always", "--dirty"])
+        return "ptt " + (out.strip() if rc == 0 else "?") + f" ({self.ptt})"
 
 
 class Preload(Tool):
@@ -633,6 +654,8 @@ def main():
     ap.add_argument("--md", default=os.path.join(ROOT, "bench", "results", "peers.md"))
     ap.add_argument("--json", default=None, help="default: the --md file with .json")
     ap.add_argument("--tools", default=",".join(TOOLS))
+    ap.add_argument("--before", metavar="BUILD", help="also ptt trace of this other build "
+                    "(tool ptt-before, run beside ptt)")
     ap.add_argument("--workloads", default=",".join(SIZES))
     ap.add_argument("--floor", default=os.path.join(os.path.dirname(ROOT), "shared", "bench",
                                                     "floor.c"))
@@ -657,6 +680,10 @@ def main():
                  "eztrace": Eztrace(), "strace": Strace(), "drd": Drd()}
     names = [t for t in a.tools.split(",") if t]
     wls = [w for w in a.workloads.split(",") if w]
+    if a.before:
+        all_tools["ptt-before"] = PttBefore(os.path.abspath(a.before))
+        if "ptt-before" not in names:
+            names.insert(names.index("ptt") + 1 if "ptt" in names else len(names), "ptt-before")
     for n in names:
         if n not in all_tools:
             sys.exit(f"bench/peers: unknown tool {n} (tools: {', '.join(TOOLS)})")
