@@ -1,0 +1,272 @@
+/* ptt trace -p: the calls a thread was already blocked in at the attach (pthread_cond_wait,
+ * pthread_join, pthread_mutex_lock and their timed forms). They entered the C library directly:
+ * libptt finds, on the blocked thread's stack, the return address of the program's call to the
+ * routine and puts the address of a trampoline of its own in its place; the routine's return
+ * then comes through the trampoline, which records the call's OUT event and jumps back. At the
+ * attach, CALL_BEFORE_ATTACH and the call's IN event are written into the thread's stream. At
+ * the detach, a slot still waiting gets its return address back. docs/attach.md. x86-64 only. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "../common/attach.h"
+#include "libptt.h"
+
+enum kind { K_COND, K_JOIN, K_MUTEX };
+
+static const struct routine {
+    const char *name;
+    enum kind kind;
+    uint16_t in, out;
+    uint8_t nin, nout;
+} routines[] = {
+#define R(name, kind, IN, OUT) {name, kind, PTT_EV_##IN, PTT_EV_##OUT, PTT_NARGS_##IN, PTT_NARGS_##OUT}
+    R("pthread_cond_wait", K_COND, COND_WAIT_IN, COND_WAIT_OUT),
+    R("pthread_cond_timedwait", K_COND, COND_TIMEDWAIT_IN, COND_TIMEDWAIT_OUT),
+    R("pthread_cond_clockwait", K_COND, COND_CLOCKWAIT_IN, COND_CLOCKWAIT_OUT),
+    R("pthread_join", K_JOIN, THREAD_JOIN_IN, THREAD_JOIN_OUT),
+    R("pthread_timedjoin_np", K_JOIN, THREAD_TIMEDJOIN_NP_IN, THREAD_TIMEDJOIN_NP_OUT),
+    R("pthread_mutex_lock", K_MUTEX, MUTEX_LOCK_IN, MUTEX_LOCK_OUT),
+#undef R
+};
+#define NROUTINES (sizeof routines / sizeof routines[0])
+
+/* A return address replaced: the slot on the thread's stack, what it held. */
+struct entry {
+    uintptr_t *slot;
+    uintptr_t orig;
+    uint64_t object;
+    const struct routine *r;
+    int64_t tid;
+    _Atomic int live;
+};
+#define PTT_INFLIGHT 256
+static struct entry table[PTT_INFLIGHT];
+
+void ptt_inflight_tramp(void);
+uintptr_t ptt_inflight_back(uintptr_t sp, uint64_t ret);
+
+/* Entered by the routine's ret (rsp: the slot + 8, rax and rdx: its result). The C function
+ * gets that rsp and rax, records, and returns the address to go back to. The caller-saved
+ * registers but rax and rdx are the routine's to clobber anyway. */
+__asm__(".text\n"
+        ".globl ptt_inflight_tramp\n"
+        ".hidden ptt_inflight_tramp\n"
+        ".type ptt_inflight_tramp, @function\n"
+        "ptt_inflight_tramp:\n"
+        "    push %rax\n"
+        "    push %rdx\n"
+        "    push %rbx\n"
+        "    lea 24(%rsp), %rdi\n"
+        "    mov %rax, %rsi\n"
+        "    mov %rsp, %rbx\n"
+        "    and $-16, %rsp\n"
+        "    call ptt_inflight_back\n"
+        "    mov %rax, %r11\n"
+        "    mov %rbx, %rsp\n"
+        "    pop %rbx\n"
+        "    pop %rdx\n"
+        "    pop %rax\n"
+        "    jmp *%r11\n"
+        ".size ptt_inflight_tramp, .-ptt_inflight_tramp\n");
+
+/* Write an event of the table for thread t, if its class and kind are recorded. */
+static void put(struct ptt_thread *t, uint16_t id, int state, unsigned n, const uint64_t *a)
+{
+    if ((atomic_load_explicit(&ptt_masks[state], memory_order_relaxed) >> PTT_CLASS_OF(id)) & 1)
+        ptt_write(t, id, n, a);
+}
+
+uintptr_t ptt_inflight_back(uintptr_t sp, uint64_t ret)
+{
+    struct entry *e = NULL;
+    for (unsigned i = 0; i < PTT_INFLIGHT && !e; i++)
+        if (atomic_load(&table[i].live) && (uintptr_t)table[i].slot == sp - 8)
+            e = &table[i];
+    if (!e)
+        __builtin_trap(); /* cannot be: the slot was ours */
+    uintptr_t orig = e->orig;
+    const struct routine *r = e->r;
+    uint64_t obj = e->object, a[2] = {(uint64_t)(int64_t)(int)ret, 0};
+    atomic_store(&e->live, 0);
+    if (!ptt_on())
+        return orig;
+    int err = errno, ok = (int)ret == 0 || (int)ret == EOWNERDEAD;
+    if (r->kind == K_COND && ((int)ret == 0 || (int)ret == ETIMEDOUT)) {
+        uint64_t w[3] = {obj, 0, a[0]};
+        put(&ptt_self, PTT_EV_COND_WOKEN, PTT_STATE_COND_WOKEN, 3, w);
+    } else if (r->kind == K_MUTEX && ok) {
+        put(&ptt_self, PTT_EV_MUTEX_ACQUIRED, PTT_STATE_MUTEX_ACQUIRED, 1, &obj);
+    }
+    put(&ptt_self, r->out, 0, r->nout, a);
+    errno = err;
+    return orig;
+}
+
+/* Where glibc keeps a thread's tid in its descriptor (pthread_t): found in the caller's own. */
+static long tid_offset(void)
+{
+    static long off;
+    if (off)
+        return off;
+    int me = (int)syscall(SYS_gettid);
+    const char *pd = (const char *)pthread_self();
+    for (long o = 64; o < 2048; o += 4) {
+        int v;
+        memcpy(&v, pd + o, sizeof v);
+        if (v == me)
+            return off = o;
+    }
+    return off = -1;
+}
+
+/* The object the thread waits for, from the futex it sleeps on (0: not what it should be). */
+static uint64_t object_of(const struct routine *r, const struct ptt_stopped_thread *s)
+{
+    uintptr_t f = (uintptr_t)s->a0;
+    unsigned op = (unsigned)s->a1 & 127;
+    if (op != 0 && op != 9) /* FUTEX_WAIT, FUTEX_WAIT_BITSET */
+        return 0;
+    if (r->kind == K_COND) {
+        if (f % 4)
+            return 0;
+        /* glibc 2.25 and later wait on __g_signals[g], at 40 or 44 in the condvar (8-aligned);
+         * a waiter is counted in __wrefs (at 36, from bit 3). */
+        uintptr_t c = f % 8 ? f - 44 : f - 40;
+        unsigned wrefs;
+        memcpy(&wrefs, (const void *)(c + 36), sizeof wrefs);
+        return wrefs >> 3 ? c : 0;
+    }
+    if (r->kind == K_MUTEX) {
+        int v;
+        memcpy(&v, (const void *)f, sizeof v);
+        return f % 8 == 0 && v == (int)s->a2 ? f : 0;
+    }
+    /* a join sleeps on the joined thread's tid in its descriptor, which points at itself */
+    long off = tid_offset();
+    int v;
+    memcpy(&v, (const void *)f, sizeof v);
+    if (off <= 0 || v <= 0 || v != (int)s->a2)
+        return 0;
+    uintptr_t pd = f - (uintptr_t)off, self[3];
+    memcpy(self, (const void *)pd, sizeof self);
+    return self[0] == pd && self[2] == pd ? pd : 0;
+}
+
+/* The innermost return address on the stack into a patched module's call of an interposed
+ * routine: its slot, and the routine (NULL: none, or the thread is inside libptt). */
+static uintptr_t *find_call(const struct ptt_stopped_thread *s, const struct routine **r)
+{
+    uintptr_t lo = (uintptr_t)s->rsp & ~(uintptr_t)7, hi = (uintptr_t)s->stack_hi;
+    if (hi > lo + 16384)
+        hi = lo + 16384;
+    for (uintptr_t *w = (uintptr_t *)lo; (uintptr_t)(w + 1) <= hi; w++) {
+        if (ptt_got_ours(*w))
+            return NULL; /* inside an interposer: it records its own OUT */
+        const char *name = ptt_got_callee(*w);
+        if (!name)
+            continue;
+        for (unsigned i = 0; i < NROUTINES; i++)
+            if (!strcmp(routines[i].name, name)) {
+                *r = &routines[i];
+                return w;
+            }
+        return NULL; /* blocked in another routine: not followed */
+    }
+    return NULL;
+}
+
+static struct entry *free_entry(uintptr_t *slot)
+{
+    struct entry *e = NULL;
+    for (unsigned i = 0; i < PTT_INFLIGHT; i++) {
+        if (atomic_load(&table[i].live) && table[i].slot == slot)
+            return &table[i]; /* a stale one (its thread is gone) */
+        if (!e && !atomic_load(&table[i].live))
+            e = &table[i];
+    }
+    return e;
+}
+
+/* CALL_BEFORE_ATTACH and the call's IN event, in the stopped thread's stream (its state: its
+ * thread pointer plus ours), as of now. */
+static int record_in(const struct ptt_stopped_thread *s, const struct routine *r, uint64_t obj,
+                     uintptr_t site, uint64_t owner)
+{
+    uintptr_t tp;
+    __asm__("mov %%fs:0, %0" : "=r"(tp));
+    struct ptt_thread *t = (struct ptt_thread *)(s->fs_base + ((uintptr_t)&ptt_self - tp));
+    if (!s->fs_base || t->nest || t->guard)
+        return -1;
+    if (!t->serial) { /* its number, as its first event would take it (identify in buffer.c) */
+        t->tid = (int32_t)s->tid;
+        t->serial = atomic_fetch_add(&ptt_pool->next_serial, 1) + 1;
+    }
+    uint64_t mark = r->in, a[8] = {obj};
+    a[r->nin - 1] = site;
+    put(t, PTT_EV_CALL_BEFORE_ATTACH, 0, 1, &mark);
+    put(t, r->in, 0, r->nin, a);
+    if (r->kind == K_MUTEX) {
+        uint64_t w[2] = {obj, owner};
+        put(t, PTT_EV_MUTEX_WAIT, PTT_STATE_MUTEX_WAIT, 2, w);
+    }
+    return 0;
+}
+
+/* ptt trace, the threads stopped, just after ptt_attach_start: the calls in progress followed.
+ * Returns how many. */
+PTT_EXPORT int ptt_attach_inflight(const struct ptt_stopped_thread *s, int64_t n)
+{
+    int found = 0;
+    if (!ptt_attached)
+        return -1;
+    ptt_got_code();
+    for (int64_t i = 0; i < n; i++) {
+        const struct routine *r = NULL;
+        if (s[i].nr != SYS_futex || !s[i].stack_hi || s[i].rsp >= s[i].stack_hi)
+            continue;
+        uintptr_t *slot = find_call(&s[i], &r);
+        uint64_t obj = slot ? object_of(r, &s[i]) : 0;
+        struct entry *e = obj ? free_entry(slot) : NULL;
+        if (!e)
+            continue;
+        uint64_t owner = 0;
+        if (r->kind == K_MUTEX)
+            memcpy(&owner, (const void *)(obj + 8), 4); /* __owner */
+        if (record_in(&s[i], r, obj, *slot, owner))
+            continue;
+        *e = (struct entry){slot, *slot, obj, r, s[i].tid, 0};
+        atomic_store(&e->live, 1);
+        *slot = (uintptr_t)ptt_inflight_tramp;
+        found++;
+    }
+    return found;
+}
+
+/* ptt trace, the threads stopped, before ptt_attach_stop, with those blocked in a system call:
+ * a slot its thread has not returned through yet (on its stack, at or above its rsp) gets its
+ * return address back. A thread past its slot is inside the trampoline, which finds its entry
+ * still; one not told of keeps the trampoline, which only jumps back once recording is off. */
+PTT_EXPORT int ptt_attach_inflight_stop(const struct ptt_stopped_thread *s, int64_t n)
+{
+    int restored = 0;
+    for (unsigned i = 0; i < PTT_INFLIGHT; i++) {
+        struct entry *e = &table[i];
+        uintptr_t at = (uintptr_t)e->slot;
+        if (!atomic_load(&e->live))
+            continue;
+        int64_t k = 0;
+        while (k < n && s[k].tid != e->tid)
+            k++;
+        if (k == n || s[k].rsp > at || at >= s[k].stack_hi)
+            continue;
+        if (*e->slot == (uintptr_t)ptt_inflight_tramp) {
+            *e->slot = e->orig;
+            restored++;
+        }
+        atomic_store(&e->live, 0);
+    }
+    return restored;
+}

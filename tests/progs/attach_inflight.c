@@ -1,0 +1,99 @@
+/* The program ptt trace -p attaches to while its threads are blocked (tests/e2e/
+ * test_attach_inflight.py): "waiter" waits on a condvar, main joins it; "commands" reads stdin,
+ * one command a line:
+ *   wake   signals the condvar: the waiter returns, unlocks and ends; main's join returns
+ *   quit   the commands thread ends (main joins it too)
+ * Prints "@pid=", "@cond=", "@mutex=", "@waiter=" (its pthread_t), "@waiter_tid=", then
+ * "waiting=1" once the waiter is in its wait and main in its join; at the end "woken=1"
+ * (the wait returned 0 with the mutex held) and "joined=0" (the join's result). */
+#include "progs.h"
+
+static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+static int ready, woken = -1;
+static pid_t waiter_tid;
+
+static void *waiter(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&mutex);
+    waiter_tid = (pid_t)syscall(SYS_gettid);
+    int r = 0;
+    while (!ready && !r)
+        r = pthread_cond_wait(&cond, &mutex);
+    /* still locked by us after the wait: trylock of a normal mutex says EBUSY */
+    woken = r == 0 && pthread_mutex_trylock(&mutex) == EBUSY;
+    pthread_mutex_unlock(&mutex);
+    return (void *)42;
+}
+
+static void *commands(void *arg)
+{
+    (void)arg;
+    char line[64];
+    while (fgets(line, sizeof line, stdin)) {
+        if (!strncmp(line, "wake", 4)) {
+            pthread_mutex_lock(&mutex);
+            ready = 1;
+            pthread_cond_signal(&cond);
+            pthread_mutex_unlock(&mutex);
+        } else if (!strncmp(line, "quit", 4)) {
+            break;
+        }
+    }
+    return NULL;
+}
+
+/* Whether thread tid sleeps in a futex wait now (its system call, from /proc). */
+static int in_futex(pid_t tid)
+{
+    char path[64], buf[64] = "";
+    snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)tid);
+    FILE *f = fopen(path, "r");
+    if (f) {
+        if (!fgets(buf, sizeof buf, f))
+            buf[0] = 0;
+        fclose(f);
+    }
+    return atoi(buf) == SYS_futex;
+}
+
+static void *announce(void *arg)
+{
+    pid_t main_tid = *(pid_t *)arg;
+    for (;;) { /* both blocked: the waiter in its wait, main in its join */
+        pthread_mutex_lock(&mutex);
+        pid_t w = waiter_tid;
+        pthread_mutex_unlock(&mutex);
+        if (w && in_futex(w) && in_futex(main_tid))
+            break;
+        struct timespec d = {0, 1000000};
+        nanosleep(&d, NULL);
+    }
+    put_line("@waiter_tid=%d", (int)waiter_tid);
+    put_line("waiting=1");
+    fflush(stdout);
+    return NULL;
+}
+
+int main(void)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    pthread_t w, c, a;
+    pid_t main_tid = getpid();
+    put_line("@pid=%d", (int)getpid());
+    put_line("@cond=0x%lx", (unsigned long)(uintptr_t)&cond);
+    put_line("@mutex=0x%lx", (unsigned long)(uintptr_t)&mutex);
+    pthread_create(&w, NULL, waiter, NULL);
+    put_line("@waiter=0x%lx", (unsigned long)w);
+    pthread_create(&c, NULL, commands, NULL);
+    pthread_create(&a, NULL, announce, &main_tid);
+    pthread_detach(a);
+    void *v = NULL;
+    int r = pthread_join(w, &v);
+    put_line("woken=%d", woken);
+    put_line("joined=%d", r);
+    put_line("retval=%ld", (long)(intptr_t)v);
+    pthread_join(c, NULL);
+    return 0;
+}
