@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "../common/attach.h"
@@ -37,7 +38,7 @@ static const struct routine {
 struct entry {
     uintptr_t *slot;
     uintptr_t orig;
-    uint64_t object;
+    uint64_t object, lock; /* the mutex of a condvar wait, 0 if not known */
     const struct routine *r;
     int64_t tid;
     _Atomic int live;
@@ -89,13 +90,13 @@ uintptr_t ptt_inflight_back(uintptr_t sp, uint64_t ret)
         __builtin_trap(); /* cannot be: the slot was ours */
     uintptr_t orig = e->orig;
     const struct routine *r = e->r;
-    uint64_t obj = e->object, a[2] = {(uint64_t)(int64_t)(int)ret, 0};
+    uint64_t obj = e->object, lock = e->lock, a[2] = {(uint64_t)(int64_t)(int)ret, 0};
     atomic_store(&e->live, 0);
     if (!ptt_on())
         return orig;
     int err = errno, ok = (int)ret == 0 || (int)ret == EOWNERDEAD;
     if (r->kind == K_COND && ((int)ret == 0 || (int)ret == ETIMEDOUT)) {
-        uint64_t w[3] = {obj, 0, a[0]};
+        uint64_t w[3] = {obj, lock, a[0]};
         put(&ptt_self, PTT_EV_COND_WOKEN, PTT_STATE_COND_WOKEN, 3, w);
     } else if (r->kind == K_MUTEX && ok) {
         put(&ptt_self, PTT_EV_MUTEX_ACQUIRED, PTT_STATE_MUTEX_ACQUIRED, 1, &obj);
@@ -120,6 +121,29 @@ static long tid_offset(void)
             return off = o;
     }
     return off = -1;
+}
+
+/* Read n bytes at a, which may not be mapped: 0, or -1. */
+static int peek(uintptr_t a, void *buf, size_t n)
+{
+    struct iovec l = {buf, n}, r = {(void *)a, n};
+    return process_vm_readv(getpid(), &l, 1, &r, 1, 0) == (ssize_t)n ? 0 : -1;
+}
+
+/* The mutex of a condvar wait: glibc (2.25 and later) keeps, in the waiter's frame, a cleanup
+ * buffer for a cancellation (wseq, cond, mutex, private), below the return address. 0: none. */
+static uint64_t mutex_of(const struct ptt_stopped_thread *s, uintptr_t cond, const uintptr_t *slot)
+{
+    for (const uintptr_t *w = (const uintptr_t *)(s->rsp & ~(uintptr_t)7); w + 3 <= slot; w++) {
+        uint32_t private = (uint32_t)w[2];
+        int m[5]; /* __lock, __count, __owner, __nusers, __kind */
+        if (w[0] != cond || !w[1] || w[1] % 8 || w[1] == cond || (private && private != 128) ||
+            peek(w[1], m, sizeof m))
+            continue;
+        /* a mutex this thread let go of: not its owner, of a kind glibc knows */
+        return m[2] != (int)s->tid && !(m[4] & ~0x3f3) ? w[1] : 0;
+    }
+    return 0;
 }
 
 /* The object the thread waits for, from the futex it sleeps on (0: not what it should be). */
@@ -193,7 +217,7 @@ static struct entry *free_entry(uintptr_t *slot)
 /* CALL_BEFORE_ATTACH and the call's IN event, in the stopped thread's stream (its state: its
  * thread pointer plus ours), as of now. */
 static int record_in(const struct ptt_stopped_thread *s, const struct routine *r, uint64_t obj,
-                     uintptr_t site, uint64_t owner)
+                     uint64_t lock, uintptr_t site, uint64_t owner)
 {
     uintptr_t tp;
     __asm__("mov %%fs:0, %0" : "=r"(tp));
@@ -204,7 +228,7 @@ static int record_in(const struct ptt_stopped_thread *s, const struct routine *r
         t->tid = (int32_t)s->tid;
         t->serial = atomic_fetch_add(&ptt_pool->next_serial, 1) + 1;
     }
-    uint64_t mark = r->in, a[8] = {obj};
+    uint64_t mark = r->in, a[8] = {obj, lock}; /* the mutex after the condvar, or 0 */
     a[r->nin - 1] = site;
     put(t, PTT_EV_CALL_BEFORE_ATTACH, 0, 1, &mark);
     put(t, r->in, 0, r->nin, a);
@@ -232,12 +256,12 @@ PTT_EXPORT int ptt_attach_inflight(const struct ptt_stopped_thread *s, int64_t n
         struct entry *e = obj ? free_entry(slot) : NULL;
         if (!e)
             continue;
-        uint64_t owner = 0;
+        uint64_t owner = 0, lock = r->kind == K_COND ? mutex_of(&s[i], obj, slot) : 0;
         if (r->kind == K_MUTEX)
             memcpy(&owner, (const void *)(obj + 8), 4); /* __owner */
-        if (record_in(&s[i], r, obj, *slot, owner))
+        if (record_in(&s[i], r, obj, lock, *slot, owner))
             continue;
-        *e = (struct entry){slot, *slot, obj, r, s[i].tid, 0};
+        *e = (struct entry){slot, *slot, obj, lock, r, s[i].tid, 0};
         atomic_store(&e->live, 1);
         *slot = (uintptr_t)ptt_inflight_tramp;
         found++;
