@@ -101,6 +101,12 @@ def test_blocked_calls_recorded(tmp_path):
     c = run([PTT, "check", path])
     assert c.returncode == 0, c.stdout + c.stderr
     assert "nothing found" in c.stdout
+    out = tmp_path / "t.json"
+    e = run([PTT, "export", "--format=chrome", path, "-o", out])
+    assert e.returncode == 0, e.stderr
+    calls = json.loads(out.read_text())["traceEvents"]
+    marked = sorted(x["name"] for x in calls if x.get("args", {}).get("before_attach"))
+    assert marked == ["pthread_cond_wait", "pthread_join"]
 
 
 def test_detached_while_blocked(tmp_path):
