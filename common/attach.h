@@ -7,11 +7,11 @@
 
 struct ptt_stopped_thread {
     int64_t tid;
-    uint64_t rsp;      /* its stack pointer where it stopped */
-    uint64_t stack_hi; /* the end of the mapping rsp is in */
-    uint64_t nr;       /* the system call it is inside (orig_rax), or -1 */
+    uint64_t rsp;        /* its stack pointer where it stopped */
+    uint64_t stack_hi;   /* the end of the mapping rsp is in */
+    uint64_t nr;         /* the system call it is inside (orig_rax), or -1 */
     uint64_t a0, a1, a2; /* that call's first arguments (rdi, rsi, rdx) */
-    uint64_t fs_base;  /* its thread pointer */
+    uint64_t fs_base;    /* its thread pointer */
 };
 
 #endif

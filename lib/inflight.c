@@ -23,14 +23,14 @@ static const struct routine {
     uint16_t in, out;
     uint8_t nin, nout;
 } routines[] = {
-#define R(name, kind, IN, OUT) {name, kind, PTT_EV_##IN, PTT_EV_##OUT, PTT_NARGS_##IN, PTT_NARGS_##OUT}
-    R("pthread_cond_wait", K_COND, COND_WAIT_IN, COND_WAIT_OUT),
-    R("pthread_cond_timedwait", K_COND, COND_TIMEDWAIT_IN, COND_TIMEDWAIT_OUT),
-    R("pthread_cond_clockwait", K_COND, COND_CLOCKWAIT_IN, COND_CLOCKWAIT_OUT),
-    R("pthread_join", K_JOIN, THREAD_JOIN_IN, THREAD_JOIN_OUT),
-    R("pthread_timedjoin_np", K_JOIN, THREAD_TIMEDJOIN_NP_IN, THREAD_TIMEDJOIN_NP_OUT),
-    R("pthread_mutex_lock", K_MUTEX, MUTEX_LOCK_IN, MUTEX_LOCK_OUT),
-#undef R
+#define CALL(n) PTT_EV_##n##_IN, PTT_EV_##n##_OUT, PTT_NARGS_##n##_IN, PTT_NARGS_##n##_OUT
+    {"pthread_cond_wait", K_COND, CALL(COND_WAIT)},
+    {"pthread_cond_timedwait", K_COND, CALL(COND_TIMEDWAIT)},
+    {"pthread_cond_clockwait", K_COND, CALL(COND_CLOCKWAIT)},
+    {"pthread_join", K_JOIN, CALL(THREAD_JOIN)},
+    {"pthread_timedjoin_np", K_JOIN, CALL(THREAD_TIMEDJOIN_NP)},
+    {"pthread_mutex_lock", K_MUTEX, CALL(MUTEX_LOCK)},
+#undef CALL
 };
 #define NROUTINES (sizeof routines / sizeof routines[0])
 

@@ -512,7 +512,8 @@ static void write_text(const struct stat_view *v)
                v->bufwaits, v->bufwaits == 1 ? "" : "s");
     }
     if (v->before_attach)
-        printf("%" PRIu64 " call%s begun before ptt trace attached: waits counted from the attach\n",
+        printf("%" PRIu64
+               " call%s begun before ptt trace attached: waits counted from the attach\n",
                v->before_attach, v->before_attach == 1 ? "" : "s");
     putchar('\n');
     text_objects(v);

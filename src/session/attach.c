@@ -531,8 +531,11 @@ static int64_t describe(const struct stopped *s, struct ptt_stopped_thread *t, i
         struct user_regs_struct r;
         if (ptrace(PTRACE_GETREGS, s->tids[i], 0, &r) || r.orig_rax != SYS_futex)
             continue;
-        t[n++] = (struct ptt_stopped_thread){s->tids[i], r.rsp, mapping_end(s->pid, r.rsp),
-                                             r.orig_rax, r.rdi, r.rsi, r.rdx, r.fs_base};
+        struct ptt_stopped_thread *d = &t[n++];
+        *d = (struct ptt_stopped_thread){.tid = s->tids[i], .rsp = r.rsp, .nr = r.orig_rax};
+        d->stack_hi = mapping_end(s->pid, r.rsp);
+        d->a0 = r.rdi, d->a1 = r.rsi, d->a2 = r.rdx;
+        d->fs_base = r.fs_base;
     }
     return n;
 }

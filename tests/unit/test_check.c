@@ -281,9 +281,9 @@ static void test_before_attach(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_long_cycle),   cmocka_unit_test(test_gate),
-        cmocka_unit_test(test_handle_reuse), cmocka_unit_test(test_lost_events),
-        cmocka_unit_test(test_error_count),  cmocka_unit_test(test_join_deadlock),
+        cmocka_unit_test(test_long_cycle),           cmocka_unit_test(test_gate),
+        cmocka_unit_test(test_handle_reuse),         cmocka_unit_test(test_lost_events),
+        cmocka_unit_test(test_error_count),          cmocka_unit_test(test_join_deadlock),
         cmocka_unit_test(test_ended_before_created), cmocka_unit_test(test_before_attach),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

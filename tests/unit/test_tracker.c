@@ -344,14 +344,10 @@ static void test_lost_out(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_deep_nesting),
-        cmocka_unit_test(test_recursive_mutex),
-        cmocka_unit_test(test_rwlock_counts),
-        cmocka_unit_test(test_rwlock_readers),
-        cmocka_unit_test(test_handler_frame),
-        cmocka_unit_test(test_end_with_calls_open),
-        cmocka_unit_test(test_cancelled_in_wait),
-        cmocka_unit_test(test_lost_out),
+        cmocka_unit_test(test_deep_nesting),      cmocka_unit_test(test_recursive_mutex),
+        cmocka_unit_test(test_rwlock_counts),     cmocka_unit_test(test_rwlock_readers),
+        cmocka_unit_test(test_handler_frame),     cmocka_unit_test(test_end_with_calls_open),
+        cmocka_unit_test(test_cancelled_in_wait), cmocka_unit_test(test_lost_out),
         cmocka_unit_test(test_before_attach),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
