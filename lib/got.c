@@ -149,10 +149,21 @@ static int skipped(struct dl_phdr_info *info)
            strstr(n, "/ld64.so");
 }
 
+/* The executable segments of the modules patched (the code ptt_got_callee reads), gathered as
+ * they are patched, and libptt's own. */
+static struct {
+    uintptr_t lo, hi;
+} code[1024];
+static unsigned ncode;
+static uintptr_t self_lo, self_hi;
+
+static int add_code(struct dl_phdr_info *info, size_t size, void *arg);
+
 static int patch_module(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size, (void)arg;
     struct dyn d;
+    add_code(info, size, arg); /* for ptt_got_callee */
     if (skipped(info) || read_dyn(info, &d))
         return 0;
     uintptr_t key = d.base ^ d.symtab;
@@ -170,6 +181,7 @@ int ptt_got_patch(void)
 {
     if (!self_base && find_ours())
         return -1;
+    ncode = 0;
     dl_iterate_phdr(patch_module, 0);
     return 0;
 }
@@ -199,12 +211,6 @@ void ptt_got_restore(void)
 
 /* ---- call sites (lib/inflight.c) ---- */
 
-/* The executable segments of the modules patched, gathered by ptt_got_code. */
-static struct {
-    uintptr_t lo, hi;
-} code[1024];
-static unsigned ncode;
-static uintptr_t self_lo, self_hi; /* libptt's own code */
 
 static int add_code(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -225,11 +231,6 @@ static int add_code(struct dl_phdr_info *info, size_t size, void *arg)
     return 0;
 }
 
-void ptt_got_code(void)
-{
-    ncode = 0;
-    dl_iterate_phdr(add_code, 0);
-}
 
 /* Whether [a, a + n) is code of a patched module (then it can be read). */
 static int in_code(uintptr_t a, size_t n)

@@ -151,31 +151,23 @@ static uint64_t object_of(const struct routine *r, const struct ptt_stopped_thre
 {
     uintptr_t f = (uintptr_t)s->a0;
     unsigned op = (unsigned)s->a1 & 127;
-    if (op != 0 && op != 9) /* FUTEX_WAIT, FUTEX_WAIT_BITSET */
+    int v;
+    if ((op != 0 && op != 9) || f % 4 || peek(f, &v, sizeof v)) /* FUTEX_WAIT(_BITSET) */
         return 0;
     if (r->kind == K_COND) {
-        if (f % 4)
-            return 0;
         /* glibc 2.25 and later wait on __g_signals[g], at 40 or 44 in the condvar (8-aligned);
          * a waiter is counted in __wrefs (at 36, from bit 3). */
         uintptr_t c = f % 8 ? f - 44 : f - 40;
         unsigned wrefs;
-        memcpy(&wrefs, (const void *)(c + 36), sizeof wrefs);
-        return wrefs >> 3 ? c : 0;
+        return !peek(c + 36, &wrefs, sizeof wrefs) && wrefs >> 3 ? c : 0;
     }
-    if (r->kind == K_MUTEX) {
-        int v;
-        memcpy(&v, (const void *)f, sizeof v);
+    if (r->kind == K_MUTEX)
         return f % 8 == 0 && v == (int)s->a2 ? f : 0;
-    }
     /* a join sleeps on the joined thread's tid in its descriptor, which points at itself */
     long off = tid_offset();
-    int v;
-    memcpy(&v, (const void *)f, sizeof v);
-    if (off <= 0 || v <= 0 || v != (int)s->a2)
-        return 0;
     uintptr_t pd = f - (uintptr_t)off, self[3];
-    memcpy(self, (const void *)pd, sizeof self);
+    if (off <= 0 || v <= 0 || v != (int)s->a2 || peek(pd, self, sizeof self))
+        return 0;
     return self[0] == pd && self[2] == pd ? pd : 0;
 }
 
@@ -230,6 +222,8 @@ static int record_in(const struct ptt_stopped_thread *s, const struct routine *r
     }
     uint64_t mark = r->in, a[8] = {obj, lock}; /* the mutex after the condvar, or 0 */
     a[r->nin - 1] = site;
+    if (!((atomic_load_explicit(&ptt_masks[0], memory_order_relaxed) >> PTT_CLASS_OF(r->in)) & 1))
+        return -1; /* its class is not recorded */
     put(t, PTT_EV_CALL_BEFORE_ATTACH, 0, 1, &mark);
     put(t, r->in, 0, r->nin, a);
     if (r->kind == K_MUTEX) {
@@ -246,7 +240,6 @@ PTT_EXPORT int ptt_attach_inflight(const struct ptt_stopped_thread *s, int64_t n
     int found = 0;
     if (!ptt_attached)
         return -1;
-    ptt_got_code();
     for (int64_t i = 0; i < n; i++) {
         const struct routine *r = NULL;
         if (s[i].nr != SYS_futex || !s[i].stack_hi || s[i].rsp >= s[i].stack_hi)

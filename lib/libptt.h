@@ -30,8 +30,6 @@ void ptt_start(void);
  * put them back. */
 int ptt_got_patch(void);
 void ptt_got_restore(void);
-/* The code of the modules patched and of libptt, gathered (for the two below). */
-void ptt_got_code(void);
 /* The interposed routine whose call through a patched slot returns to ret, or NULL. */
 const char *ptt_got_callee(uintptr_t ret);
 /* Whether a is in libptt's code. */

@@ -8,6 +8,7 @@
 
 #include "util/hmap.h"
 #include "analysis/tracker.h"
+#include "ptt_fields.h"
 
 /* What every event of the analyses goes through (ptt_tracker_feed), in line whatever the
  * compiler's estimate of its size. */
@@ -171,7 +172,7 @@ EVERY struct ptt_open *push(struct ptt_tthread *th, const struct ptt_ev *ev, int
     o->block_cls = 0;
     o->contended = o->has_owner = 0;
     o->owner = o->holders = 0;
-    o->before_attach = !frame && th->before_attach;
+    o->before_attach = !frame && th->before_attach == ev->id;
     th->before_attach = 0;
     const struct ptt_evinfo *e = ev->info;
     /* A blocking WAIT waits from its start; pthread_once only when another thread runs the
@@ -337,7 +338,9 @@ static void on_state(struct ptt_tthread *th, const struct ptt_ev *ev, struct ptt
     switch (ev->id) { /* written by the reader */
     case PTT_EV_TRACE_UNFINISHED: unwind(th, 0, res); break;
     case PTT_EV_THREAD_CANCELLED: unwind(th, 1, res); break;
-    case PTT_EV_CALL_BEFORE_ATTACH: th->before_attach = !th->calls_only; break;
+    case PTT_EV_CALL_BEFORE_ATTACH: /* the IN event it names comes next */
+        th->before_attach = (uint16_t)ptt_ev_arg(ev, PTT_F(CALL_BEFORE_ATTACH, call), 0);
+        break;
     default: break;
     }
 }

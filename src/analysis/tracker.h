@@ -48,7 +48,8 @@ struct ptt_tthread {
     uint32_t key;           /* the serial or the tid, as the tracker was made */
     int calls_only;         /* PTT_TRACK_CALLS_ONLY: no objects held, IN events without args */
     int ended;              /* THREAD_END seen */
-    int before_attach;      /* CALL_BEFORE_ATTACH seen: the next IN is of a call begun before */
+    uint16_t before_attach; /* CALL_BEFORE_ATTACH: the IN event it names, of a call begun
+                               before the attach, comes next */
     struct ptt_open *open;  /* outermost first */
     unsigned nopen, ncalls; /* entries; of them, calls (not frames) */
     unsigned open_cap;

@@ -301,9 +301,9 @@ static void test_cancelled_in_wait(void **state)
     ptt_tracker_free(t);
 }
 
-/* ptt trace -p: CALL_BEFORE_ATTACH marks the call of the next IN event as begun before the
- * attach; a condvar wait whose mutex was not known (0) holds nothing when it returns. The mark
- * is for that call only. */
+/* ptt trace -p: CALL_BEFORE_ATTACH marks the call of the next IN event, the one it names, as
+ * begun before the attach; a condvar wait whose mutex was not known (0) holds nothing when it
+ * returns. The mark is for that call only. */
 static void test_before_attach(void **state)
 {
     (void)state;
@@ -316,6 +316,7 @@ static void test_before_attach(void **state)
     assert_int_equal(FEED(t, &r, PTT_EV_COND_WAIT_OUT, 5, 0), PTT_TRK_CLOSED);
     assert_true(r.closed->before_attach);
     assert_int_equal(thread(t)->nheld, 0);
+    FEED(t, &r, PTT_EV_CALL_BEFORE_ATTACH, 6, PTT_EV_THREAD_JOIN_IN); /* its IN not recorded */
     FEED(t, &r, PTT_EV_MUTEX_LOCK_IN, 6, 0xa, 0);
     assert_false(r.opened->before_attach);
     assert_int_equal(FEED(t, &r, PTT_EV_MUTEX_LOCK_OUT, 7, 0), PTT_TRK_CLOSED | PTT_TRK_ACQUIRED);
