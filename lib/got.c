@@ -211,7 +211,6 @@ void ptt_got_restore(void)
 
 /* ---- call sites (lib/inflight.c) ---- */
 
-
 static int add_code(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size, (void)arg;
@@ -230,7 +229,6 @@ static int add_code(struct dl_phdr_info *info, size_t size, void *arg)
     }
     return 0;
 }
-
 
 /* Whether [a, a + n) is code of a patched module (then it can be read). */
 static int in_code(uintptr_t a, size_t n)
