@@ -1,7 +1,8 @@
 """ptt trace -p PID and the calls already in progress at the attach (docs/attach.md): a thread
-blocked in pthread_cond_wait and main blocked in pthread_join (tests/progs/attach_inflight.c).
+blocked in pthread_cond_wait, main blocked in pthread_join, a thread blocked in
+pthread_mutex_lock (tests/progs/attach_inflight.c).
 Woken while attached, their ends are in the trace, each call marked CALL_BEFORE_ATTACH, with
-its IN as of the attach (the condvar and its mutex, the thread joined); ptt stat and ptt check
+its IN as of the attach (the condvar and its mutex, the thread joined, the mutex); ptt stat and ptt check
 take them as calls begun before the attach. Detached (or ptt trace killed) while they are
 still blocked, the program ends as it would have: their return addresses are given back (or
 the trampoline left in their place only jumps back)."""
@@ -17,18 +18,22 @@ from test_attach import Attach, need_ptrace  # noqa: F401 (the fixture skips wit
 
 
 class Blocked:
-    """attach_inflight running, its waiter in pthread_cond_wait and main in pthread_join."""
+    """attach_inflight running, its waiter in pthread_cond_wait, main in pthread_join, its
+    locker in pthread_mutex_lock."""
 
     def __init__(self):
         self.live = Live([], tool=[prog("attach_inflight")])
-        self.v = {k: self.live.value(k) for k in ("pid", "cond", "mutex", "waiter")}
+        self.v = {k: self.live.value(k) for k in ("pid", "cond", "mutex", "gate", "waiter")}
         self.pid = int(self.v["pid"])
         self.waiter_tid = int(self.live.value("waiter_tid"))
+        self.locker_tid = int(self.live.value("locker_tid"))
         assert self.live.value("waiting") == "1"
 
     def wake(self):
-        """The waiter woken: its wait returns 0 with the mutex held, main's join returns."""
+        """All woken: the lock returns 0, the wait returns 0 with the mutex held, main's join
+        returns."""
         self.live.send("wake")
+        assert self.live.value("locked") == "0"
         assert self.live.value("woken") == "1"
         assert self.live.value("joined") == "0"
         assert self.live.value("retval") == "42"
@@ -84,6 +89,14 @@ def test_blocked_calls_recorded(tmp_path):
         E("COND_WOKEN", b.v["cond"], b.v["mutex"], 0),
         E("COND_WAIT_OUT", 0),
     ]
+    locker = thread_events(path, b.locker_tid)
+    assert [e[:2] for e in locker[:5]] == [
+        E("CALL_BEFORE_ATTACH", "MUTEX_LOCK_IN"),
+        E("MUTEX_LOCK_IN", b.v["gate"]),
+        E("MUTEX_WAIT", b.v["gate"]),  # and the thread holding it then
+        E("MUTEX_ACQUIRED", b.v["gate"]),
+        E("MUTEX_LOCK_OUT", 0),
+    ]
     main = thread_events(path, b.pid)
     i = main.index(E("CALL_BEFORE_ATTACH", "THREAD_JOIN_IN"))
     assert main[i + 1] == E("THREAD_JOIN_IN", b.v["waiter"])
@@ -93,11 +106,11 @@ def test_blocked_calls_recorded(tmp_path):
     s = run([PTT, "stat", "--format=json", path])
     assert s.returncode == 0, s.stderr
     st = json.loads(s.stdout)
-    assert st["calls_before_attach"] == 2
+    assert st["calls_before_attach"] == 3
     conds = [o for o in st["objects"] if o["kind"] == "cond"]
     assert [(o["address"], o["wait_ns"]["count"]) for o in conds] == [(b.v["cond"], 1)]
     text = run([PTT, "stat", path]).stdout
-    assert "2 calls begun before ptt trace attached" in text
+    assert "3 calls begun before ptt trace attached" in text
     c = run([PTT, "check", path])
     assert c.returncode == 0, c.stdout + c.stderr
     assert "nothing found" in c.stdout
@@ -106,7 +119,7 @@ def test_blocked_calls_recorded(tmp_path):
     assert e.returncode == 0, e.stderr
     calls = json.loads(out.read_text())["traceEvents"]
     marked = sorted(x["name"] for x in calls if x.get("args", {}).get("before_attach"))
-    assert marked == ["pthread_cond_wait", "pthread_join"]
+    assert marked == ["pthread_cond_wait", "pthread_join", "pthread_mutex_lock"]
 
 
 def test_detached_while_blocked(tmp_path):
@@ -114,11 +127,11 @@ def test_detached_while_blocked(tmp_path):
     ends right when woken; the trace holds the two calls, unfinished."""
     b = Blocked()
     a = Attach(b.pid, tmp_path / "t.ptt")
-    for tid in (b.waiter_tid, b.pid):  # each return address replaced by the trampoline
+    for tid in (b.waiter_tid, b.pid, b.locker_tid):  # each return address replaced
         assert len(libptt_words(b.pid, tid)) == 1
     rc, err = a.end()
     assert rc == 0, err
-    for tid in (b.waiter_tid, b.pid):  # and given back
+    for tid in (b.waiter_tid, b.pid, b.locker_tid):  # and given back
         assert libptt_words(b.pid, tid) == []
     b.wake()
     b.finish()

@@ -1,17 +1,31 @@
 /* The program ptt trace -p attaches to while its threads are blocked (tests/e2e/
- * test_attach_inflight.py): "waiter" waits on a condvar, main joins it; "commands" reads stdin,
- * one command a line:
- *   wake   signals the condvar: the waiter returns, unlocks and ends; main's join returns
+ * test_attach_inflight.py): "waiter" waits on a condvar, main joins it, "locker" waits for a
+ * mutex ("gate") that "commands" holds; "commands" reads stdin, one command a line:
+ *   wake   unlocks the gate (the locker takes it, unlocks it and ends) and signals the condvar:
+ *          the waiter returns, unlocks and ends; main's join returns
  *   quit   the commands thread ends (main joins it too)
- * Prints "@pid=", "@cond=", "@mutex=", "@waiter=" (its pthread_t), "@waiter_tid=", then
- * "waiting=1" once the waiter is in its wait and main in its join; at the end "woken=1"
- * (the wait returned 0 with the mutex held) and "joined=0" (the join's result). */
+ * Prints "@pid=", "@cond=", "@mutex=", "@gate=", "@waiter=" (its pthread_t), "@waiter_tid=",
+ * "@locker_tid=", then "waiting=1" once the three are blocked; at the end "locked=0" (the
+ * locker's lock), "woken=1" (the wait returned 0 with the mutex held) and "joined=0" (the join's
+ * result), "retval=42" (the waiter's). */
 #include "progs.h"
 
 static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
-static int ready, woken = -1;
-static pid_t waiter_tid;
+static pthread_mutex_t gate = PTHREAD_MUTEX_INITIALIZER;
+static int ready, woken = -1, locked = -1;
+static pid_t waiter_tid, locker_tid;
+static pthread_barrier_t held; /* the gate is held by commands before the locker asks for it */
+
+static void *locker(void *arg)
+{
+    (void)arg;
+    pthread_barrier_wait(&held);
+    locker_tid = (pid_t)syscall(SYS_gettid);
+    locked = pthread_mutex_lock(&gate);
+    pthread_mutex_unlock(&gate);
+    return NULL;
+}
 
 static void *waiter(void *arg)
 {
@@ -31,8 +45,11 @@ static void *commands(void *arg)
 {
     (void)arg;
     char line[64];
+    pthread_mutex_lock(&gate);
+    pthread_barrier_wait(&held);
     while (fgets(line, sizeof line, stdin)) {
         if (!strncmp(line, "wake", 4)) {
+            pthread_mutex_unlock(&gate);
             pthread_mutex_lock(&mutex);
             ready = 1;
             pthread_cond_signal(&cond);
@@ -61,16 +78,17 @@ static int in_futex(pid_t tid)
 static void *announce(void *arg)
 {
     pid_t main_tid = *(pid_t *)arg;
-    for (;;) { /* both blocked: the waiter in its wait, main in its join */
+    for (;;) { /* all blocked: the waiter in its wait, main in its join, the locker */
         pthread_mutex_lock(&mutex);
-        pid_t w = waiter_tid;
+        pid_t w = waiter_tid, l = __atomic_load_n(&locker_tid, __ATOMIC_SEQ_CST);
         pthread_mutex_unlock(&mutex);
-        if (w && in_futex(w) && in_futex(main_tid))
+        if (w && l && in_futex(w) && in_futex(main_tid) && in_futex(l))
             break;
         struct timespec d = {0, 1000000};
         nanosleep(&d, NULL);
     }
     put_line("@waiter_tid=%d", (int)waiter_tid);
+    put_line("@locker_tid=%d", (int)locker_tid);
     put_line("waiting=1");
     fflush(stdout);
     return NULL;
@@ -79,18 +97,23 @@ static void *announce(void *arg)
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
-    pthread_t w, c, a;
+    pthread_t w, c, a, l;
     pid_t main_tid = getpid();
     put_line("@pid=%d", (int)getpid());
     put_line("@cond=0x%lx", (unsigned long)(uintptr_t)&cond);
     put_line("@mutex=0x%lx", (unsigned long)(uintptr_t)&mutex);
+    put_line("@gate=0x%lx", (unsigned long)(uintptr_t)&gate);
+    pthread_barrier_init(&held, NULL, 2);
     pthread_create(&w, NULL, waiter, NULL);
     put_line("@waiter=0x%lx", (unsigned long)w);
     pthread_create(&c, NULL, commands, NULL);
+    pthread_create(&l, NULL, locker, NULL);
     pthread_create(&a, NULL, announce, &main_tid);
     pthread_detach(a);
     void *v = NULL;
     int r = pthread_join(w, &v);
+    pthread_join(l, NULL);
+    put_line("locked=%d", locked);
     put_line("woken=%d", woken);
     put_line("joined=%d", r);
     put_line("retval=%ld", (long)(intptr_t)v);
