@@ -540,11 +540,29 @@ static int64_t describe(const struct stopped *s, struct ptt_stopped_thread *t, i
     return n;
 }
 
+/* Whether a thread of the process runs with a shadow stack (x86 CET, Linux 6.6 and later): a
+ * return address replaced on the stack would fault there. */
+static int shadow_stack(pid_t pid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "r");
+    int on = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "x86_Thread_features:", 20) && strstr(line, "shstk"))
+            on = 1;
+    if (f)
+        fclose(f);
+    return on;
+}
+
 /* The calls the threads are blocked in, followed by libptt (lib/inflight.c): its return is
  * recorded. Nothing is lost when it cannot: those calls are not seen, as before. */
 static void follow_inflight(struct ptt_attach *a, struct stopped *s)
 {
     static struct ptt_stopped_thread t[256];
+    if (shadow_stack(a->pid))
+        return;
     uint64_t fn = lib_sym(a, "ptt_attach_inflight");
     int64_t n = describe(s, t, 256), r;
     uint64_t args[2] = {0, (uint64_t)n};
@@ -575,8 +593,8 @@ static void unload(struct ptt_attach *a, struct stopped *s)
         call_in(s, caller(s), a->libc_base + dc, args, 0, NULL, 0, &r, err, sizeof err);
 }
 
-int ptt_attach(struct ptt_attach *a, pid_t pid, const char *lib, const char *env, char *err,
-               size_t len)
+int ptt_attach(struct ptt_attach *a, pid_t pid, const char *lib, const char *env,
+               void (*started)(void *arg), void *arg, char *err, size_t len)
 {
     static struct stopped s;
     memset(a, 0, sizeof *a);
@@ -594,10 +612,13 @@ int ptt_attach(struct ptt_attach *a, pid_t pid, const char *lib, const char *env
             return -1;
         r = start_lib(a, &s, env, err, len);
     }
-    if (r)
+    if (r) {
         unload(a, &s);
-    else
+    } else {
+        if (started)
+            started(arg);
         follow_inflight(a, &s);
+    }
     resume_all(&s);
     return r ? -1 : 0;
 }
