@@ -172,15 +172,19 @@ static uint64_t object_of(const struct routine *r, const struct ptt_stopped_thre
 }
 
 /* The innermost return address on the stack into a patched module's call of an interposed
- * routine: its slot, and the routine (NULL: none, or the thread is inside libptt). */
-static uintptr_t *find_call(const struct ptt_stopped_thread *s, const struct routine **r)
+ * routine: its slot, and the routine (NULL: none, or another routine). *inside: a return
+ * address into libptt came first: the call went through its interposer (entered while attached
+ * before), which records the return itself. */
+static uintptr_t *find_call(const struct ptt_stopped_thread *s, const struct routine **r,
+                            int *inside)
 {
     uintptr_t lo = (uintptr_t)s->rsp & ~(uintptr_t)7, hi = (uintptr_t)s->stack_hi;
     if (hi > lo + 16384)
         hi = lo + 16384;
+    *inside = 0;
     for (uintptr_t *w = (uintptr_t *)lo; (uintptr_t)(w + 1) <= hi; w++) {
         if (ptt_got_ours(*w))
-            return NULL; /* inside an interposer: it records its own OUT */
+            *inside = 1;
         const char *name = ptt_got_callee(*w);
         if (!name)
             continue;
@@ -244,16 +248,17 @@ PTT_EXPORT int ptt_attach_inflight(const struct ptt_stopped_thread *s, int64_t n
         const struct routine *r = NULL;
         if (s[i].nr != SYS_futex || !s[i].stack_hi || s[i].rsp >= s[i].stack_hi)
             continue;
-        uintptr_t *slot = find_call(&s[i], &r);
+        int inside;
+        uintptr_t *slot = find_call(&s[i], &r, &inside);
         uint64_t obj = slot ? object_of(r, &s[i]) : 0;
-        struct entry *e = obj ? free_entry(slot) : NULL;
-        if (!e)
+        struct entry *e = obj && !inside ? free_entry(slot) : NULL;
+        if (!obj || (!inside && !e))
             continue;
         uint64_t owner = 0, lock = r->kind == K_COND ? mutex_of(&s[i], obj, slot) : 0;
         if (r->kind == K_MUTEX)
             memcpy(&owner, (const void *)(obj + 8), 4); /* __owner */
-        if (record_in(&s[i], r, obj, lock, *slot, owner))
-            continue;
+        if (record_in(&s[i], r, obj, lock, *slot, owner) || inside)
+            continue; /* the interposer records the return */
         *e = (struct entry){slot, *slot, obj, lock, r, s[i].tid, 0};
         atomic_store(&e->live, 1);
         *slot = (uintptr_t)ptt_inflight_tramp;

@@ -23,7 +23,7 @@ class Blocked:
 
     def __init__(self):
         self.live = Live([], tool=[prog("attach_inflight")])
-        self.v = {k: self.live.value(k) for k in ("pid", "cond", "mutex", "gate", "waiter")}
+        self.v = {k: self.live.value(k) for k in ("pid", "cond", "mutex", "gate", "cond2", "waiter")}
         self.pid = int(self.v["pid"])
         self.waiter_tid = int(self.live.value("waiter_tid"))
         self.locker_tid = int(self.live.value("locker_tid"))
@@ -160,6 +160,39 @@ def test_attached_twice_while_blocked(tmp_path):
         E("COND_WAIT_IN", b.v["cond"], b.v["mutex"]),
         E("COND_WOKEN", b.v["cond"], b.v["mutex"], 0),
         E("COND_WAIT_OUT", 0),
+    ]
+
+
+def test_blocked_in_interposer(tmp_path):
+    """A wait begun while attached (through libptt's interposer) and still blocked at the next
+    attach: that trace marks it too, and the interposer records its end there."""
+    b = Blocked()
+    a = Attach(b.pid, tmp_path / "1.ptt")
+    b.live.send("again")
+    tid = int(b.live.value("waiter2_tid"))
+    assert b.live.value("waiting2") == "1"
+    rc, err = a.end()
+    assert rc == 0, err
+    assert thread_events(tmp_path / "1.ptt", tid)[-2:] == [
+        E("COND_WAIT_IN", b.v["cond2"], b.v["mutex"]),
+        E("TRACE_UNFINISHED", "COND_WAIT_IN"),
+    ]
+    a = Attach(b.pid, tmp_path / "2.ptt")
+    assert libptt_words(b.pid, tid)  # inside the interposer: no trampoline of its own needed
+    b.live.send("free2")
+    assert b.live.value("woken2") == "1"
+    rc, err = a.end()
+    assert rc == 0, err
+    b.wake()
+    b.finish()
+    assert thread_events(tmp_path / "2.ptt", tid) == [
+        E("CALL_BEFORE_ATTACH", "COND_WAIT_IN"),
+        E("COND_WAIT_IN", b.v["cond2"], b.v["mutex"]),
+        E("COND_WOKEN", b.v["cond2"], b.v["mutex"], 0),
+        E("COND_WAIT_OUT", 0),
+        E("MUTEX_UNLOCK_IN", b.v["mutex"]),
+        E("MUTEX_UNLOCK_OUT", 0),
+        E("THREAD_END", "0x0", "return"),  # started while attached: on libptt's start wrapper
     ]
 
 

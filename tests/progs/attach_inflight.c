@@ -3,8 +3,11 @@
  * mutex ("gate") that "commands" holds; "commands" reads stdin, one command a line:
  *   wake   unlocks the gate (the locker takes it, unlocks it and ends) and signals the condvar:
  *          the waiter returns, unlocks and ends; main's join returns
+ *   again  starts a second waiter ("@waiter2_tid=", then "waiting2=1" once in its wait on
+ *          cond2), while ptt trace may be attached: its wait goes through libptt's interposer
+ *   free2  wakes it and joins it: "woken2=1"
  *   quit   the commands thread ends (main joins it too)
- * Prints "@pid=", "@cond=", "@mutex=", "@gate=", "@waiter=" (its pthread_t), "@waiter_tid=",
+ * Prints "@pid=", "@cond=", "@mutex=", "@gate=", "@cond2=", "@waiter=" (its pthread_t), "@waiter_tid=",
  * "@locker_tid=", then "waiting=1" once the three are blocked; at the end "locked=0" (the
  * locker's lock), "woken=1" (the wait returned 0 with the mutex held) and "joined=0" (the join's
  * result), "retval=42" (the waiter's). */
@@ -13,7 +16,8 @@
 static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
 static pthread_mutex_t gate = PTHREAD_MUTEX_INITIALIZER;
-static int ready, woken = -1, locked = -1;
+static pthread_cond_t cond2 = PTHREAD_COND_INITIALIZER;
+static int ready, woken = -1, locked = -1, ready2;
 static pid_t waiter_tid, locker_tid;
 static pthread_barrier_t held; /* the gate is held by commands before the locker asks for it */
 
@@ -41,10 +45,43 @@ static void *waiter(void *arg)
     return (void *)42;
 }
 
+static pid_t waiter2_tid;
+
+static void *waiter2(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&mutex);
+    waiter2_tid = (pid_t)syscall(SYS_gettid);
+    while (!ready2)
+        pthread_cond_wait(&cond2, &mutex);
+    pthread_mutex_unlock(&mutex);
+    return NULL;
+}
+
+static int in_futex(pid_t tid);
+
+/* The second waiter started, and in its wait. */
+static void again(pthread_t *t)
+{
+    pthread_create(t, NULL, waiter2, NULL);
+    for (;;) {
+        pthread_mutex_lock(&mutex);
+        pid_t w = waiter2_tid;
+        pthread_mutex_unlock(&mutex);
+        if (w && in_futex(w))
+            break;
+        struct timespec d = {0, 1000000};
+        nanosleep(&d, NULL);
+    }
+    put_line("@waiter2_tid=%d", (int)waiter2_tid);
+    put_line("waiting2=1");
+}
+
 static void *commands(void *arg)
 {
     (void)arg;
     char line[64];
+    pthread_t w2;
     pthread_mutex_lock(&gate);
     pthread_barrier_wait(&held);
     while (fgets(line, sizeof line, stdin)) {
@@ -54,6 +91,15 @@ static void *commands(void *arg)
             ready = 1;
             pthread_cond_signal(&cond);
             pthread_mutex_unlock(&mutex);
+        } else if (!strncmp(line, "again", 5)) {
+            again(&w2);
+        } else if (!strncmp(line, "free2", 5)) {
+            pthread_mutex_lock(&mutex);
+            ready2 = 1;
+            pthread_cond_signal(&cond2);
+            pthread_mutex_unlock(&mutex);
+            pthread_join(w2, NULL);
+            put_line("woken2=1");
         } else if (!strncmp(line, "quit", 4)) {
             break;
         }
@@ -103,6 +149,7 @@ int main(void)
     put_line("@cond=0x%lx", (unsigned long)(uintptr_t)&cond);
     put_line("@mutex=0x%lx", (unsigned long)(uintptr_t)&mutex);
     put_line("@gate=0x%lx", (unsigned long)(uintptr_t)&gate);
+    put_line("@cond2=0x%lx", (unsigned long)(uintptr_t)&cond2);
     pthread_barrier_init(&held, NULL, 2);
     pthread_create(&w, NULL, waiter, NULL);
     put_line("@waiter=0x%lx", (unsigned long)w);
