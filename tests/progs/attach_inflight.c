@@ -8,10 +8,9 @@
  *   free2  wakes it and joins it: "woken2=1"
  *   quit   the commands thread ends (main joins it too)
  * Prints "@pid=", "@cond=", "@mutex=", "@gate=", "@cond2=", "@waiter=" (its pthread_t),
- * "@waiter_tid=",
- * "@locker_tid=", then "waiting=1" once the three are blocked; at the end "locked=0" (the
- * locker's lock), "woken=1" (the wait returned 0 with the mutex held) and "joined=0" (the join's
- * result), "retval=42" (the waiter's). */
+ * "@waiter_tid=", "@locker_tid=", then "waiting=1" once the three are blocked; at the end
+ * "locked=0" (the locker's lock), "woken=1" (the wait returned 0 with the mutex held),
+ * "joined=0" (the join's result) and "retval=42" (the waiter's). */
 #include "progs.h"
 
 static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
