@@ -12,6 +12,8 @@ import signal
 import struct
 import time
 
+import pytest
+
 from conftest import E, PTT, parse_raw, prog, run, view
 from robust_util import Live
 from test_attach import Attach, need_ptrace  # noqa: F401 (the fixture skips without ptrace)
@@ -21,8 +23,8 @@ class Blocked:
     """attach_inflight running, its waiter in pthread_cond_wait, main in pthread_join, its
     locker in pthread_mutex_lock."""
 
-    def __init__(self):
-        self.live = Live([], tool=[prog("attach_inflight")])
+    def __init__(self, name="attach_inflight"):
+        self.live = Live([], tool=[prog(name)])
         self.v = {k: self.live.value(k) for k in ("pid", "cond", "mutex", "gate", "cond2", "waiter")}
         self.pid = int(self.v["pid"])
         self.waiter_tid = int(self.live.value("waiter_tid"))
@@ -75,8 +77,10 @@ def thread_events(path, tid):
             if e.tid == tid and e.name != "THREAD_ATTACHED"]
 
 
-def test_blocked_calls_recorded(tmp_path):
-    b = Blocked()
+@pytest.mark.parametrize("name", ["attach_inflight", "attach_inflight_noplt"])
+def test_blocked_calls_recorded(tmp_path, name):
+    """Built with PLT calls, and with -fno-plt (call *slot(%rip))."""
+    b = Blocked(name)
     a = Attach(b.pid, tmp_path / "t.ptt")
     b.wake()
     b.finish()

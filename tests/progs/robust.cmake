@@ -11,3 +11,11 @@ foreach(p ${PTT_ROBUST_PROGS})
   set_target_properties(e2eprog_${p} PROPERTIES OUTPUT_NAME ${p}
     RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/progs)
 endforeach()
+# The same, its calls made through the GOT directly (call *slot(%rip)): ptt trace -p follows
+# those in progress at the attach too (test_attach_inflight).
+add_executable(e2eprog_attach_inflight_noplt attach_inflight.c)
+target_link_libraries(e2eprog_attach_inflight_noplt PRIVATE pthread)
+target_compile_definitions(e2eprog_attach_inflight_noplt PRIVATE _GNU_SOURCE)
+target_compile_options(e2eprog_attach_inflight_noplt PRIVATE -fno-plt)
+set_target_properties(e2eprog_attach_inflight_noplt PROPERTIES OUTPUT_NAME attach_inflight_noplt
+  RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/progs)
