@@ -1,12 +1,13 @@
 /* ptt trace -p: the calls a thread was already blocked in at the attach (pthread_cond_wait,
- * pthread_join, pthread_mutex_lock and their timed forms). They entered the C library directly:
- * libptt finds, on the blocked thread's stack, the return address of the program's call to the
- * routine and puts the address of a trampoline of its own in its place; the routine's return
+ * pthread_join, pthread_mutex_lock, sem_wait and their timed forms). They entered the C library
+ * directly: libptt finds, on the blocked thread's stack, the return address of the program's call
+ * to the routine and puts the address of a trampoline of its own in its place; the routine's return
  * then comes through the trampoline, which records the call's OUT event and jumps back. At the
  * attach, CALL_BEFORE_ATTACH and the call's IN event are written into the thread's stream. At
  * the detach, a slot still waiting gets its return address back. docs/attach.md. x86-64 only. */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <semaphore.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -15,7 +16,7 @@
 #include "../common/attach.h"
 #include "libptt.h"
 
-enum kind { K_COND, K_JOIN, K_MUTEX };
+enum kind { K_COND, K_JOIN, K_MUTEX, K_SEM };
 
 static const struct routine {
     const char *name;
@@ -30,6 +31,9 @@ static const struct routine {
     {"pthread_join", K_JOIN, CALL(THREAD_JOIN)},
     {"pthread_timedjoin_np", K_JOIN, CALL(THREAD_TIMEDJOIN_NP)},
     {"pthread_mutex_lock", K_MUTEX, CALL(MUTEX_LOCK)},
+    {"sem_wait", K_SEM, CALL(SEM_WAIT)},
+    {"sem_timedwait", K_SEM, CALL(SEM_TIMEDWAIT)},
+    {"sem_clockwait", K_SEM, CALL(SEM_CLOCKWAIT)},
 #undef CALL
 };
 #define NROUTINES (sizeof routines / sizeof routines[0])
@@ -90,7 +94,7 @@ uintptr_t ptt_inflight_back(uintptr_t sp, uint64_t ret)
         __builtin_trap(); /* cannot be: the slot was ours */
     uintptr_t orig = e->orig;
     const struct routine *r = e->r;
-    uint64_t obj = e->object, lock = e->lock, a[2] = {(uint64_t)(int64_t)(int)ret, 0};
+    uint64_t obj = e->object, lock = e->lock, a[3] = {(uint64_t)(int64_t)(int)ret, 0, 0};
     atomic_store(&e->live, 0);
     if (!ptt_on())
         return orig;
@@ -100,6 +104,13 @@ uintptr_t ptt_inflight_back(uintptr_t sp, uint64_t ret)
         put(&ptt_self, PTT_EV_COND_WOKEN, PTT_STATE_COND_WOKEN, 3, w);
     } else if (r->kind == K_MUTEX && ok) {
         put(&ptt_self, PTT_EV_MUTEX_ACQUIRED, PTT_STATE_MUTEX_ACQUIRED, 1, &obj);
+    } else if (r->kind == K_SEM) { /* ret, errno, the value after */
+        int v = 0;
+        if ((int)ret == 0)
+            put(&ptt_self, PTT_EV_SEM_ACQUIRED, PTT_STATE_SEM_ACQUIRED, 1, &obj);
+        a[1] = (int)ret == -1 ? (uint64_t)err : 0;
+        REAL(sem_getvalue)((sem_t *)obj, &v);
+        a[2] = PTT_I(v);
     }
     put(&ptt_self, r->out, 0, r->nout, a);
     errno = err;
@@ -163,6 +174,8 @@ static uint64_t object_of(const struct routine *r, const struct ptt_stopped_thre
     }
     if (r->kind == K_MUTEX)
         return f % 8 == 0 && v == (int)s->a2 ? f : 0;
+    if (r->kind == K_SEM) /* glibc waits on the value (the low half of the 64-bit word), at 0 */
+        return f % 8 == 0 && v == 0 && s->a2 == 0 ? f : 0;
     /* a join sleeps on the joined thread's tid in its descriptor, which points at itself */
     long off = tid_offset();
     uintptr_t pd = f - (uintptr_t)off, self[3];
@@ -224,7 +237,8 @@ static int record_in(const struct ptt_stopped_thread *s, const struct routine *r
         t->tid = (int32_t)s->tid;
         t->serial = atomic_fetch_add(&ptt_pool->next_serial, 1) + 1;
     }
-    uint64_t mark = r->in, a[8] = {obj, lock}; /* the mutex after the condvar, or 0 */
+    /* after the object: a condvar's mutex (or 0), a semaphore's value (0: it waits) */
+    uint64_t mark = r->in, a[8] = {obj, lock};
     a[r->nin - 1] = site;
     if (!((atomic_load_explicit(&ptt_masks[0], memory_order_relaxed) >> PTT_CLASS_OF(r->in)) & 1))
         return -1; /* its class is not recorded */
@@ -233,6 +247,8 @@ static int record_in(const struct ptt_stopped_thread *s, const struct routine *r
     if (r->kind == K_MUTEX) {
         uint64_t w[2] = {obj, owner};
         put(t, PTT_EV_MUTEX_WAIT, PTT_STATE_MUTEX_WAIT, 2, w);
+    } else if (r->kind == K_SEM) {
+        put(t, PTT_EV_SEM_BLOCK, PTT_STATE_SEM_BLOCK, 1, &obj);
     }
     return 0;
 }

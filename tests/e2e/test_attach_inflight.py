@@ -1,8 +1,8 @@
 """ptt trace -p PID and the calls already in progress at the attach (docs/attach.md): a thread
-blocked in pthread_cond_wait, main blocked in pthread_join, a thread blocked in
-pthread_mutex_lock (tests/progs/attach_inflight.c).
+blocked in pthread_cond_wait, main blocked in pthread_join, threads blocked in
+pthread_mutex_lock and sem_wait (tests/progs/attach_inflight.c).
 Woken while attached, their ends are in the trace, each call marked CALL_BEFORE_ATTACH, with
-its IN as of the attach (the condvar and its mutex, the thread joined, the mutex); ptt stat and ptt check
+its IN as of the attach (the condvar and its mutex, the thread joined, the mutex, the semaphore); ptt stat and ptt check
 take them as calls begun before the attach. Detached (or ptt trace killed) while they are
 still blocked, the program ends as it would have: their return addresses are given back (or
 the trampoline left in their place only jumps back)."""
@@ -21,14 +21,16 @@ from test_attach import Attach, need_ptrace  # noqa: F401 (the fixture skips wit
 
 class Blocked:
     """attach_inflight running, its waiter in pthread_cond_wait, main in pthread_join, its
-    locker in pthread_mutex_lock."""
+    locker in pthread_mutex_lock, its taker in sem_wait."""
 
     def __init__(self, name="attach_inflight"):
         self.live = Live([], tool=[prog(name)])
-        self.v = {k: self.live.value(k) for k in ("pid", "cond", "mutex", "gate", "cond2", "waiter")}
+        self.v = {k: self.live.value(k) for k in ("pid", "cond", "mutex", "gate", "cond2", "sem",
+                                          "waiter")}
         self.pid = int(self.v["pid"])
         self.waiter_tid = int(self.live.value("waiter_tid"))
         self.locker_tid = int(self.live.value("locker_tid"))
+        self.taker_tid = int(self.live.value("taker_tid"))
         assert self.live.value("waiting") == "1"
 
     def wake(self):
@@ -36,6 +38,7 @@ class Blocked:
         returns."""
         self.live.send("wake")
         assert self.live.value("locked") == "0"
+        assert self.live.value("taken") == "0"
         assert self.live.value("woken") == "1"
         assert self.live.value("joined") == "0"
         assert self.live.value("retval") == "42"
@@ -101,6 +104,13 @@ def test_blocked_calls_recorded(tmp_path, name):
         E("MUTEX_ACQUIRED", b.v["gate"]),
         E("MUTEX_LOCK_OUT", 0),
     ]
+    assert thread_events(path, b.taker_tid)[:5] == [
+        E("CALL_BEFORE_ATTACH", "SEM_WAIT_IN"),
+        E("SEM_WAIT_IN", b.v["sem"], 0),
+        E("SEM_BLOCK", b.v["sem"]),
+        E("SEM_ACQUIRED", b.v["sem"]),
+        E("SEM_WAIT_OUT", 0, 0, 0),
+    ]
     main = thread_events(path, b.pid)
     i = main.index(E("CALL_BEFORE_ATTACH", "THREAD_JOIN_IN"))
     assert main[i + 1] == E("THREAD_JOIN_IN", b.v["waiter"])
@@ -110,11 +120,11 @@ def test_blocked_calls_recorded(tmp_path, name):
     s = run([PTT, "stat", "--format=json", path])
     assert s.returncode == 0, s.stderr
     st = json.loads(s.stdout)
-    assert st["calls_before_attach"] == 3
+    assert st["calls_before_attach"] == 4
     conds = [o for o in st["objects"] if o["kind"] == "cond"]
     assert [(o["address"], o["wait_ns"]["count"]) for o in conds] == [(b.v["cond"], 1)]
     text = run([PTT, "stat", path]).stdout
-    assert "3 calls begun before ptt trace attached" in text
+    assert "4 calls begun before ptt trace attached" in text
     c = run([PTT, "check", path])
     assert c.returncode == 0, c.stdout + c.stderr
     assert "nothing found" in c.stdout
@@ -123,7 +133,7 @@ def test_blocked_calls_recorded(tmp_path, name):
     assert e.returncode == 0, e.stderr
     calls = json.loads(out.read_text())["traceEvents"]
     marked = sorted(x["name"] for x in calls if x.get("args", {}).get("before_attach"))
-    assert marked == ["pthread_cond_wait", "pthread_join", "pthread_mutex_lock"]
+    assert marked == ["pthread_cond_wait", "pthread_join", "pthread_mutex_lock", "sem_wait"]
 
 
 def test_detached_while_blocked(tmp_path):
@@ -131,11 +141,12 @@ def test_detached_while_blocked(tmp_path):
     ends right when woken; the trace holds the two calls, unfinished."""
     b = Blocked()
     a = Attach(b.pid, tmp_path / "t.ptt")
-    for tid in (b.waiter_tid, b.pid, b.locker_tid):  # each return address replaced
+    blocked = (b.waiter_tid, b.pid, b.locker_tid, b.taker_tid)
+    for tid in blocked:  # each return address replaced
         assert len(libptt_words(b.pid, tid)) == 1
     rc, err = a.end()
     assert rc == 0, err
-    for tid in (b.waiter_tid, b.pid, b.locker_tid):  # and given back
+    for tid in blocked:  # and given back
         assert libptt_words(b.pid, tid) == []
     b.wake()
     b.finish()
