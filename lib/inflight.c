@@ -6,6 +6,7 @@
  * attach, CALL_BEFORE_ATTACH and the call's IN event are written into the thread's stream. At
  * the detach, a slot still waiting gets its return address back. docs/attach.md. x86-64 only. */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <string.h>
@@ -50,22 +51,33 @@ struct entry {
 #define PTT_INFLIGHT 256
 static struct entry table[PTT_INFLIGHT];
 
-void ptt_inflight_tramp(void);
-uintptr_t ptt_inflight_back(uintptr_t sp, uint64_t ret);
-
-/* Entered by the routine's ret (rsp: the slot + 8, rax and rdx: its result). The C function
- * gets that rsp and rax, records, and returns the address to go back to. The caller-saved
- * registers but rax and rdx are the routine's to clobber anyway. */
+/* One stub per entry (entry i at ptt_inflight_stubs + 16 i + 1, after a byte an unwinder looking
+ * up its return address - 1 finds in its frame description), entered by the routine's ret (rsp:
+ * the slot + 8; rax and rdx: its result): the entry's number in r11, to the common part, which
+ * gives the C function the number, the result and that rsp, and jumps where it says. The
+ * caller-saved registers but rax and rdx are the routine's to clobber anyway. */
+void ptt_inflight_stubs(void);
+uintptr_t ptt_inflight_back(unsigned i, uint64_t ret, uintptr_t sp);
 __asm__(".text\n"
-        ".globl ptt_inflight_tramp\n"
-        ".hidden ptt_inflight_tramp\n"
-        ".type ptt_inflight_tramp, @function\n"
-        "ptt_inflight_tramp:\n"
+        ".balign 16\n"
+        ".globl ptt_inflight_stubs\n"
+        ".hidden ptt_inflight_stubs\n"
+        "ptt_inflight_stubs:\n"
+        ".set ptt_stub_i, 0\n"
+        ".rept 256\n"
+        "    nop\n"
+        "    movl $ptt_stub_i, %r11d\n"
+        "    jmp ptt_inflight_common\n"
+        "    .balign 16\n"
+        "    .set ptt_stub_i, ptt_stub_i + 1\n"
+        ".endr\n"
+        "ptt_inflight_common:\n"
         "    push %rax\n"
         "    push %rdx\n"
         "    push %rbx\n"
-        "    lea 24(%rsp), %rdi\n"
+        "    mov %r11d, %edi\n"
         "    mov %rax, %rsi\n"
+        "    lea 24(%rsp), %rdx\n"
         "    mov %rsp, %rbx\n"
         "    and $-16, %rsp\n"
         "    call ptt_inflight_back\n"
@@ -74,8 +86,80 @@ __asm__(".text\n"
         "    pop %rbx\n"
         "    pop %rdx\n"
         "    pop %rax\n"
-        "    jmp *%r11\n"
-        ".size ptt_inflight_tramp, .-ptt_inflight_tramp\n");
+        "    jmp *%r11\n");
+
+static uintptr_t stub(unsigned i)
+{
+    return (uintptr_t)ptt_inflight_stubs + 16 * i + 1;
+}
+
+/* The frame description of each stub, for an unwinder (a thread cancelled in its call): the
+ * caller's stack pointer is rsp, its return address the one replaced (a constant). Registered
+ * with the C++ runtime's unwinder (libgcc's __register_frame), when the process has one. */
+static unsigned char fde[PTT_INFLIGHT][80] __attribute__((aligned(8)));
+static void (*reg_frame)(void *), (*dereg_frame)(void *);
+static unsigned char registered[PTT_INFLIGHT];
+
+static unsigned char *put32(unsigned char *p, uint32_t v)
+{
+    memcpy(p, &v, 4);
+    return p + 4;
+}
+
+static unsigned char *put64(unsigned char *p, uint64_t v)
+{
+    memcpy(p, &v, 8);
+    return p + 8;
+}
+
+/* A CIE ("zR", absolute pointers, CFA = rsp), then the FDE of stub i, then the end. */
+static void make_fde(unsigned i, uintptr_t orig)
+{
+    static const unsigned char cie[] = {
+        0, 0, 0, 0,   /* its id */
+        1, 'z', 'R', 0, /* version, augmentation */
+        1, 0x78, 16,  /* code alignment 1, data alignment -8, return address: column 16 */
+        1, 0x00,      /* augmentation data: pointers are absolute */
+        0x0c, 7, 0,   /* DW_CFA_def_cfa rsp, 0 */
+        0, 0, 0, 0,   /* DW_CFA_nop to a multiple of 8 */
+    };
+    unsigned char *p = fde[i], *f;
+    p = put32(p, sizeof cie);
+    memcpy(p, cie, sizeof cie);
+    p += sizeof cie;
+    f = p;
+    p = put32(p, 40);                          /* the FDE's length, after this word */
+    p = put32(p, (uint32_t)(p - fde[i]));      /* back to the CIE */
+    p = put64(p, stub(i) - 1);                 /* the code it covers */
+    p = put64(p, 16);
+    *p++ = 0;                                  /* no augmentation data */
+    *p++ = 0x16;                               /* DW_CFA_val_expression */
+    *p++ = 16;                                 /* the return address */
+    *p++ = 9;                                  /* is DW_OP_const8u orig */
+    *p++ = 0x0e;
+    p = put64(p, orig);
+    while ((p - f) % 8 != 4)
+        *p++ = 0; /* DW_CFA_nop */
+    put32(p, 0); /* the end */
+}
+
+static void describe_stub(unsigned i, uintptr_t orig)
+{
+    if (!reg_frame) {
+        reg_frame = (void (*)(void *))(uintptr_t)dlsym(RTLD_DEFAULT, "__register_frame");
+        dereg_frame = (void (*)(void *))(uintptr_t)dlsym(RTLD_DEFAULT, "__deregister_frame");
+        if (!reg_frame || !dereg_frame)
+            reg_frame = dereg_frame = 0;
+    }
+    if (registered[i] && dereg_frame)
+        dereg_frame(fde[i]);
+    registered[i] = 0;
+    if (!reg_frame)
+        return;
+    make_fde(i, orig);
+    reg_frame(fde[i]);
+    registered[i] = 1;
+}
 
 /* Write an event of the table for thread t, if its class and kind are recorded. */
 static void put(struct ptt_thread *t, uint16_t id, int state, unsigned n, const uint64_t *a)
@@ -84,14 +168,11 @@ static void put(struct ptt_thread *t, uint16_t id, int state, unsigned n, const 
         ptt_write(t, id, n, a);
 }
 
-uintptr_t ptt_inflight_back(uintptr_t sp, uint64_t ret)
+uintptr_t ptt_inflight_back(unsigned i, uint64_t ret, uintptr_t sp)
 {
-    struct entry *e = NULL;
-    for (unsigned i = 0; i < PTT_INFLIGHT && !e; i++)
-        if (atomic_load(&table[i].live) && (uintptr_t)table[i].slot == sp - 8)
-            e = &table[i];
-    if (!e)
-        __builtin_trap(); /* cannot be: the slot was ours */
+    struct entry *e = &table[i];
+    if (i >= PTT_INFLIGHT || !atomic_load(&e->live) || (uintptr_t)e->slot != sp - 8)
+        __builtin_trap(); /* cannot be: the slot was this entry's */
     uintptr_t orig = e->orig;
     const struct routine *r = e->r;
     uint64_t obj = e->object, lock = e->lock, a[3] = {(uint64_t)(int64_t)(int)ret, 0, 0};
@@ -276,8 +357,9 @@ PTT_EXPORT int ptt_attach_inflight(const struct ptt_stopped_thread *s, int64_t n
         if (record_in(&s[i], r, obj, lock, *slot, owner) || inside)
             continue; /* the interposer records the return */
         *e = (struct entry){slot, *slot, obj, lock, r, s[i].tid, 0};
+        describe_stub((unsigned)(e - table), e->orig);
         atomic_store(&e->live, 1);
-        *slot = (uintptr_t)ptt_inflight_tramp;
+        *slot = stub((unsigned)(e - table));
         found++;
     }
     return found;
@@ -300,7 +382,7 @@ PTT_EXPORT int ptt_attach_inflight_stop(const struct ptt_stopped_thread *s, int6
             k++;
         if (k == n || s[k].rsp > at || at >= s[k].stack_hi)
             continue;
-        if (*e->slot == (uintptr_t)ptt_inflight_tramp) {
+        if (*e->slot == stub(i)) {
             *e->slot = e->orig;
             restored++;
         }
