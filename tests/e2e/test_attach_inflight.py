@@ -211,6 +211,29 @@ def test_blocked_in_interposer(tmp_path):
     ]
 
 
+@pytest.mark.parametrize("kill", [False, True])
+def test_cancelled_while_followed(tmp_path, kill):
+    """A C++ thread cancelled in a wait followed (while attached, or after ptt trace was
+    killed): the unwinding goes through the replaced return address, and the destructor of the
+    frame above the wait runs."""
+    if not prog("attach_cancel").exists():
+        pytest.skip("no C++ compiler: attach_cancel not built")
+    live = Live([], tool=[prog("attach_cancel")])
+    pid = int(live.value("pid"))
+    assert live.value("waiting") == "1"
+    a = Attach(pid, tmp_path / "t.ptt")
+    if kill:
+        a.end(signal.SIGKILL)
+    live.send("cancel")
+    assert (live.value("destroyed"), live.value("cancelled"), live.value("relocked")) == \
+        ("1", "1", "0")
+    live.p.stdin.close()
+    assert live.p.wait(timeout=60) == 0
+    if not kill:
+        rc, err = a.end(None)  # the program ended while attached
+        assert rc == 0, err
+
+
 def test_killed_while_blocked(tmp_path):
     """ptt trace killed while the calls are still blocked: the trampolines stay in place and
     only jump back; the program ends right. A ptt trace -p after that takes the killed one's

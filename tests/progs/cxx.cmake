@@ -23,3 +23,9 @@ add_custom_command(TARGET e2eprog_cxx_names POST_BUILD
   COMMAND ${CMAKE_STRIP} --strip-all -o ${d}/cxx_names_split $<TARGET_FILE:e2eprog_cxx_names>
   COMMAND ${CMAKE_OBJCOPY} --add-gnu-debuglink=${d}/cxx_names_split.debug ${d}/cxx_names_split
   COMMENT "Stripped copies of cxx_names")
+
+# A C++ thread cancelled in a condvar wait ptt trace -p followed: its destructors run
+# (tests/e2e/test_attach_inflight.py).
+add_executable(e2eprog_attach_cancel attach_cancel.cc)
+target_link_libraries(e2eprog_attach_cancel PRIVATE pthread)
+set_target_properties(e2eprog_attach_cancel PROPERTIES OUTPUT_NAME attach_cancel RUNTIME_OUTPUT_DIRECTORY ${d})
