@@ -1,10 +1,12 @@
 /* ptt trace -p: the calls a thread was already blocked in at the attach (pthread_cond_wait,
  * pthread_join, pthread_mutex_lock, sem_wait and their timed forms). They entered the C library
  * directly: libptt finds, on the blocked thread's stack, the return address of the program's call
- * to the routine and puts the address of a trampoline of its own in its place; the routine's return
- * then comes through the trampoline, which records the call's OUT event and jumps back. At the
- * attach, CALL_BEFORE_ATTACH and the call's IN event are written into the thread's stream. At
- * the detach, a slot still waiting gets its return address back. docs/attach.md. x86-64 only. */
+ * to the routine and puts in its place the address of a stub of its own, one per entry of its
+ * table; the routine's return then comes through the stub, which records the call's OUT event
+ * and jumps back. At the attach, CALL_BEFORE_ATTACH and the call's IN event are written into the
+ * thread's stream. At the detach, a slot still waiting gets its return address back. Each stub
+ * has a frame description for an unwinder (a thread cancelled in its call). docs/attach.md.
+ * x86-64 only. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
@@ -116,31 +118,31 @@ static unsigned char *put64(unsigned char *p, uint64_t v)
 static void make_fde(unsigned i, uintptr_t orig)
 {
     static const unsigned char cie[] = {
-        0, 0, 0, 0,   /* its id */
-        1, 'z', 'R', 0, /* version, augmentation */
-        1, 0x78, 16,  /* code alignment 1, data alignment -8, return address: column 16 */
-        1, 0x00,      /* augmentation data: pointers are absolute */
-        0x0c, 7, 0,   /* DW_CFA_def_cfa rsp, 0 */
-        0, 0, 0, 0,   /* DW_CFA_nop to a multiple of 8 */
+        0,    0,    0,   0, /* its id */
+        1,    'z',  'R', 0, /* version, augmentation */
+        1,    0x78, 16,     /* code alignment 1, data alignment -8, return address: column 16 */
+        1,    0x00,         /* augmentation data: pointers are absolute */
+        0x0c, 7,    0,      /* DW_CFA_def_cfa rsp, 0 */
+        0,    0,    0,   0, /* DW_CFA_nop to a multiple of 8 */
     };
     unsigned char *p = fde[i], *f;
     p = put32(p, sizeof cie);
     memcpy(p, cie, sizeof cie);
     p += sizeof cie;
     f = p;
-    p = put32(p, 40);                          /* the FDE's length, after this word */
-    p = put32(p, (uint32_t)(p - fde[i]));      /* back to the CIE */
-    p = put64(p, stub(i) - 1);                 /* the code it covers */
+    p = put32(p, 40);                     /* the FDE's length, after this word */
+    p = put32(p, (uint32_t)(p - fde[i])); /* back to the CIE */
+    p = put64(p, stub(i) - 1);            /* the code it covers */
     p = put64(p, 16);
-    *p++ = 0;                                  /* no augmentation data */
-    *p++ = 0x16;                               /* DW_CFA_val_expression */
-    *p++ = 16;                                 /* the return address */
-    *p++ = 9;                                  /* is DW_OP_const8u orig */
+    *p++ = 0;    /* no augmentation data */
+    *p++ = 0x16; /* DW_CFA_val_expression */
+    *p++ = 16;   /* the return address */
+    *p++ = 9;    /* is DW_OP_const8u orig */
     *p++ = 0x0e;
     p = put64(p, orig);
     while ((p - f) % 8 != 4)
         *p++ = 0; /* DW_CFA_nop */
-    put32(p, 0); /* the end */
+    put32(p, 0);  /* the end */
 }
 
 static void describe_stub(unsigned i, uintptr_t orig)
@@ -170,8 +172,10 @@ static void put(struct ptt_thread *t, uint16_t id, int state, unsigned n, const 
 
 uintptr_t ptt_inflight_back(unsigned i, uint64_t ret, uintptr_t sp)
 {
+    if (i >= PTT_INFLIGHT)
+        __builtin_trap();
     struct entry *e = &table[i];
-    if (i >= PTT_INFLIGHT || !atomic_load(&e->live) || (uintptr_t)e->slot != sp - 8)
+    if (!atomic_load(&e->live) || (uintptr_t)e->slot != sp - 8)
         __builtin_trap(); /* cannot be: the slot was this entry's */
     uintptr_t orig = e->orig;
     const struct routine *r = e->r;
