@@ -134,6 +134,10 @@ def test_blocked_calls_recorded(tmp_path, name):
     calls = json.loads(out.read_text())["traceEvents"]
     marked = sorted(x["name"] for x in calls if x.get("args", {}).get("before_attach"))
     assert marked == ["pthread_cond_wait", "pthread_join", "pthread_mutex_lock", "sem_wait"]
+    html = tmp_path / "t.html"
+    r = run([PTT, "report", "-o", html, path])
+    assert r.returncode == 0, r.stderr
+    assert '<td id="before_attach">4</td>' in html.read_text()
 
 
 def test_detached_while_blocked(tmp_path):
