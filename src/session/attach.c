@@ -579,7 +579,7 @@ static void unfollow_inflight(struct ptt_attach *a, struct stopped *s)
     int64_t n = describe(s, t, 256), r;
     uint64_t args[2] = {0, (uint64_t)n};
     char err[256];
-    if (fn)
+    if (fn && n) /* libptt keeps the entries of the threads not told of */
         call_in(s, caller(s), fn, args, 1, t, (size_t)n * sizeof *t, &r, err, sizeof err);
 }
 
