@@ -16,7 +16,7 @@ import pytest
 
 from conftest import E, PTT, parse_raw, prog, run, view
 from robust_util import Live
-from test_attach import Attach, need_ptrace  # noqa: F401 (the fixture skips without ptrace)
+from test_attach import Attach, Loop, need_ptrace  # noqa: F401 (the fixture skips without ptrace)
 
 
 class Blocked:
@@ -264,3 +264,24 @@ def test_killed_then_woken(tmp_path):
     assert len(libptt_words(b.pid, b.waiter_tid)) == 1
     b.wake()
     b.finish()
+
+
+def test_attached_while_contended(tmp_path):
+    """Attached and detached again and again while two threads contend for a mutex
+    (tests/progs/attach_loop.c): the locks in progress at each attach are followed, and the
+    program's counter stays right; each trace checks clean."""
+    loop = Loop()
+    loop.live.send("go")
+    loop.live.value("going")
+    for i in range(8):
+        a = Attach(loop.pid, tmp_path / f"{i}.ptt")
+        time.sleep(0.05)
+        rc, err = a.end(signal.SIGKILL if i == 3 else signal.SIGINT)
+        if i != 3:
+            assert rc == 0, err
+            c = run([PTT, "check", tmp_path / f"{i}.ptt"])
+            assert c.returncode == 0, c.stdout + c.stderr
+    loop.live.send("pause")
+    loop.live.value("locks")
+    assert loop.state() == loop.before
+    loop.finish()
