@@ -149,10 +149,21 @@ static int skipped(struct dl_phdr_info *info)
            strstr(n, "/ld64.so");
 }
 
+/* The executable segments of the modules patched (the code ptt_got_callee reads), gathered as
+ * they are patched, and libptt's own. */
+static struct {
+    uintptr_t lo, hi;
+} code[1024];
+static unsigned ncode;
+static uintptr_t self_lo, self_hi;
+
+static int add_code(struct dl_phdr_info *info, size_t size, void *arg);
+
 static int patch_module(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size, (void)arg;
     struct dyn d;
+    add_code(info, size, arg); /* for ptt_got_callee */
     if (skipped(info) || read_dyn(info, &d))
         return 0;
     uintptr_t key = d.base ^ d.symtab;
@@ -170,6 +181,7 @@ int ptt_got_patch(void)
 {
     if (!self_base && find_ours())
         return -1;
+    ncode = 0;
     dl_iterate_phdr(patch_module, 0);
     return 0;
 }
@@ -195,4 +207,85 @@ void ptt_got_restore(void)
             put(&slots[i], slots[i].old);
     nslots = 0;
     ndone = 0;
+}
+
+/* ---- call sites (lib/inflight.c) ---- */
+
+static int add_code(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size, (void)arg;
+    int self = info->dlpi_addr == self_base;
+    if (skipped(info) && !self)
+        return 0;
+    for (unsigned i = 0; i < info->dlpi_phnum && ncode < sizeof code / sizeof code[0]; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+            continue;
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+        if (self)
+            self_lo = lo, self_hi = hi;
+        else
+            code[ncode].lo = lo, code[ncode++].hi = hi;
+    }
+    return 0;
+}
+
+/* Whether [a, a + n) is code of a patched module (then it can be read). */
+static int in_code(uintptr_t a, size_t n)
+{
+    for (unsigned i = 0; i < ncode; i++)
+        if (a >= code[i].lo && a + n <= code[i].hi && a + n > a)
+            return 1;
+    return 0;
+}
+
+static int32_t rel32(uintptr_t at)
+{
+    int32_t v;
+    memcpy(&v, (const void *)at, 4);
+    return v;
+}
+
+/* The GOT slot a PLT entry jumps through: jmp *d(%rip), with or without endbr64 and bnd. */
+static uintptr_t plt_slot(uintptr_t e)
+{
+    const unsigned char *p = (const unsigned char *)e;
+    if (!in_code(e, 11))
+        return 0;
+    if (p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && p[3] == 0xfa) /* endbr64 */
+        p += 4;
+    if (p[0] == 0xf2) /* bnd */
+        p++;
+    if (p[0] != 0xff || p[1] != 0x25)
+        return 0;
+    uintptr_t next = (uintptr_t)p + 6;
+    return next + (uintptr_t)(intptr_t)rel32((uintptr_t)p + 2);
+}
+
+/* The interposed routine ret returns from, by name (NULL: ret is no return address of a call
+ * through a slot patched): a call rel32 to a PLT entry, or a call *d(%rip) (-fno-plt). */
+const char *ptt_got_callee(uintptr_t ret)
+{
+    uintptr_t slot = 0;
+    if (in_code(ret - 6, 6) && ((const unsigned char *)ret)[-6] == 0xff &&
+        ((const unsigned char *)ret)[-5] == 0x15)
+        slot = ret + (uintptr_t)(intptr_t)rel32(ret - 4);
+    else if (in_code(ret - 5, 5) && ((const unsigned char *)ret)[-5] == 0xe8)
+        slot = plt_slot(ret + (uintptr_t)(intptr_t)rel32(ret - 4));
+    if (!slot)
+        return NULL;
+    for (unsigned i = 0; i < nslots; i++)
+        if ((uintptr_t)slots[i].at == slot) {
+            uintptr_t v = __atomic_load_n(slots[i].at, __ATOMIC_ACQUIRE);
+            for (unsigned k = 0; k < NNAMES; k++)
+                if (ours[k] && v == (uintptr_t)ours[k])
+                    return names[k];
+        }
+    return NULL;
+}
+
+/* Whether a is in libptt's own code. */
+int ptt_got_ours(uintptr_t a)
+{
+    return a >= self_lo && a < self_hi;
 }

@@ -30,6 +30,10 @@ void ptt_start(void);
  * put them back. */
 int ptt_got_patch(void);
 void ptt_got_restore(void);
+/* The interposed routine whose call through a patched slot returns to ret, or NULL. */
+const char *ptt_got_callee(uintptr_t ret);
+/* Whether a is in libptt's code. */
+int ptt_got_ours(uintptr_t a);
 /* 1 while attached by ptt trace -p: modules loaded later are patched as they come. */
 extern int ptt_attached;
 /* The program's signal handlers back where libptt's trampoline is (lib/signal.c). */

@@ -348,6 +348,9 @@ static int meta_event(struct ptt_check *c, struct cthread *th, const struct ptt_
     case PTT_EV_HANG_BLOCKED: check_proc(c, ev->pid)->hung = 1; return 1;
     case PTT_EV_TRACE_LOST:
     case PTT_EV_TRACE_CONTROL: c->partial = 1; return 1;
+    case PTT_EV_CALL_BEFORE_ATTACH: /* what it did before the attach is not in the trace */
+        th->complete = 0;
+        return 0; /* the tracker marks the call */
     case PTT_EV_PROCESS_START: process_start(c, th, ev); return 1;
     case PTT_EV_PROCESS_EXIT: {
         int st = (int)ptt_ev_arg(ev, PTT_F(PROCESS_EXIT, status), 0);

@@ -36,6 +36,7 @@ struct ptt_stats {
     struct object *ocache[256];
     struct thread *tcache[64];
     uint64_t bufwait_ns, bufwaits; /* TRACE_BUFFER_WAIT */
+    uint64_t before_attach;        /* calls begun before ptt trace -p attached */
     void (*observe)(void *arg, const struct ptt_stat_interval *iv);
     void *observe_arg;
     int64_t from; /* ptt_stats_window */
@@ -325,6 +326,7 @@ static void close_call(struct ptt_stats *s, struct thread *t, const struct ptt_e
     uint16_t id = c->in.id;
     enum role r = role_of(c->in.info);
     int ok = !ended && out_ok(ev, EOWNERDEAD);
+    s->before_attach += c->before_attach;
     int cls = PTT_CLASS_OF(id);
     switch (r) {
     case R_LOCK:
@@ -573,6 +575,11 @@ void ptt_stats_bufwait(const struct ptt_stats *s, uint64_t *ns, uint64_t *waits)
 {
     *ns = s->bufwait_ns;
     *waits = s->bufwaits;
+}
+
+uint64_t ptt_stats_before_attach(const struct ptt_stats *s)
+{
+    return s->before_attach;
 }
 
 struct ptt_stat_thread **ptt_stats_threads(const struct ptt_stats *s, size_t *n)

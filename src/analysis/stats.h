@@ -83,6 +83,9 @@ struct ptt_stat_thread **ptt_stats_threads(const struct ptt_stats *s, size_t *n)
  * --overflow=block), and how many times: ptt's cost, left out of the waits of the objects and
  * of the threads' blocked time. */
 void ptt_stats_bufwait(const struct ptt_stats *s, uint64_t *ns, uint64_t *waits);
+/* The calls begun before ptt trace -p attached (CALL_BEFORE_ATTACH): their waits count from the
+ * attach. */
+uint64_t ptt_stats_before_attach(const struct ptt_stats *s);
 /* Who made others wait for o (a record of s), most time first, then most waits, then tid: the
  * holds of one thread and of the same source lines (two return addresses of a line, names as
  * names gives them) merged. An array to free(), *n long (0 for an object nobody waited for).

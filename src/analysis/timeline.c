@@ -197,7 +197,9 @@ static void close_call(struct tl *t, struct tthread *th, const struct ptt_open *
             waiters(t, th->pid, c->object, PTT_CLASS_OF(c->in.id), ns, -1);
     }
     if (t->cb->call)
-        t->cb->call(t->arg, &c->in, ns, unfinished);
+        t->cb->call(t->arg, &c->in, ns,
+                    (unfinished ? PTT_TL_UNFINISHED : 0) |
+                        (c->before_attach ? PTT_TL_BEFORE_ATTACH : 0));
 }
 
 /* libptt waited for a free sub-buffer before it recorded ev (TRACE_BUFFER_WAIT, at the wait's

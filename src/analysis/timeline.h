@@ -33,6 +33,10 @@ enum ptt_tl_link {
     PTT_TL_NLINKS
 };
 
+/* How a call ended, for the call callback (flags). */
+#define PTT_TL_UNFINISHED 1
+#define PTT_TL_BEFORE_ATTACH 2
+
 struct ptt_tl_callbacks {
     /* Every event, first (CTF, SCO: all of them). */
     void (*event)(void *arg, const struct ptt_ev *ev);
@@ -42,9 +46,10 @@ struct ptt_tl_callbacks {
     /* A process or thread is first or last seen. name: its name, or NULL. */
     void (*process)(void *arg, int32_t pid, int64_t ns, int begin);
     void (*thread)(void *arg, int32_t pid, int32_t tid, int64_t ns, int begin, const char *name);
-    /* A call, when it returns (or when the trace or the thread ends inside it: unfinished).
-     * in: its IN event. */
-    void (*call)(void *arg, const struct ptt_ev *in, int64_t end_ns, int unfinished);
+    /* A call, when it returns (or when the trace or the thread ends inside it: how has
+     * PTT_TL_UNFINISHED; begun before ptt trace -p attached: PTT_TL_BEFORE_ATTACH, its IN as of
+     * the attach). in: its IN event. */
+    void (*call)(void *arg, const struct ptt_ev *in, int64_t end_ns, int how);
     /* A blocked span of a thread, when it ends; object: what it waited for (a pthread_t for a
      * join), call: the IN event's id. */
     void (*state)(void *arg, int32_t pid, int32_t tid, enum ptt_tl_state state, int64_t from,

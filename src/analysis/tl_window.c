@@ -113,19 +113,19 @@ static void w_thread(void *arg, int32_t pid, int32_t tid, int64_t ns, int begin,
         p->name = strdup(name);
 }
 
-static void w_call(void *arg, const struct ptt_ev *in, int64_t end_ns, int unfinished)
+static void w_call(void *arg, const struct ptt_ev *in, int64_t end_ns, int how)
 {
     struct tl_window *w = arg;
     if (!w->cb->call || !inside(w, end_ns))
         return;
     if (in->ns >= w->from) {
-        w->cb->call(w->arg, in, end_ns, unfinished);
+        w->cb->call(w->arg, in, end_ns, how);
         return;
     }
     struct ptt_ev at; /* begun before: from the window's start */
     memcpy(&at, in, offsetof(struct ptt_ev, args) + in->nargs * sizeof in->args[0]);
     at.ns = w->from;
-    w->cb->call(w->arg, &at, end_ns, unfinished);
+    w->cb->call(w->arg, &at, end_ns, how);
 }
 
 static void w_state(void *arg, int32_t pid, int32_t tid, enum ptt_tl_state state, int64_t from,

@@ -8,6 +8,7 @@
 
 #include "util/hmap.h"
 #include "analysis/tracker.h"
+#include "ptt_fields.h"
 
 /* What every event of the analyses goes through (ptt_tracker_feed), in line whatever the
  * compiler's estimate of its size. */
@@ -171,6 +172,8 @@ EVERY struct ptt_open *push(struct ptt_tthread *th, const struct ptt_ev *ev, int
     o->block_cls = 0;
     o->contended = o->has_owner = 0;
     o->owner = o->holders = 0;
+    o->before_attach = !frame && th->before_attach == ev->id;
+    th->before_attach = 0;
     const struct ptt_evinfo *e = ev->info;
     /* A blocking WAIT waits from its start; pthread_once only when another thread runs the
      * routine. */
@@ -257,7 +260,7 @@ EVERY void on_out(struct ptt_tthread *th, const struct ptt_ev *ev, struct ptt_tr
     if (in->role == PTT_ROLE_ACQUIRE && !(in->rflags & PTT_ROLEF_COUNTED) &&
         status_ok(ev, EOWNERDEAD))
         hold(th, ev, c->object, in->okind, (in->rflags & PTT_ROLEF_SHARED) != 0, c->site, res);
-    else if (in->role == PTT_ROLE_WAIT && ptt_ev_role_get(&c->in, PTT_RF_LOCK, &lock) &&
+    else if (in->role == PTT_ROLE_WAIT && ptt_ev_role_get(&c->in, PTT_RF_LOCK, &lock) && lock &&
              !status_is(ev, EPERM)) /* returned: the mutex is held again, or was never let go */
         hold(th, ev, lock, PTT_CLASS_mutex, 0, c->site, res); /* a condvar's mutex, again */
 }
@@ -335,6 +338,9 @@ static void on_state(struct ptt_tthread *th, const struct ptt_ev *ev, struct ptt
     switch (ev->id) { /* written by the reader */
     case PTT_EV_TRACE_UNFINISHED: unwind(th, 0, res); break;
     case PTT_EV_THREAD_CANCELLED: unwind(th, 1, res); break;
+    case PTT_EV_CALL_BEFORE_ATTACH: /* the IN event it names comes next */
+        th->before_attach = (uint16_t)ptt_ev_arg(ev, PTT_F(CALL_BEFORE_ATTACH, call), 0);
+        break;
     default: break;
     }
 }

@@ -23,6 +23,7 @@ struct ptt_open {
     int block_cls;    /* the class of what it waits for */
     int contended;    /* a CONTENDED event came inside it */
     int has_owner;    /* the last CONTENDED event named the holder */
+    int before_attach; /* begun before ptt trace -p attached: its IN is as of the attach */
     uint64_t owner;   /* its tid */
     uint64_t holders; /* the count the last CONTENDED event gave (a rwlock's readers), 0 if none */
     /* Its IN event (a frame: its FRAME_BEGIN event). Last, as in.args: the arguments past
@@ -47,6 +48,8 @@ struct ptt_tthread {
     uint32_t key;           /* the serial or the tid, as the tracker was made */
     int calls_only;         /* PTT_TRACK_CALLS_ONLY: no objects held, IN events without args */
     int ended;              /* THREAD_END seen */
+    uint16_t before_attach; /* CALL_BEFORE_ATTACH: the IN event it names, of a call begun
+                               before the attach, comes next */
     struct ptt_open *open;  /* outermost first */
     unsigned nopen, ncalls; /* entries; of them, calls (not frames) */
     unsigned open_cap;
@@ -89,7 +92,7 @@ void ptt_tracker_free(struct ptt_tracker *t);
 /* Follow ev (events of an unknown id do nothing); res (may be NULL) says what it did. An OUT
  * event closes the innermost call of its routine (the calls above it are dropped: their OUT
  * events were lost); THREAD_END and THREAD_CANCELLED close all, TRACE_UNFINISHED the innermost
- * call. */
+ * call. CALL_BEFORE_ATTACH marks the call of the IN event after it as begun before the attach. */
 unsigned ptt_tracker_event(struct ptt_tracker *t, const struct ptt_ev *ev, struct ptt_track *res);
 /* The same, for ev's thread as ptt_tracker_get gave it: a caller that keeps the thread (one per
  * stream, per thread of its own) saves looking it up for every event. */

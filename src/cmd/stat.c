@@ -131,6 +131,7 @@ struct stat_view {
     uint64_t nevents;
     int64_t end_ns;
     uint64_t bufwait_ns, bufwaits; /* for ptt's buffer: not the program's */
+    uint64_t before_attach;        /* calls begun before ptt trace -p attached */
     struct ptt_stat_object **ov;
     struct ptt_stat_thread **tv;
     size_t no, nt, shown_o, shown_t;
@@ -323,6 +324,8 @@ static void write_json(const struct stat_view *v)
     if (v->bufwaits)
         printf(",\"ptt_buffer_wait\":{\"waits\":%" PRIu64 ",\"wait_ns\":%" PRIu64 "}", v->bufwaits,
                v->bufwait_ns);
+    if (v->before_attach)
+        printf(",\"calls_before_attach\":%" PRIu64, v->before_attach);
     printf(",\"objects\":[");
     for (size_t i = 0; i < v->shown_o; i++)
         json_object(v->ov[i], v->cls, v->top, !i);
@@ -508,6 +511,10 @@ static void write_text(const struct stat_view *v)
         printf("waited for ptt's buffer: %s in %" PRIu64 " wait%s, not counted as lock waits\n", w,
                v->bufwaits, v->bufwaits == 1 ? "" : "s");
     }
+    if (v->before_attach)
+        printf("%" PRIu64
+               " call%s begun before ptt trace attached: waits counted from the attach\n",
+               v->before_attach, v->before_attach == 1 ? "" : "s");
     putchar('\n');
     text_objects(v);
     text_sites(v);
@@ -550,6 +557,7 @@ int cmd_stat(int argc, char **argv)
     struct stat_view v = {.top = o.top, .path = o.path};
     stat_read(r, stats, &v, o.filter);
     ptt_stats_bufwait(stats, &v.bufwait_ns, &v.bufwaits);
+    v.before_attach = ptt_stats_before_attach(stats);
 
     /* Objects, sorted, filtered by kind. */
     v.ov = ptt_stats_objects(stats, (enum ptt_stat_sort)o.sort_by, o.kinds, names, &v.no);

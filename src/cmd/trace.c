@@ -746,6 +746,14 @@ static void record_threads(struct ptt_session *s, pid_t pid)
         closedir(d);
 }
 
+/* ptt_attach's: libptt started, the threads still stopped (before the calls in progress are
+ * followed: those name their threads). */
+static void threads_attached(void *arg)
+{
+    struct ptt_session *s = arg;
+    record_threads(s, s->child);
+}
+
 /* As root, attached to another user's process: the pool is that user's (libptt takes only a
  * pool of its own user, docs/security.md), still closed to everyone else. */
 static int give_pool(struct ptt_session *s, pid_t pid)
@@ -794,7 +802,7 @@ static int attach_session(struct trace_opts *o, const char *lib)
         ptt_warn("trace", "cannot watch process %d: %s", (int)o->pid, strerror(errno));
         return undo(&s);
     }
-    if (ptt_attach(&a, o->pid, lib, s.d.env, err, sizeof err)) {
+    if (ptt_attach(&a, o->pid, lib, s.d.env, threads_attached, &s, err, sizeof err)) {
         ptt_warn("trace", "%s", err);
         close(s.target_fd);
         if (s.rot)
@@ -806,7 +814,6 @@ static int attach_session(struct trace_opts *o, const char *lib)
         return undo(&s);
     }
     s.attach = &a;
-    record_threads(&s, o->pid);
     if (o->duration_s)
         s.deadline_ns = ptt_mono_ns() + (uint64_t)(o->duration_s * 1e9);
     add_pid_info(&s);

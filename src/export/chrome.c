@@ -300,8 +300,9 @@ static void on_thread(void *arg, int32_t pid, int32_t tid, int64_t ns, int begin
     put(c, "}}");
 }
 
-static void on_call(void *arg, const struct ptt_ev *in, int64_t end_ns, int unfinished)
+static void on_call(void *arg, const struct ptt_ev *in, int64_t end_ns, int how)
 {
+    int unfinished = how & PTT_TL_UNFINISHED;
     struct chrome *c = arg;
     begin_event(c, 'X', in->info->routine, in->info->cls);
     where(c, in->pid, in->tid, in->ns);
@@ -321,6 +322,8 @@ static void on_call(void *arg, const struct ptt_ev *in, int64_t end_ns, int unfi
     }
     if (unfinished)
         put(c, sep ? ",\"unfinished\":true" : "\"unfinished\":true");
+    if (how & PTT_TL_BEFORE_ATTACH) /* its start is the attach's */
+        put(c, sep || unfinished ? ",\"before_attach\":true" : "\"before_attach\":true");
     put(c, "}}");
     if (c->blocked.set && c->blocked.pid == in->pid && c->blocked.tid == in->tid)
         write_blocked(c);

@@ -395,10 +395,10 @@ static void on_event(void *arg, const struct ptt_ev *ev)
     }
 }
 
-static void on_call(void *arg, const struct ptt_ev *in, int64_t end_ns, int unfinished)
+static void on_call(void *arg, const struct ptt_ev *in, int64_t end_ns, int how)
 {
     struct paje *x = arg;
-    (void)unfinished;
+    (void)how;
     int k = waits_on(in->info);
     uint64_t a;
     if (k < 0 || !ptt_ev_role_get(in, PTT_RF_OBJECT, &a))

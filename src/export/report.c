@@ -482,6 +482,8 @@ static void data_info(struct rep *R, FILE *f, const char *path, const struct hea
             R->events, R->nrows);
     if (H->has_end)
         fprintf(f, ",\"lost\":%" PRIu64 ",\"exit\":%d", H->lost, H->exit_status);
+    if (ptt_stats_before_attach(R->stats))
+        fprintf(f, ",\"calls_before_attach\":%" PRIu64, ptt_stats_before_attach(R->stats));
     fputs("},\"states\":[", f);
     for (int s = 0; s < PTT_TL_NSTATES; s++)
         fprintf(f, "%s\"%s\"", s ? "," : "", ptt_tl_state_name((enum ptt_tl_state)s));
@@ -779,6 +781,12 @@ static void write_header_html(FILE *f, const char *path, const struct header *H,
             "<tr><th>events</th><td id=\"events\">%" PRIu64 "</td></tr>"
             "<tr><th>threads</th><td id=\"nthreads\">%zu</td></tr>",
             (double)R->last_ns / 1e9, R->events, R->nrows);
+    uint64_t before = ptt_stats_before_attach(R->stats);
+    if (before) /* ptt trace -p: their waits are drawn from the attach */
+        fprintf(f,
+                "<tr><th>calls begun before the attach</th><td id=\"before_attach\">%" PRIu64
+                "</td></tr>",
+                before);
     if (H->has_end)
         fprintf(f, "<tr><th>lost events</th><td>%" PRIu64 "</td></tr>", H->lost);
     else

@@ -18,11 +18,14 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/user.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "../common/attach.h"
 
 #define MAX_TIDS 4096
 
@@ -500,6 +503,86 @@ static int start_lib(struct ptt_attach *a, struct stopped *s, const char *env, c
     return 0;
 }
 
+/* The end of the mapping of process pid that holds address a (0: none). */
+static uint64_t mapping_end(pid_t pid, uint64_t a)
+{
+    char mp[64], line[4096 + 128];
+    snprintf(mp, sizeof mp, "/proc/%d/maps", (int)pid);
+    FILE *f = fopen(mp, "r");
+    uint64_t end = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        unsigned long long lo, hi;
+        if (sscanf(line, "%llx-%llx", &lo, &hi) == 2 && a >= lo && a < hi) {
+            end = hi;
+            break;
+        }
+    }
+    if (f)
+        fclose(f);
+    return end;
+}
+
+/* What libptt is told of the stopped threads inside a futex system call (the calls in progress
+ * it may follow, or has followed), at most max. */
+static int64_t describe(const struct stopped *s, struct ptt_stopped_thread *t, int64_t max)
+{
+    int64_t n = 0;
+    for (int i = 0; i < s->n && n < max; i++) {
+        struct user_regs_struct r;
+        if (ptrace(PTRACE_GETREGS, s->tids[i], 0, &r) || r.orig_rax != SYS_futex)
+            continue;
+        struct ptt_stopped_thread *d = &t[n++];
+        *d = (struct ptt_stopped_thread){.tid = s->tids[i], .rsp = r.rsp, .nr = r.orig_rax};
+        d->stack_hi = mapping_end(s->pid, r.rsp);
+        d->a0 = r.rdi, d->a1 = r.rsi, d->a2 = r.rdx;
+        d->fs_base = r.fs_base;
+    }
+    return n;
+}
+
+/* Whether a thread of the process runs with a shadow stack (x86 CET, Linux 6.6 and later): a
+ * return address replaced on the stack would fault there. */
+static int shadow_stack(pid_t pid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "r");
+    int on = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "x86_Thread_features:", 20) && strstr(line, "shstk"))
+            on = 1;
+    if (f)
+        fclose(f);
+    return on;
+}
+
+/* The calls the threads are blocked in, followed by libptt (lib/inflight.c): its return is
+ * recorded. Nothing is lost when it cannot: those calls are not seen, as before. */
+static void follow_inflight(struct ptt_attach *a, struct stopped *s)
+{
+    static struct ptt_stopped_thread t[256];
+    if (shadow_stack(a->pid))
+        return;
+    uint64_t fn = lib_sym(a, "ptt_attach_inflight");
+    int64_t n = describe(s, t, 256), r;
+    uint64_t args[2] = {0, (uint64_t)n};
+    char err[256];
+    if (fn && n)
+        call_in(s, caller(s), fn, args, 1, t, (size_t)n * sizeof *t, &r, err, sizeof err);
+}
+
+/* Before the stop: the calls followed and not returned get their return addresses back. */
+static void unfollow_inflight(struct ptt_attach *a, struct stopped *s)
+{
+    static struct ptt_stopped_thread t[256];
+    uint64_t fn = lib_sym(a, "ptt_attach_inflight_stop");
+    int64_t n = describe(s, t, 256), r;
+    uint64_t args[2] = {0, (uint64_t)n};
+    char err[256];
+    if (fn && n) /* libptt keeps the entries of the threads not told of */
+        call_in(s, caller(s), fn, args, 1, t, (size_t)n * sizeof *t, &r, err, sizeof err);
+}
+
 /* libptt loaded but not started: unloaded again, the process as it was. */
 static void unload(struct ptt_attach *a, struct stopped *s)
 {
@@ -510,8 +593,8 @@ static void unload(struct ptt_attach *a, struct stopped *s)
         call_in(s, caller(s), a->libc_base + dc, args, 0, NULL, 0, &r, err, sizeof err);
 }
 
-int ptt_attach(struct ptt_attach *a, pid_t pid, const char *lib, const char *env, char *err,
-               size_t len)
+int ptt_attach(struct ptt_attach *a, pid_t pid, const char *lib, const char *env,
+               void (*started)(void *arg), void *arg, char *err, size_t len)
 {
     static struct stopped s;
     memset(a, 0, sizeof *a);
@@ -529,8 +612,13 @@ int ptt_attach(struct ptt_attach *a, pid_t pid, const char *lib, const char *env
             return -1;
         r = start_lib(a, &s, env, err, len);
     }
-    if (r)
+    if (r) {
         unload(a, &s);
+    } else {
+        if (started)
+            started(arg);
+        follow_inflight(a, &s);
+    }
     resume_all(&s);
     return r ? -1 : 0;
 }
@@ -555,6 +643,7 @@ int ptt_attach_stop(struct ptt_attach *a, char *err, size_t len)
         a->exec = 1;
         return 0;
     }
+    unfollow_inflight(a, &s);
     uint64_t args[2] = {0, 0};
     int64_t r = 0;
     int rc = call_in(&s, caller(&s), a->stop_fn, args, 0, NULL, 0, &r, err, len);

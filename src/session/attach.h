@@ -21,10 +21,12 @@ struct ptt_attach {
 
 /* Whether pid can be attached, and if not why, in err: a one-line reason. 0: it can. */
 int ptt_attach_check(pid_t pid, char *err, size_t len);
-/* Load libptt into pid and start recording into the pool env names ("/NAME:SECRET"). On
- * failure the process is left as it was (but for libptt loaded, if only the start failed). */
-int ptt_attach(struct ptt_attach *a, pid_t pid, const char *lib, const char *env, char *err,
-               size_t len);
+/* Load libptt into pid and start recording into the pool env names ("/NAME:SECRET"). Once
+ * started, the threads still stopped, started(arg) is called (may be NULL), then the calls in
+ * progress are followed (lib/inflight.c). On failure the process is left as it was (but for
+ * libptt loaded, if only the start failed). */
+int ptt_attach(struct ptt_attach *a, pid_t pid, const char *lib, const char *env,
+               void (*started)(void *arg), void *arg, char *err, size_t len);
 /* Stop recording: the process's slots put back. The pool must then be drained. */
 int ptt_attach_stop(struct ptt_attach *a, char *err, size_t len);
 /* Every thread's recording state cleared and the pool unmapped in the process. */

@@ -29,3 +29,8 @@ add_executable(e2eprog_attach_cxx attach_cxx.cc)
 target_link_libraries(e2eprog_attach_cxx PRIVATE pthread)
 target_compile_options(e2eprog_attach_cxx PRIVATE -g -O1)
 set_target_properties(e2eprog_attach_cxx PROPERTIES OUTPUT_NAME attach_cxx RUNTIME_OUTPUT_DIRECTORY ${d})
+# A C++ thread cancelled in a condvar wait ptt trace -p followed: its destructors run
+# (tests/e2e/test_attach_inflight.py).
+add_executable(e2eprog_attach_cancel attach_cancel.cc)
+target_link_libraries(e2eprog_attach_cancel PRIVATE pthread)
+set_target_properties(e2eprog_attach_cancel PROPERTIES OUTPUT_NAME attach_cancel RUNTIME_OUTPUT_DIRECTORY ${d})

@@ -260,13 +260,31 @@ static void test_join_deadlock(void **state)
     ptt_check_free(r.c);
 }
 
+/* ptt trace -p: main was inside a condvar wait when ptt trace attached (CALL_BEFORE_ATTACH).
+ * The wait's mutex was taken before the attach, and so was another one main unlocks: neither
+ * the wait without the mutex held nor the unlocks are findings. */
+static void test_before_attach(void **state)
+{
+    (void)state;
+    struct run r;
+    start(&r);
+    EV(&r, PID, PTT_EV_CALL_BEFORE_ATTACH, PTT_EV_COND_WAIT_IN);
+    EV(&r, PID, PTT_EV_COND_WAIT_IN, 0x300, 0x100, 1);
+    EV(&r, PID, PTT_EV_COND_WAIT_OUT, 0);
+    unlock(&r, PID, 0x100);
+    unlock(&r, PID, 0x200);
+    r.f = ptt_check_end(r.c, &r.n);
+    assert_int_equal(r.n, 0);
+    ptt_check_free(r.c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_long_cycle),   cmocka_unit_test(test_gate),
-        cmocka_unit_test(test_handle_reuse), cmocka_unit_test(test_lost_events),
-        cmocka_unit_test(test_error_count),  cmocka_unit_test(test_join_deadlock),
-        cmocka_unit_test(test_ended_before_created),
+        cmocka_unit_test(test_long_cycle),           cmocka_unit_test(test_gate),
+        cmocka_unit_test(test_handle_reuse),         cmocka_unit_test(test_lost_events),
+        cmocka_unit_test(test_error_count),          cmocka_unit_test(test_join_deadlock),
+        cmocka_unit_test(test_ended_before_created), cmocka_unit_test(test_before_attach),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -301,6 +301,28 @@ static void test_cancelled_in_wait(void **state)
     ptt_tracker_free(t);
 }
 
+/* ptt trace -p: CALL_BEFORE_ATTACH marks the call of the next IN event, the one it names, as
+ * begun before the attach; a condvar wait whose mutex was not known (0) holds nothing when it
+ * returns. The mark is for that call only. */
+static void test_before_attach(void **state)
+{
+    (void)state;
+    struct ptt_tracker *t = ptt_tracker_new(PTT_TRACK_SERIAL);
+    struct ptt_track r;
+    assert_int_equal(FEED(t, &r, PTT_EV_CALL_BEFORE_ATTACH, 1, PTT_EV_COND_WAIT_IN), 0);
+    assert_int_equal(FEED(t, &r, PTT_EV_COND_WAIT_IN, 1, 0xc, 0, 0), PTT_TRK_OPENED);
+    assert_true(r.opened->before_attach);
+    assert_int_equal(r.opened->block, PTT_OPEN_WAITS);
+    assert_int_equal(FEED(t, &r, PTT_EV_COND_WAIT_OUT, 5, 0), PTT_TRK_CLOSED);
+    assert_true(r.closed->before_attach);
+    assert_int_equal(thread(t)->nheld, 0);
+    FEED(t, &r, PTT_EV_CALL_BEFORE_ATTACH, 6, PTT_EV_THREAD_JOIN_IN); /* its IN not recorded */
+    FEED(t, &r, PTT_EV_MUTEX_LOCK_IN, 6, 0xa, 0);
+    assert_false(r.opened->before_attach);
+    assert_int_equal(FEED(t, &r, PTT_EV_MUTEX_LOCK_OUT, 7, 0), PTT_TRK_CLOSED | PTT_TRK_ACQUIRED);
+    ptt_tracker_free(t);
+}
+
 /* An OUT event closes the innermost call of its routine; the calls above it lost theirs. */
 static void test_lost_out(void **state)
 {
@@ -323,14 +345,11 @@ static void test_lost_out(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_deep_nesting),
-        cmocka_unit_test(test_recursive_mutex),
-        cmocka_unit_test(test_rwlock_counts),
-        cmocka_unit_test(test_rwlock_readers),
-        cmocka_unit_test(test_handler_frame),
-        cmocka_unit_test(test_end_with_calls_open),
-        cmocka_unit_test(test_cancelled_in_wait),
-        cmocka_unit_test(test_lost_out),
+        cmocka_unit_test(test_deep_nesting),      cmocka_unit_test(test_recursive_mutex),
+        cmocka_unit_test(test_rwlock_counts),     cmocka_unit_test(test_rwlock_readers),
+        cmocka_unit_test(test_handler_frame),     cmocka_unit_test(test_end_with_calls_open),
+        cmocka_unit_test(test_cancelled_in_wait), cmocka_unit_test(test_lost_out),
+        cmocka_unit_test(test_before_attach),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
