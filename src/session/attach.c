@@ -223,6 +223,9 @@ static const char *why_refused(int e)
             scope = 0;
         fclose(f);
     }
+    if (scope >= 3)
+        return "ptrace is disabled by Yama (kernel.yama.ptrace_scope = 3): no process can be "
+               "attached to until the next boot; run the program under ptt trace -- PROGRAM";
     if (scope >= 1 && getuid() != 0)
         return "ptrace is forbidden by Yama (kernel.yama.ptrace_scope >= 1: run as root, or set "
                "it to 0)";

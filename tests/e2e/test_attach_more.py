@@ -297,8 +297,6 @@ def test_yama_scope_1(user_dir):
                     read_scope() is None,
                     reason="sets kernel.yama.ptrace_scope = 3, which only a reboot undoes: "
                     "runs as root with PTT_TEST_YAMA3=1 only")
-@pytest.mark.xfail(strict=True, reason="src/session/attach.c: why_refused has no line for "
-                   "scope 3 yet (root is told ptrace is not permitted)")
 def test_yama_scope_3(tmp_path):
     """Not even root may attach: the one line, and the process runs on untouched."""
     with open(YAMA, "w") as f:
@@ -364,15 +362,10 @@ def mount_namespace_possible():
     return p.returncode == 0
 
 
-# (scope, ptt trace's user) -> the line, now; as it should be (see SCOPE_3_LINE).
+# (scope, ptt trace's user) -> the line.
 YAMA_LINES = [(None, 0, NOT_PERMITTED_LINE), (0, 12001, NOT_PERMITTED_LINE),
               (1, 12001, SCOPE_1_LINE), (2, 12001, SCOPE_1_LINE), (1, 0, NOT_PERMITTED_LINE),
-              pytest.param(3, 12001, SCOPE_3_LINE, marks=pytest.mark.xfail(
-                  strict=True, reason="src/session/attach.c: why_refused has no line for scope "
-                  "3 yet (a user is told to run as root)")),
-              pytest.param(3, 0, SCOPE_3_LINE, marks=pytest.mark.xfail(
-                  strict=True, reason="src/session/attach.c: why_refused has no line for scope "
-                  "3 yet (root is told ptrace is not permitted)"))]
+              (3, 12001, SCOPE_3_LINE), (3, 0, SCOPE_3_LINE)]
 
 
 @pytest.mark.skipif(not mount_namespace_possible(),
