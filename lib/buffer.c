@@ -152,6 +152,23 @@ void ptt_drop(struct ptt_thread *t, unsigned why, unsigned n)
     atomic_fetch_add_explicit(&p->lost, n, memory_order_relaxed);
 }
 
+#if defined(__x86_64__)
+/* Set the thread's pos and end (side by side, 16-byte aligned: record.h) to pos1 and end1 if they
+ * still hold pos0 and end0, in one instruction: a signal handler on the thread sees both changed or
+ * neither. Another thread never writes them. */
+#define PTT_SWAP_POS_END 1
+static int swap_pos_end(struct ptt_thread *t, uintptr_t pos0, uintptr_t end0, uintptr_t pos1,
+                        uintptr_t end1)
+{
+    uint8_t ok;
+    __asm__ volatile("lock cmpxchg16b %1\n\tsete %0"
+                     : "=q"(ok), "+m"(*(uintptr_t(*)[2]) & t->pos), "+a"(pos0), "+d"(end0)
+                     : "b"(pos1), "c"(end1)
+                     : "memory", "cc");
+    return ok;
+}
+#endif
+
 /* Every signal of the thread blocked, or the mask back as it was: one system call each,
  * async-signal-safe (the kernel's 64-bit mask; it never blocks SIGKILL and SIGSTOP). */
 static uint64_t block_signals(void)
@@ -173,7 +190,7 @@ static void restore_signals(uint64_t old)
  * set meanwhile: the thread keeps the first one set (the other is unused, none is shared). */
 static void identify(struct ptt_thread *t, struct ptt_pool *p)
 {
-    t->tid = (int32_t)syscall(SYS_gettid);
+    t->tid = ptt_gettid();
     atomic_signal_fence(memory_order_seq_cst);
     uint32_t serial = atomic_fetch_add(&p->next_serial, 1) + 1, none = 0;
     __atomic_compare_exchange_n(&t->serial, &none, serial, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
@@ -257,6 +274,46 @@ static uintptr_t open_buffer(struct ptt_thread *t, struct ptt_pool *p, uint32_t 
     return used;
 }
 
+/* The thread's first sub-buffer (it has none: end is 0), prepared sub-buffer i, made its own with
+ * signals open, once per thread: what a handler reads only while end is set first (desc included:
+ * record_nested takes the thread for one without a sub-buffer while end is 0), then pos and end in
+ * one instruction, only if no handler recorded meanwhile. 0: one did, and took a sub-buffer; the
+ * switch is then made the usual way (its number, set here, is set again there). */
+static int install_first(struct ptt_thread *t, struct ptt_pool *p, uint32_t i, uintptr_t used,
+                         uint64_t last)
+{
+#ifdef PTT_SWAP_POS_END
+    uintptr_t cur = t->pos;
+    atomic_signal_fence(memory_order_seq_cst);
+    if (t->end || t->parked)
+        return 0;
+    struct ptt_desc *d = ptt_pool_desc(p, i);
+    uintptr_t data = (uintptr_t)ptt_pool_data(p, i);
+    uint32_t seq = t->seq;
+    d->seq = seq;
+    t->seq = seq + 1;
+    t->desc = d;
+    t->data = t->last_data = data;
+    t->last = last;
+    atomic_signal_fence(memory_order_seq_cst);
+    return swap_pos_end(t, cur, 0, ((cur & PTT_POS_TAG) + PTT_POS_ADDR + 1) | (data + used),
+                        data + p->buf_size);
+#else
+    (void)t, (void)p, (void)i, (void)used, (void)last;
+    return 0;
+#endif
+}
+
+/* After install_first lost to a handler, which may have run before its stores to desc and data:
+ * the sub-buffer the thread holds is the one its end says. (Signals blocked.) */
+static void resync(struct ptt_thread *t, struct ptt_pool *p)
+{
+    uintptr_t base = (uintptr_t)ptt_pool_data(p, 0);
+    uint32_t i = (uint32_t)((t->end - base) / p->buf_size) - 1;
+    t->desc = ptt_pool_desc(p, i);
+    t->data = (uintptr_t)ptt_pool_data(p, i);
+}
+
 /* Called with t->nest == 1 when the record (of events events) whose slot was reserved at w
  * (tagged) does not fit: switch sub-buffers. Returns 1 when it is to be reserved again, in the
  * new one; 0 when it is dropped (counted) or not recorded. */
@@ -283,8 +340,15 @@ int ptt_record_slow(struct ptt_thread *t, uintptr_t w, uintptr_t size, unsigned 
     uint64_t last = 0;
     if (i != PTT_POOL_EMPTY)
         used = open_buffer(t, p, i, &last, waited);
+    int first = i != PTT_POOL_EMPTY && !t->end;
+    if (first && install_first(t, p, i, used, last)) {
+        errno = saved_errno;
+        return 1;
+    }
     /* The switch itself, signals blocked (once per sub-buffer): no handler sees it half done. */
     uint64_t mask = block_signals();
+    if (first && t->end) /* a handler took a sub-buffer during install_first: see there */
+        resync(t, p);
     uintptr_t cur = t->pos;
     struct ptt_desc *old = t->desc;
     /* Nobody moved us: our slot, the last reservation, is no part of the old sub-buffer.
@@ -398,7 +462,10 @@ static void record_nested(struct ptt_thread *t, const uint8_t *rec, uintptr_t si
     }
     uintptr_t pos = ptt_pos(t), len = 0;
     int park = 0;
-    if (t->desc) {
+    /* None while end is 0, whatever desc says: a first sub-buffer being installed, or the last
+     * one handed over (install_first, release_open). */
+    struct ptt_desc *cur = t->end ? t->desc : 0;
+    if (cur) {
         if (pos > t->end) {
             /* The interrupted event reserved past the end and has not switched yet: its slot,
              * never to be written, is no part of this sub-buffer (it learns so from the tag of
@@ -427,12 +494,12 @@ static void record_nested(struct ptt_thread *t, const uint8_t *rec, uintptr_t si
         return;
     }
     if (park) {
-        t->parked = t->desc;
+        t->parked = cur;
         t->parked_data = t->data;
         t->parked_tag = t->pos & PTT_POS_TAG;
         t->parked_len = (uint32_t)len;
-    } else if (t->desc) {
-        hand_over(t->desc, (uint32_t)len);
+    } else if (cur) {
+        hand_over(cur, (uint32_t)len);
     }
     install_taken(t, p, i);
     t->end = t->data + p->buf_size;
@@ -519,6 +586,32 @@ void ptt_discard_partial(struct ptt_thread *t)
     t->dict_tag = 1; /* the cut record may have filled slots: no tag is 1 */
 }
 
+/* Hand the thread's sub-buffer over with signals open: pos and end cleared in one instruction if
+ * no handler recorded since they were read (else read again). A handler from then on finds no
+ * sub-buffer (end is 0) and takes its own, as after a release ever. 0: left to the usual way. */
+static int release_open(struct ptt_thread *t)
+{
+#ifdef PTT_SWAP_POS_END
+    for (;;) {
+        uintptr_t pos = t->pos, end = t->end, data = t->data;
+        struct ptt_desc *d = t->desc;
+        atomic_signal_fence(memory_order_seq_cst);
+        if (!end || t->parked || !d)
+            return 0;
+        if (swap_pos_end(t, pos, end, pos & PTT_POS_TAG, 0)) {
+            hand_over(d, (uint32_t)((pos & PTT_POS_ADDR) - data));
+            /* Forgotten, unless a handler took a sub-buffer since: one instruction too. */
+            __atomic_compare_exchange_n(&t->desc, &d, NULL, 0, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED);
+            return 1;
+        }
+    }
+#else
+    (void)t;
+    return 0;
+#endif
+}
+
 void ptt_thread_release(struct ptt_thread *t)
 {
     /* Nothing held (a thread that recorded nothing: a stopped session): no system call. A
@@ -526,8 +619,12 @@ void ptt_thread_release(struct ptt_thread *t)
      * as ever: the daemon takes that sub-buffer when the thread is gone. */
     if (!t->desc && !t->parked)
         return;
-    /* Signals blocked: a handler recording meanwhile would take a sub-buffer under us. */
     int saved_errno = errno;
+    if (release_open(t)) { /* the usual case: no system call */
+        errno = saved_errno;
+        return;
+    }
+    /* Signals blocked: a handler recording meanwhile would take a sub-buffer under us. */
     uint64_t mask = block_signals();
     t->end = 0;
     if (t->parked) { /* an event was cut short (cancelled) inside a handler's switch */
