@@ -599,10 +599,12 @@ static int release_open(struct ptt_thread *t)
         if (!end || t->parked || !d)
             return 0;
         if (swap_pos_end(t, pos, end, pos & PTT_POS_TAG, 0)) {
-            hand_over(d, (uint32_t)((pos & PTT_POS_ADDR) - data));
-            /* Forgotten, unless a handler took a sub-buffer since: one instruction too. */
-            __atomic_compare_exchange_n(&t->desc, &d, NULL, 0, __ATOMIC_RELAXED,
+            /* Forgotten, unless a handler took a sub-buffer since (one instruction too), before
+             * it is handed over: once freed, it could be a handler's again. */
+            struct ptt_desc *mine = d;
+            __atomic_compare_exchange_n(&t->desc, &mine, NULL, 0, __ATOMIC_RELAXED,
                                         __ATOMIC_RELAXED);
+            hand_over(d, (uint32_t)((pos & PTT_POS_ADDR) - data));
             return 1;
         }
     }

@@ -18,6 +18,7 @@
 
 #include "session/daemon.h"
 #include "session/guardian.h"
+#include "session/procs.h"
 
 #define MAX_WATCHED 8
 
@@ -158,8 +159,9 @@ static _Noreturn void guard(int fd)
     _exit(0);
 }
 
-int ptt_guardian_start(void)
+int ptt_guardian_start(int *procs_ok)
 {
+    *procs_ok = 0;
     /* A socket pair rather than a pipe: ptt trace writing to a guardian someone killed gets an
      * error, not SIGPIPE. */
     int p[2];
@@ -187,9 +189,13 @@ int ptt_guardian_start(void)
         guard(fd);
     }
     close(p[0]);
-    int st;
+    int st, pidfd = (int)syscall(SYS_pidfd_open, c, 0);
     while (waitpid(c, &st, 0) < 0 && errno == EINTR)
         ;
+    if (pidfd >= 0) {
+        *procs_ok = ptt_procs_supported_by(pidfd);
+        close(pidfd);
+    }
     if (!WIFEXITED(st) || WEXITSTATUS(st)) {
         close(p[1]);
         errno = EAGAIN;

@@ -11,8 +11,10 @@
 
 /* Start the guardian. Neither our child (we wait for every child of ours) nor in our process
  * group, it ignores the terminal's signals. Returns our end of the stream to it (a socket,
- * close-on-exec, ours only: its end is ptt trace's death), or -1 with errno. */
-int ptt_guardian_start(void);
+ * close-on-exec, ours only: its end is ptt trace's death), or -1 with errno. *procs_ok: whether
+ * the kernel tells a reaped process's status through its pidfd (ptt_procs_supported), probed on
+ * the child that starts the guardian rather than on a process of its own. */
+int ptt_guardian_start(int *procs_ok);
 
 /* The pool's name, told before it is created: if ptt trace dies, however soon, the guardian marks
  * the pool abandoned and removes its name (if it is ours). A later name replaces it. */
