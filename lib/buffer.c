@@ -593,7 +593,11 @@ static int release_open(struct ptt_thread *t)
 {
 #ifdef PTT_SWAP_POS_END
     for (;;) {
-        uintptr_t pos = t->pos, end = t->end, data = t->data;
+        /* pos and end first: a handler that moves the thread after they are read changes pos,
+         * and the swap fails; read after desc and data, they could be of another sub-buffer. */
+        uintptr_t pos = t->pos, end = t->end;
+        atomic_signal_fence(memory_order_seq_cst);
+        uintptr_t data = t->data;
         struct ptt_desc *d = t->desc;
         atomic_signal_fence(memory_order_seq_cst);
         if (!end || t->parked || !d)

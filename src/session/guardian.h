@@ -23,7 +23,8 @@ void ptt_guardian_pool(int fd, const char *name);
 /* Also remove path (a socket of the session, told before it is created) if ptt trace dies. */
 void ptt_guardian_watch(int fd, const char *path);
 
-/* Reserve the pool's sub-buffers from `first` on (daemon.h), while ptt trace goes on. */
+/* Reserve the pool's sub-buffers from `first` on (daemon.h), while ptt trace goes on: a step at a
+ * time as the writers need them over the session's first 200 ms, the rest after that. */
 void ptt_guardian_reserve(int fd, uint32_t first);
 /* The session ended cleanly and removed everything: the guardian exits. Closes fd. */
 void ptt_guardian_end(int fd);
