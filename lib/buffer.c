@@ -274,11 +274,17 @@ static uintptr_t open_buffer(struct ptt_thread *t, struct ptt_pool *p, uint32_t 
     return used;
 }
 
+/* The number of the sub-buffer whose data starts at data. */
+static uint32_t buffer_index(struct ptt_pool *p, uintptr_t data)
+{
+    return (uint32_t)((data - (uintptr_t)ptt_pool_data(p, 0)) / p->buf_size);
+}
+
 /* The thread's first sub-buffer (it has none: end is 0), prepared sub-buffer i, made its own with
- * signals open, once per thread: what a handler reads only while end is set first (desc included:
- * record_nested takes the thread for one without a sub-buffer while end is 0), then pos and end in
- * one instruction, only if no handler recorded meanwhile. 0: one did, and took a sub-buffer; the
- * switch is then made the usual way (its number, set here, is set again there). */
+ * signals open, once per thread: what handlers do not read first (record_nested finds the
+ * sub-buffer from end, not from desc and data), then pos and end in one instruction, only if no
+ * handler recorded meanwhile. 0: one did, and took a sub-buffer; the switch is then made the usual
+ * way (its number, set here, is set again there). */
 static int install_first(struct ptt_thread *t, struct ptt_pool *p, uint32_t i, uintptr_t used,
                          uint64_t last)
 {
@@ -308,8 +314,7 @@ static int install_first(struct ptt_thread *t, struct ptt_pool *p, uint32_t i, u
  * the sub-buffer the thread holds is the one its end says. (Signals blocked.) */
 static void resync(struct ptt_thread *t, struct ptt_pool *p)
 {
-    uintptr_t base = (uintptr_t)ptt_pool_data(p, 0);
-    uint32_t i = (uint32_t)((t->end - base) / p->buf_size) - 1;
+    uint32_t i = buffer_index(p, t->end - p->buf_size);
     t->desc = ptt_pool_desc(p, i);
     t->data = (uintptr_t)ptt_pool_data(p, i);
 }
@@ -462,18 +467,20 @@ static void record_nested(struct ptt_thread *t, const uint8_t *rec, uintptr_t si
     }
     uintptr_t pos = ptt_pos(t), len = 0;
     int park = 0;
-    /* None while end is 0, whatever desc says: a first sub-buffer being installed, or the last
-     * one handed over (install_first, release_open). */
-    struct ptt_desc *cur = t->end ? t->desc : 0;
+    /* The sub-buffer the thread holds is the one its end says, none while end is 0: not desc and
+     * data, which the interrupted event may be storing its own in (install_first: its swap then
+     * fails), and which still name the last one handed over after release_open. */
+    uintptr_t end = t->end, data = end ? end - p->buf_size : 0;
+    struct ptt_desc *cur = end ? ptt_pool_desc(p, buffer_index(p, data)) : 0;
     if (cur) {
-        if (pos > t->end) {
+        if (pos > end) {
             /* The interrupted event reserved past the end and has not switched yet: its slot,
              * never to be written, is no part of this sub-buffer (it learns so from the tag of
              * pos, ptt_moved). */
-            len = whole_end(t->data, t->end) - t->data;
+            len = whole_end(data, end) - data;
         } else {
-            len = pos - t->data;
-            park = whole_end(t->data, pos) != pos;
+            len = pos - data;
+            park = whole_end(data, pos) != pos;
         }
     }
     if (park && t->parked) {
@@ -495,7 +502,7 @@ static void record_nested(struct ptt_thread *t, const uint8_t *rec, uintptr_t si
     }
     if (park) {
         t->parked = cur;
-        t->parked_data = t->data;
+        t->parked_data = data;
         t->parked_tag = t->pos & PTT_POS_TAG;
         t->parked_len = (uint32_t)len;
     } else if (cur) {
