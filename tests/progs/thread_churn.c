@@ -1,6 +1,6 @@
 /* thread_churn N: create and join N threads, one after the other, each returning at once; prints
- * threads=N. The system calls of a thread's lifetime under tracing (tests/e2e/test_thread_syscalls.py)
- * are counted on it. */
+ * threads=N. The system calls of a thread's lifetime under tracing
+ * (tests/e2e/test_thread_syscalls.py) are counted on it. */
 #include "progs.h"
 
 static void *nothing(void *arg)
