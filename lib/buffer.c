@@ -311,9 +311,14 @@ static int install_first(struct ptt_thread *t, struct ptt_pool *p, uint32_t i, u
 }
 
 /* After install_first lost to a handler, which may have run before its stores to desc and data:
- * the sub-buffer the thread holds is the one its end says. (Signals blocked.) */
+ * the sub-buffer the thread holds is the one its end says, none while end is 0. (Signals
+ * blocked.) */
 static void resync(struct ptt_thread *t, struct ptt_pool *p)
 {
+    if (!t->end) {
+        t->desc = 0;
+        return;
+    }
     uint32_t i = buffer_index(p, t->end - p->buf_size);
     t->desc = ptt_pool_desc(p, i);
     t->data = (uintptr_t)ptt_pool_data(p, i);
@@ -352,7 +357,7 @@ int ptt_record_slow(struct ptt_thread *t, uintptr_t w, uintptr_t size, unsigned 
     }
     /* The switch itself, signals blocked (once per sub-buffer): no handler sees it half done. */
     uint64_t mask = block_signals();
-    if (first && t->end) /* a handler took a sub-buffer during install_first: see there */
+    if (first) /* a handler took a sub-buffer during install_first: see there */
         resync(t, p);
     uintptr_t cur = t->pos;
     struct ptt_desc *old = t->desc;
