@@ -152,6 +152,23 @@ void ptt_drop(struct ptt_thread *t, unsigned why, unsigned n)
     atomic_fetch_add_explicit(&p->lost, n, memory_order_relaxed);
 }
 
+#if defined(__x86_64__)
+/* Set the thread's pos and end (side by side, 16-byte aligned: record.h) to pos1 and end1 if they
+ * still hold pos0 and end0, in one instruction: a signal handler on the thread sees both changed or
+ * neither. Another thread never writes them. */
+#define PTT_SWAP_POS_END 1
+static int swap_pos_end(struct ptt_thread *t, uintptr_t pos0, uintptr_t end0, uintptr_t pos1,
+                        uintptr_t end1)
+{
+    uint8_t ok;
+    __asm__ volatile("lock cmpxchg16b %1\n\tsete %0"
+                     : "=q"(ok), "+m"(*(uintptr_t(*)[2]) & t->pos), "+a"(pos0), "+d"(end0)
+                     : "b"(pos1), "c"(end1)
+                     : "memory", "cc");
+    return ok;
+}
+#endif
+
 /* Every signal of the thread blocked, or the mask back as it was: one system call each,
  * async-signal-safe (the kernel's 64-bit mask; it never blocks SIGKILL and SIGSTOP). */
 static uint64_t block_signals(void)
@@ -173,7 +190,7 @@ static void restore_signals(uint64_t old)
  * set meanwhile: the thread keeps the first one set (the other is unused, none is shared). */
 static void identify(struct ptt_thread *t, struct ptt_pool *p)
 {
-    t->tid = (int32_t)syscall(SYS_gettid);
+    t->tid = ptt_gettid();
     atomic_signal_fence(memory_order_seq_cst);
     uint32_t serial = atomic_fetch_add(&p->next_serial, 1) + 1, none = 0;
     __atomic_compare_exchange_n(&t->serial, &none, serial, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
@@ -257,6 +274,56 @@ static uintptr_t open_buffer(struct ptt_thread *t, struct ptt_pool *p, uint32_t 
     return used;
 }
 
+/* The number of the sub-buffer whose data starts at data. */
+static uint32_t buffer_index(struct ptt_pool *p, uintptr_t data)
+{
+    return (uint32_t)((data - (uintptr_t)ptt_pool_data(p, 0)) / p->buf_size);
+}
+
+/* The thread's first sub-buffer (it has none: end is 0), prepared sub-buffer i, made its own with
+ * signals open, once per thread: what handlers do not read first (record_nested finds the
+ * sub-buffer from end, not from desc and data), then pos and end in one instruction, only if no
+ * handler recorded meanwhile. 0: one did, and took a sub-buffer; the switch is then made the usual
+ * way (its number, set here, is set again there). */
+static int install_first(struct ptt_thread *t, struct ptt_pool *p, uint32_t i, uintptr_t used,
+                         uint64_t last)
+{
+#ifdef PTT_SWAP_POS_END
+    uintptr_t cur = t->pos;
+    atomic_signal_fence(memory_order_seq_cst);
+    if (t->end || t->parked)
+        return 0;
+    struct ptt_desc *d = ptt_pool_desc(p, i);
+    uintptr_t data = (uintptr_t)ptt_pool_data(p, i);
+    uint32_t seq = t->seq;
+    d->seq = seq;
+    t->seq = seq + 1;
+    t->desc = d;
+    t->data = t->last_data = data;
+    t->last = last;
+    atomic_signal_fence(memory_order_seq_cst);
+    return swap_pos_end(t, cur, 0, ((cur & PTT_POS_TAG) + PTT_POS_ADDR + 1) | (data + used),
+                        data + p->buf_size);
+#else
+    (void)t, (void)p, (void)i, (void)used, (void)last;
+    return 0;
+#endif
+}
+
+/* After install_first lost to a handler, which may have run before its stores to desc and data:
+ * the sub-buffer the thread holds is the one its end says, none while end is 0. (Signals
+ * blocked.) */
+static void resync(struct ptt_thread *t, struct ptt_pool *p)
+{
+    if (!t->end) {
+        t->desc = 0;
+        return;
+    }
+    uint32_t i = buffer_index(p, t->end - p->buf_size);
+    t->desc = ptt_pool_desc(p, i);
+    t->data = (uintptr_t)ptt_pool_data(p, i);
+}
+
 /* Called with t->nest == 1 when the record (of events events) whose slot was reserved at w
  * (tagged) does not fit: switch sub-buffers. Returns 1 when it is to be reserved again, in the
  * new one; 0 when it is dropped (counted) or not recorded. */
@@ -283,8 +350,15 @@ int ptt_record_slow(struct ptt_thread *t, uintptr_t w, uintptr_t size, unsigned 
     uint64_t last = 0;
     if (i != PTT_POOL_EMPTY)
         used = open_buffer(t, p, i, &last, waited);
+    int first = i != PTT_POOL_EMPTY && !t->end;
+    if (first && install_first(t, p, i, used, last)) {
+        errno = saved_errno;
+        return 1;
+    }
     /* The switch itself, signals blocked (once per sub-buffer): no handler sees it half done. */
     uint64_t mask = block_signals();
+    if (first) /* a handler took a sub-buffer during install_first: see there */
+        resync(t, p);
     uintptr_t cur = t->pos;
     struct ptt_desc *old = t->desc;
     /* Nobody moved us: our slot, the last reservation, is no part of the old sub-buffer.
@@ -398,15 +472,20 @@ static void record_nested(struct ptt_thread *t, const uint8_t *rec, uintptr_t si
     }
     uintptr_t pos = ptt_pos(t), len = 0;
     int park = 0;
-    if (t->desc) {
-        if (pos > t->end) {
+    /* The sub-buffer the thread holds is the one its end says, none while end is 0: not desc and
+     * data, which the interrupted event may be storing its own in (install_first: its swap then
+     * fails), and which still name the last one handed over after release_open. */
+    uintptr_t end = t->end, data = end ? end - p->buf_size : 0;
+    struct ptt_desc *cur = end ? ptt_pool_desc(p, buffer_index(p, data)) : 0;
+    if (cur) {
+        if (pos > end) {
             /* The interrupted event reserved past the end and has not switched yet: its slot,
              * never to be written, is no part of this sub-buffer (it learns so from the tag of
              * pos, ptt_moved). */
-            len = whole_end(t->data, t->end) - t->data;
+            len = whole_end(data, end) - data;
         } else {
-            len = pos - t->data;
-            park = whole_end(t->data, pos) != pos;
+            len = pos - data;
+            park = whole_end(data, pos) != pos;
         }
     }
     if (park && t->parked) {
@@ -427,12 +506,12 @@ static void record_nested(struct ptt_thread *t, const uint8_t *rec, uintptr_t si
         return;
     }
     if (park) {
-        t->parked = t->desc;
-        t->parked_data = t->data;
+        t->parked = cur;
+        t->parked_data = data;
         t->parked_tag = t->pos & PTT_POS_TAG;
         t->parked_len = (uint32_t)len;
-    } else if (t->desc) {
-        hand_over(t->desc, (uint32_t)len);
+    } else if (cur) {
+        hand_over(cur, (uint32_t)len);
     }
     install_taken(t, p, i);
     t->end = t->data + p->buf_size;
@@ -519,6 +598,38 @@ void ptt_discard_partial(struct ptt_thread *t)
     t->dict_tag = 1; /* the cut record may have filled slots: no tag is 1 */
 }
 
+/* Hand the thread's sub-buffer over with signals open: pos and end cleared in one instruction if
+ * no handler recorded since they were read (else read again). A handler from then on finds no
+ * sub-buffer (end is 0) and takes its own, as after a release ever. 0: left to the usual way. */
+static int release_open(struct ptt_thread *t)
+{
+#ifdef PTT_SWAP_POS_END
+    for (;;) {
+        /* pos and end first: a handler that moves the thread after they are read changes pos,
+         * and the swap fails; read after desc and data, they could be of another sub-buffer. */
+        uintptr_t pos = t->pos, end = t->end;
+        atomic_signal_fence(memory_order_seq_cst);
+        uintptr_t data = t->data;
+        struct ptt_desc *d = t->desc;
+        atomic_signal_fence(memory_order_seq_cst);
+        if (!end || t->parked || !d)
+            return 0;
+        if (swap_pos_end(t, pos, end, pos & PTT_POS_TAG, 0)) {
+            /* Forgotten, unless a handler took a sub-buffer since (one instruction too), before
+             * it is handed over: once freed, it could be a handler's again. */
+            struct ptt_desc *mine = d;
+            __atomic_compare_exchange_n(&t->desc, &mine, NULL, 0, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED);
+            hand_over(d, (uint32_t)((pos & PTT_POS_ADDR) - data));
+            return 1;
+        }
+    }
+#else
+    (void)t;
+    return 0;
+#endif
+}
+
 void ptt_thread_release(struct ptt_thread *t)
 {
     /* Nothing held (a thread that recorded nothing: a stopped session): no system call. A
@@ -526,8 +637,12 @@ void ptt_thread_release(struct ptt_thread *t)
      * as ever: the daemon takes that sub-buffer when the thread is gone. */
     if (!t->desc && !t->parked)
         return;
-    /* Signals blocked: a handler recording meanwhile would take a sub-buffer under us. */
     int saved_errno = errno;
+    if (release_open(t)) { /* the usual case: no system call */
+        errno = saved_errno;
+        return;
+    }
+    /* Signals blocked: a handler recording meanwhile would take a sub-buffer under us. */
     uint64_t mask = block_signals();
     t->end = 0;
     if (t->parked) { /* an event was cut short (cancelled) inside a handler's switch */

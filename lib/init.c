@@ -229,6 +229,7 @@ void ptt_start(void)
     ptt_masks = ptt_pool->masks;
     ptt_backtrace_init(ptt_pool->backtrace_depth);
     ptt_pid = (int)getpid();
+    ptt_tid_init();
     if (!atfork_set++)
         pthread_atfork(0, 0, atfork_child);
     ptt_active = 1;

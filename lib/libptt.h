@@ -43,6 +43,11 @@ void ptt_masks_off(void);
 /* Forget the modules recorded (a later attach records them again). */
 void ptt_modules_forget(void);
 
+/* The calling thread's tid, async-signal-safe, with no system call once ptt_tid_init found where
+ * glibc keeps it (run once, at start-up). */
+void ptt_tid_init(void);
+int32_t ptt_gettid(void);
+
 /* Unlink the pool's name (ptt trace is gone and cannot). */
 void ptt_forget_pool(void);
 /* The pool's name, for ptt_forget_pool (set once attached). */

@@ -3,8 +3,11 @@
  * sits above the recorder (buffer.c) and the modules' records (module.c), which sit above this. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "libptt.h"
 
@@ -39,6 +42,32 @@ void ptt_resolve(void)
         *(void **)&ptt_real_pthread_yield = dlvsym(RTLD_NEXT, "pthread_yield", "GLIBC_2.2.5");
     if (!ptt_real_pthread_yield)
         ptt_real_pthread_yield = ptt_real_sched_yield;
+}
+
+/* Where glibc keeps a thread's tid in its thread descriptor (what pthread_self() returns): the
+ * kernel writes it there at clone (and glibc at fork), so reading it costs no system call. Taken
+ * from the description glibc exports for debuggers (libthread_db), and trusted only once it read
+ * the caller's tid right; -1: unknown, ptt_gettid asks the kernel. */
+static long tid_offset = -1;
+
+void ptt_tid_init(void)
+{
+    const uint32_t *f = dlsym(RTLD_DEFAULT, "_thread_db_pthread_tid"); /* bits, count, offset */
+    if (!f || f[0] != 32 || f[1] != 1 || f[2] > 4096 - sizeof(int32_t))
+        return;
+    const char *self = (const char *)pthread_self();
+    int32_t tid;
+    __builtin_memcpy(&tid, self + f[2], sizeof tid);
+    if (tid == (int32_t)syscall(SYS_gettid))
+        tid_offset = f[2];
+}
+
+int32_t ptt_gettid(void)
+{
+    if (__builtin_expect(tid_offset < 0, 0))
+        return (int32_t)syscall(SYS_gettid);
+    return __atomic_load_n((const int32_t *)((const char *)pthread_self() + tid_offset),
+                           __ATOMIC_RELAXED);
 }
 
 void ptt_forget_pool(void)

@@ -3,8 +3,6 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdatomic.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "libptt.h"
 
@@ -118,8 +116,8 @@ PTT_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(
     struct start_slot *s = slot_get();
     int r;
     if (s) {
-        if (!ptt_self.tid) /* known from now on: not one system call per thread created */
-            ptt_self.tid = (int32_t)syscall(SYS_gettid);
+        if (!ptt_self.tid) /* known from now on */
+            ptt_self.tid = ptt_gettid();
         s->creator = ptt_self.tid;
         s->fn = fn;
         s->arg = arg;

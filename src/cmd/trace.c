@@ -201,10 +201,17 @@ static int undo(struct ptt_session *s)
     return TRACE_FAILED;
 }
 
+/* Whether a reaped process's pidfd tells its status (ptt_procs_supported), probed when the
+ * guardian starts; -1: not known. */
+static int procs_ok = -1;
+
 /* The session's guardian: whatever ends ptt trace, nothing of the session outlives it. */
 static int guardian(void)
 {
-    int fd = ptt_guardian_start();
+    int ok;
+    int fd = ptt_guardian_start(&ok);
+    if (fd >= 0)
+        procs_ok = ok;
     if (fd < 0)
         ptt_warn("trace", "no guardian (%s): if ptt trace is killed, its pool stays in /dev/shm",
                  strerror(errno));
@@ -606,7 +613,7 @@ static void open_control(struct ptt_session *s)
     else
         ptt_guardian_watch(s->d.guardian, s->ctl_path);
     size_t cl = strlen(s->ctl_path);
-    if (s->ctl_fd >= 0 && cl > 5 && ptt_procs_supported()) {
+    if (s->ctl_fd >= 0 && cl > 5 && (procs_ok >= 0 ? procs_ok : ptt_procs_supported())) {
         char path[sizeof s->ctl_path];
         snprintf(path, sizeof path, "%.*s.proc", (int)(cl - 5), s->ctl_path);
         if ((s->procs = ptt_procs_open(path, err, sizeof err)))

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -14,10 +15,12 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "session/daemon.h"
 #include "session/guardian.h"
+#include "session/procs.h"
 
 #define MAX_WATCHED 8
 
@@ -98,27 +101,89 @@ static void abandon_pool(void)
     close(fd);
 }
 
-/* Reserve the rest of the pool, from sub-buffer first on (ptt_pool_reserve_rest). The pool
- * stays open and mapped here: the last to let go of its memory frees it (half the time it took
- * to reserve it), and the guardian's end, not ptt trace's, is the one that waits for it. */
-static void reserve_rest(const char *first)
+/* The rest of the pool, from sub-buffer `from` on, reserved as the writers need it: zeroing pages
+ * costs the kernel about 20 ms of CPU per 64 MiB (and freeing them half that), which on a busy
+ * machine the program's start would share. Over the first READY_MS of the session, a step (as
+ * daemon.c's, 4 MiB) whenever fewer than half a step's sub-buffers are free, looked at every
+ * LOOK_MS; after that, all the rest at once (ptt_pool_reserve_rest), as ptt trace goes on. A
+ * program done by then (/bin/true) has none of it reserved. The pool stays open and mapped here:
+ * the last to let go of its memory frees it, and the guardian's end, not ptt trace's, waits for
+ * it. */
+#define STEP_BYTES (4u << 20)
+#define LOOK_MS 2
+#define READY_MS 200
+static struct {
+    struct ptt_pool *p;
+    int fd;
+    uint32_t from; /* the first sub-buffer not reserved */
+    uint64_t since;
+} rest = {NULL, -1, 0, 0};
+
+static uint64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void rest_open(const char *first)
 {
     int fd = pool_name[0] ? shm_open(pool_name, O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0) : -1;
     struct stat st;
-    if (fd < 0)
+    if (fd < 0 || rest.p)
         return;
     if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
         (size_t)st.st_size >= sizeof(struct ptt_pool)) {
         void *m = mmap(0, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         struct ptt_pool *p = m;
         if (m != MAP_FAILED && p->total_size == (uint64_t)st.st_size) {
-            ptt_pool_reserve_rest(p, fd, (uint32_t)strtoul(first, NULL, 10));
-            return; /* kept open and mapped until the guardian exits */
+            rest.p = p;
+            rest.fd = fd;
+            rest.from = (uint32_t)strtoul(first, NULL, 10);
+            rest.since = mono_ms();
+            return;
         }
         if (m != MAP_FAILED)
             munmap(m, (size_t)st.st_size);
     }
     close(fd);
+}
+
+/* Whether fewer than half a step's reserved sub-buffers are free. */
+static int rest_needed(const struct ptt_pool *p, uint32_t step)
+{
+    uint32_t free = 0;
+    for (uint32_t i = 0; i < rest.from && free < step / 2; i++)
+        free += atomic_load_explicit(&ptt_pool_desc((struct ptt_pool *)p, i)->state,
+                                     memory_order_relaxed) == PTT_BUF_FREE;
+    return free < step / 2;
+}
+
+/* One look: a step if needed, the rest once READY_MS are over. The time to the next look (ms),
+ * or -1: nothing left to reserve. */
+static int rest_look(void)
+{
+    struct ptt_pool *p = rest.p;
+    if (!p || rest.from >= p->nbufs || atomic_load(&p->abandoned))
+        return -1;
+    if (mono_ms() - rest.since >= READY_MS) {
+        ptt_pool_reserve_rest(p, rest.fd, rest.from);
+        rest.from = p->nbufs;
+        return -1;
+    }
+    uint32_t step = STEP_BYTES / p->buf_size;
+    if (!rest_needed(p, step ? step : 1))
+        return LOOK_MS;
+    uint32_t upto = p->nbufs - rest.from > step ? rest.from + step : p->nbufs;
+    if (posix_fallocate(rest.fd, (off_t)(p->data_offset + (uint64_t)rest.from * p->buf_size),
+                        (off_t)((uint64_t)(upto - rest.from) * p->buf_size))) {
+        rest.from = p->nbufs; /* /dev/shm filled up since the start: the pool stays smaller */
+        return -1;
+    }
+    for (uint32_t i = upto; i-- > rest.from;)
+        ptt_pool_push_free(p, i);
+    rest.from = upto;
+    return 0;
 }
 
 /* Read ptt trace's lines ("P<name>": the pool's name, "W<path>": a file to remove, "R<n>":
@@ -127,7 +192,16 @@ static _Noreturn void guard(int fd)
 {
     char buf[1024];
     size_t have = 0;
+    int wait = -1; /* ms to the next look at the pool's rest (rest_look); -1: none */
     for (;;) {
+        struct pollfd pf = {fd, POLLIN, 0};
+        int r = poll(&pf, 1, wait);
+        if (r < 0 && errno != EINTR)
+            break;
+        if (r <= 0) {
+            wait = rest_look();
+            continue;
+        }
         ssize_t k = read(fd, buf + have, sizeof buf - have);
         if (k < 0 && errno == EINTR)
             continue;
@@ -141,8 +215,10 @@ static _Noreturn void guard(int fd)
                 _exit(0);
             if (buf[0] == 'W')
                 watch(buf + 1);
-            if (buf[0] == 'R')
-                reserve_rest(buf + 1);
+            if (buf[0] == 'R') {
+                rest_open(buf + 1);
+                wait = rest_look();
+            }
             if (buf[0] == 'P' && strlen(buf + 1) < sizeof pool_name)
                 memcpy(pool_name, buf + 1, strlen(buf + 1) + 1);
             size_t used = (size_t)(nl + 1 - buf);
@@ -158,8 +234,9 @@ static _Noreturn void guard(int fd)
     _exit(0);
 }
 
-int ptt_guardian_start(void)
+int ptt_guardian_start(int *procs_ok)
 {
+    *procs_ok = 0;
     /* A socket pair rather than a pipe: ptt trace writing to a guardian someone killed gets an
      * error, not SIGPIPE. */
     int p[2];
@@ -187,9 +264,13 @@ int ptt_guardian_start(void)
         guard(fd);
     }
     close(p[0]);
-    int st;
+    int st, pidfd = (int)syscall(SYS_pidfd_open, c, 0);
     while (waitpid(c, &st, 0) < 0 && errno == EINTR)
         ;
+    if (pidfd >= 0) {
+        *procs_ok = ptt_procs_supported_by(pidfd);
+        close(pidfd);
+    }
     if (!WIFEXITED(st) || WEXITSTATUS(st)) {
         close(p[1]);
         errno = EAGAIN;

@@ -11,8 +11,10 @@
 
 /* Start the guardian. Neither our child (we wait for every child of ours) nor in our process
  * group, it ignores the terminal's signals. Returns our end of the stream to it (a socket,
- * close-on-exec, ours only: its end is ptt trace's death), or -1 with errno. */
-int ptt_guardian_start(void);
+ * close-on-exec, ours only: its end is ptt trace's death), or -1 with errno. *procs_ok: whether
+ * the kernel tells a reaped process's status through its pidfd (ptt_procs_supported), probed on
+ * the child that starts the guardian rather than on a process of its own. */
+int ptt_guardian_start(int *procs_ok);
 
 /* The pool's name, told before it is created: if ptt trace dies, however soon, the guardian marks
  * the pool abandoned and removes its name (if it is ours). A later name replaces it. */
@@ -21,7 +23,8 @@ void ptt_guardian_pool(int fd, const char *name);
 /* Also remove path (a socket of the session, told before it is created) if ptt trace dies. */
 void ptt_guardian_watch(int fd, const char *path);
 
-/* Reserve the pool's sub-buffers from `first` on (daemon.h), while ptt trace goes on. */
+/* Reserve the pool's sub-buffers from `first` on (daemon.h), while ptt trace goes on: a step at a
+ * time as the writers need them over the session's first 200 ms, the rest after that. */
 void ptt_guardian_reserve(int fd, uint32_t first);
 /* The session ended cleanly and removed everything: the guardian exits. Closes fd. */
 void ptt_guardian_end(int fd);

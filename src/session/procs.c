@@ -97,6 +97,12 @@ static int info(int fd, uint64_t mask, struct pidfd_info *i)
     return ioctl(fd, PIDFD_GET_INFO_, i);
 }
 
+int ptt_procs_supported_by(int pidfd)
+{
+    struct pidfd_info i;
+    return pidfd >= 0 && info(pidfd, PIDFD_INFO_EXIT_, &i) == 0 && (i.mask & PIDFD_INFO_EXIT_);
+}
+
 int ptt_procs_supported(void)
 {
     pid_t c = fork();
@@ -107,8 +113,7 @@ int ptt_procs_supported(void)
     int fd = (int)syscall(SYS_pidfd_open, c, 0), st;
     while (waitpid(c, &st, 0) < 0 && errno == EINTR)
         ;
-    struct pidfd_info i;
-    int ok = fd >= 0 && info(fd, PIDFD_INFO_EXIT_, &i) == 0 && (i.mask & PIDFD_INFO_EXIT_);
+    int ok = ptt_procs_supported_by(fd);
     if (fd >= 0)
         close(fd);
     return ok;

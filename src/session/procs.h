@@ -16,6 +16,9 @@ struct ptt_procs;
 
 /* Whether this kernel tells a reaped process's wait status through its pidfd. */
 int ptt_procs_supported(void);
+/* The same, told by pidfd, a pidfd of a child of ours that was reaped: no process of its own
+ * (ptt trace probes on the guardian's first child). */
+int ptt_procs_supported_by(int pidfd);
 /* Listen at path; NULL (and a reason in err) when it cannot. */
 struct ptt_procs *ptt_procs_open(const char *path, char *err, size_t errlen);
 /* A descriptor that polls readable when there is work for ptt_procs_step. */

@@ -970,11 +970,19 @@ static void test_signal_nesting(void **state)
 
 static atomic_int rel_broken;
 
-/* Recording enabled (end set) with the position outside the sub-buffer: the next event would be
- * written at address pos. (While end is 0 the state is in flux, and a handler drops its event.) */
+/* Recording enabled (end set) with the position outside the sub-buffer that end says (what a
+ * handler goes by: a first switch may be storing its own desc and data, bound to be undone): the
+ * next event would be written at address pos. (While end is 0 the state is in flux, and a handler
+ * drops its event.) */
 static int state_broken(void)
 {
-    return ptt_self.end && (!ptt_self.data || ptt_pos(&ptt_self) < ptt_self.data);
+    return ptt_self.end && ptt_pos(&ptt_self) < ptt_self.end - ptt_pool->buf_size;
+}
+
+/* The same, or data not where end says: seen by the thread itself, outside any switch. */
+static int state_broken_settled(void)
+{
+    return state_broken() || (ptt_self.end && ptt_self.data != ptt_self.end - ptt_pool->buf_size);
 }
 
 static void on_alarm_guarded(int sig)
@@ -1001,7 +1009,7 @@ static void *release_worker(void *arg)
         PTT_REC(MUTEX_WAIT, (uint64_t)i, 0);
         ptt_thread_release(&ptt_self);
         pthread_sigmask(SIG_BLOCK, &alrm, NULL); /* look at the state without a handler */
-        if (state_broken() || atomic_load(&rel_broken)) {
+        if (state_broken_settled() || atomic_load(&rel_broken)) {
             w->broken = 1;
             break;
         }
