@@ -23,7 +23,11 @@ LABEL = "waiting for ptt's buffer"
 def flood(tmp_path_factory):
     """flood traced into a pool far too small: its buffer waits (tid, end ns, waited ns)."""
     d = tmp_path_factory.mktemp("bufwait")
-    t = ptt_trace(d, [prog("flood"), THREADS, ITERS], opts=SMALL)
+    # ptt trace stopped (SIGSTOP) for 0.3 s while flood writes: its pool fills and the writers
+    # wait, however fast the drain (with two free CPUs it kept up with records of 4 bytes a lock).
+    # The sleep before SIGCONT runs untraced: it would wait for a sub-buffer too.
+    stop = 'p=$PPID; (LD_PRELOAD= sleep 0.3; kill -CONT $p) & kill -STOP $p; exec "$0" "$@"'
+    t = ptt_trace(d, ["sh", "-c", stop, prog("flood"), THREADS, ITERS], opts=SMALL)
     assert t.stdout == f"done={THREADS * ITERS}\n"
     raw = parse_raw(view("--format=raw", "--event=TRACE_BUFFER_WAIT,THREAD_START", t.path))
     t.waits = [(e.tid, e.ns, int(e.fields[0])) for e in raw if e.name == "TRACE_BUFFER_WAIT"]
