@@ -246,9 +246,10 @@ static int record_events(const uint8_t *r, size_t size, uint64_t *marked, uint16
     return 1 + ((id & PTT_EV_CALL) != 0);
 }
 
-/* Count the events of a sub-buffer of the pool and find where they end: at len for one handed
- * over (a shorter walk is a malformed record, counted), at the first empty length for one whose
- * writer is gone. With ids (rotation), *named says whether it holds an event ids marks. */
+/* Count the events of a sub-buffer of the pool whose writer could not (PTT_DESC_WALK) or is gone,
+ * and find where they end: at len for one handed over (a shorter walk is a malformed record,
+ * counted), at the first empty length for one whose writer is gone. With ids (rotation), *named
+ * says whether it holds an event ids marks. */
 static uint32_t walk(const uint8_t *data, uint32_t *len, int exact, uint64_t *corrupt,
                      uint64_t *marked, const uint8_t *ids, uint8_t *named)
 {
@@ -384,10 +385,37 @@ static void flush(struct ptt_daemon *d, struct drained *b, unsigned n)
         struct ptt_desc *desc = ptt_pool_desc(p, b[i].index);
         /* Zeroed for its next writer: only its own events may read as events. */
         memset(ptt_pool_data(p, b[i].index), 0, b[i].used);
+        desc->nevents = 0;
+        desc->marked = 0;
+        desc->flags = 0;
         atomic_store_explicit(&desc->committed, 0, memory_order_relaxed);
         atomic_store_explicit(&desc->state, PTT_BUF_FREE, memory_order_relaxed);
         ptt_pool_push_free(p, b[i].index);
     }
+}
+
+/* Sub-buffer i (descriptor b) into x: one handed over (ready) with the counts its writer kept,
+ * read without touching its records; one whose writer could not count them, or is gone, by
+ * walking them. */
+static void take(struct ptt_daemon *d, const struct ptt_desc *b, uint32_t i, int ready,
+                 struct drained *x)
+{
+    struct ptt_pool *p = d->pool;
+    uint32_t len = ready ? atomic_load_explicit(&b->committed, memory_order_acquire) : p->buf_size;
+    if (len > p->buf_size)
+        len = p->buf_size;
+    x->index = i;
+    x->used = x->len = len;
+    x->c = (struct ptt_rec_chunk){{0, 0}, b->pid,     b->tid, b->serial,
+                                  b->seq, b->base_ts, 0,      PTT_CHUNK_COMPACT};
+    if (ready && !(b->flags & PTT_DESC_WALK)) {
+        x->c.nevents = b->nevents;
+        d->lost_marked += b->marked;
+        x->named = (b->flags & PTT_DESC_NAMED) != 0;
+        return;
+    }
+    x->c.nevents = walk(ptt_pool_data(p, i), &x->len, ready, &d->corrupt, &d->lost_marked,
+                        d->rot ? ptt_carry_ids() : NULL, &x->named);
 }
 
 /* By thread, then by sub-buffer number. */
@@ -413,18 +441,8 @@ size_t ptt_daemon_drain(struct ptt_daemon *d, int which)
         uint32_t st = atomic_load_explicit(&b->state, memory_order_acquire);
         if (st != PTT_BUF_READY && !(st == PTT_BUF_OWNED && writer_gone(b, which)))
             continue;
-        int ready = st == PTT_BUF_READY;
-        uint32_t len =
-            ready ? atomic_load_explicit(&b->committed, memory_order_acquire) : p->buf_size;
-        if (len > p->buf_size)
-            len = p->buf_size;
         struct drained *x = &batch[n++];
-        x->index = i;
-        x->used = x->len = len;
-        x->c = (struct ptt_rec_chunk){{0, 0}, b->pid,     b->tid, b->serial,
-                                      b->seq, b->base_ts, 0,      PTT_CHUNK_COMPACT};
-        x->c.nevents = walk(ptt_pool_data(p, i), &x->len, ready, &d->corrupt, &d->lost_marked,
-                            d->rot ? ptt_carry_ids() : NULL, &x->named);
+        take(d, b, i, st == PTT_BUF_READY, x);
         if (d->drained)
             d->drained(d->drained_arg, i, x->len);
         done++;
