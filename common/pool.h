@@ -1,7 +1,8 @@
 /* The shared-memory pool between the traced processes (writers) and ptt trace (the daemon).
  *
  * Layout: one header page, then nbufs descriptors of 64 bytes (one cache line each, so no two
- * writers share a line), then nbufs sub-buffers of buf_size bytes, page aligned.
+ * writers share a line), the ready bits (ptt_pool_ready), then nbufs sub-buffers of buf_size
+ * bytes, page aligned.
  *
  * A sub-buffer moves FREE -> OWNED (a writer thread popped it from the free list) -> READY (the
  * writer filled it, or its thread ended) -> FREE (the daemon wrote it to the file and pushed it
@@ -19,7 +20,7 @@
 #include <stdint.h>
 
 #define PTT_POOL_MAGIC 0x31304c4f4f505454ull /* "TTPOOL01" */
-#define PTT_POOL_VERSION 6 /* 6: a sub-buffer handed over with its counts (struct ptt_desc) */
+#define PTT_POOL_VERSION 6 /* 6: a sub-buffer handed over with its counts, its ready bit */
 #define PTT_POOL_EMPTY 0xffffffffu
 #define PTT_POOL_SECRET 16 /* bytes of the session's secret */
 
@@ -100,6 +101,18 @@ struct ptt_pool {
 static inline struct ptt_desc *ptt_pool_desc(struct ptt_pool *p, uint32_t i)
 {
     return (struct ptt_desc *)((char *)p + p->desc_offset) + i;
+}
+
+/* Right after the descriptors, a bit per sub-buffer: its writer sets it when it hands it over
+ * (READY), and the daemon takes the bits (an exchange of each word) to find the READY ones
+ * without reading every descriptor's line at each turn. A bit may be left over from a
+ * sub-buffer taken otherwise (a full scan): the state says. */
+#define PTT_POOL_READY_BYTES(nbufs) (((uint64_t)(nbufs) + 63) / 64 * 8)
+
+static inline _Atomic uint64_t *ptt_pool_ready(struct ptt_pool *p)
+{
+    return (_Atomic uint64_t *)((char *)p + p->desc_offset +
+                                (uint64_t)p->nbufs * sizeof(struct ptt_desc));
 }
 
 static inline uint8_t *ptt_pool_data(struct ptt_pool *p, uint32_t i)

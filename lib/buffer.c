@@ -149,6 +149,17 @@ void ptt_count_rare(struct ptt_thread *t, uint16_t id, uint64_t arg)
         t->named = 1;
 }
 
+/* Set sub-buffer d's ready bit (common/pool.h), where the daemon left room for the bits. */
+static void set_ready(struct ptt_pool *p, struct ptt_desc *d)
+{
+    uint64_t i = (uint64_t)(d - ptt_pool_desc(p, 0));
+    if (i >= p->nbufs ||
+        p->desc_offset + (uint64_t)p->nbufs * sizeof *d + PTT_POOL_READY_BYTES(p->nbufs) >
+            p->data_offset)
+        return; /* not ours to touch: the daemon's periodic full scan finds it READY */
+    atomic_fetch_or_explicit(&ptt_pool_ready(p)[i / 64], 1ull << (i % 64), memory_order_release);
+}
+
 static void hand_over(struct ptt_desc *d, uint32_t len, struct counts c)
 {
     d->nevents = c.nev;
@@ -156,9 +167,12 @@ static void hand_over(struct ptt_desc *d, uint32_t len, struct counts c)
     d->flags = c.flags;
     atomic_store_explicit(&d->committed, len, memory_order_release);
     atomic_store_explicit(&d->state, PTT_BUF_READY, memory_order_release);
-    /* The state, then idle (the daemon sets idle, then looks for READY ones): one of the two
-     * sees the other's store. One signal per idle spell, from the first to clear it. */
     struct ptt_pool *p = ptt_pool;
+    if (p)
+        set_ready(p, d);
+    /* The state and its bit, then idle (the daemon sets idle, then looks for READY ones): one
+     * of the two sees the other's store. One signal per idle spell, from the first to clear
+     * it. */
     atomic_thread_fence(memory_order_seq_cst);
     if (p && atomic_load_explicit(&p->idle, memory_order_relaxed) &&
         atomic_exchange_explicit(&p->idle, 0, memory_order_relaxed))

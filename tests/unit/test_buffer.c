@@ -845,7 +845,8 @@ static unsigned check_published(struct session *s, unsigned *named, uint64_t *ma
     return n;
 }
 
-/* A writer hands each sub-buffer over with the counts the drain used to find by reading it:
+/* A writer hands each sub-buffer over with the counts the drain used to find by reading it,
+ * and sets its ready bit:
  * full ones (switched at the next record that does not fit), a partial one (the thread's
  * release), and ones with a slot given up (padding, no event), with calls (two events a record),
  * TRACE_LOST events (written at a switch and by ptt_report_lost) and an event that names things.
@@ -889,9 +890,16 @@ static void test_published_counts(void **state)
     unsigned named = 0;
     uint64_t marked = 0;
     assert_true(pads >= 5);
-    assert_true(check_published(s, &named, &marked) >= 5);
+    unsigned ready = check_published(s, &named, &marked);
+    assert_true(ready >= 5);
     assert_int_equal(named, 1);
     assert_int_equal(marked, lost);
+    /* The drain finds them by their ready bits, which it clears; a bit left over (its
+     * sub-buffer taken by a full scan) takes nothing. */
+    assert_int_equal(ptt_daemon_drain(&s->d, PTT_DRAIN_READY), ready);
+    assert_int_equal(ptt_daemon_drain(&s->d, PTT_DRAIN_READY), 0);
+    atomic_fetch_or(&ptt_pool_ready(s->d.pool)[0], 3);
+    assert_int_equal(ptt_daemon_drain(&s->d, PTT_DRAIN_READY), 0);
     struct ptt_reader *r = finish(s);
     assert_int_equal(s->d.events, events);
     assert_int_equal(s->d.lost_marked, lost);
