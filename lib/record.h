@@ -68,7 +68,8 @@ struct ptt_thread {
     uint32_t nev;    /* its events (a call's one record: 2) */
     uint8_t named;   /* it holds an event that names things (ptt_ev_names) */
     uint8_t walk;    /* nev, marked and named may be wrong: a signal handler switched sub-buffers
-                        while an event was being written (the drain reads the records instead) */
+                        while an event was being written, or one was cut short (the drain reads
+                        the records instead) */
     uint64_t marked; /* the counts of its TRACE_LOST events */
     uint64_t lost;   /* dropped events not yet reported in the stream */
     uint32_t serial;
@@ -111,6 +112,7 @@ void ptt_call_end_async(struct ptt_thread *t, uint32_t seq, uint16_t out, unsign
                         const uint64_t *b);
 /* Why events were dropped: the pool's counters (common/pool.h) and the END record. */
 void ptt_drop(struct ptt_thread *t, unsigned why, unsigned n);
+/* Count an event that names things, or a TRACE_LOST of count arg, in the thread's sub-buffer. */
 void ptt_count_rare(struct ptt_thread *t, uint16_t id, uint64_t arg);
 void ptt_record_backtrace(void);
 
