@@ -64,4 +64,23 @@ struct ptt_event {
 /* Fixed arguments and string words of one event, at most (a string takes up to 32 words). */
 #define PTT_EVENT_MAX_ARGS 48
 
+/* Whether event id (a call's one record: its IN | PTT_EV_CALL) names things: processes, threads,
+ * modules, objects. A rotated trace carries them into its later parts (src/session/carry.c), and
+ * a writer flags the sub-buffers that hold one (PTT_DESC_NAMED). For an id known at compile
+ * time, a constant. */
+static inline int ptt_ev_names(unsigned id)
+{
+    switch (id & ~PTT_EV_CALL) {
+    case PTT_EV_PROCESS_START:
+    case PTT_EV_PROCESS_EXIT:
+    case PTT_EV_MODULE_LOAD:
+    case PTT_EV_THREAD_START:
+    case PTT_EV_THREAD_END:
+    case PTT_EV_THREAD_SETNAME_NP_IN:
+    case PTT_EV_THREAD_SETNAME_NP_OUT:
+    case PTT_EV_OBJECT_NAME: return 1;
+    default: return 0;
+    }
+}
+
 #endif

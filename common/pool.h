@@ -1,14 +1,18 @@
 /* The shared-memory pool between the traced processes (writers) and ptt trace (the daemon).
  *
  * Layout: one header page, then nbufs descriptors of 64 bytes (one cache line each, so no two
- * writers share a line), then nbufs sub-buffers of buf_size bytes, page aligned.
+ * writers share a line), the ready bits (ptt_pool_ready), then nbufs sub-buffers of buf_size
+ * bytes, page aligned.
  *
  * A sub-buffer moves FREE -> OWNED (a writer thread popped it from the free list) -> READY (the
  * writer filled it, or its thread ended) -> FREE (the daemon wrote it to the file and pushed it
  * back, zeroed). Writers only pop; only the daemon pushes. A writer hands a sub-buffer over with
- * its length (committed). The daemon also drains the OWNED sub-buffers of writers that are gone
- * (killed, crashed, hung when the session ends): up to the first empty length, since a writer
- * writes a record's length byte last (common/codec.h). */
+ * its length (committed) and what the daemon would otherwise read the records for: their events,
+ * the losses their TRACE_LOST events count, whether one names things. The daemon copies it whole
+ * without reading it. It walks the records of those whose writer could not count them exactly
+ * (PTT_DESC_WALK) and of the OWNED sub-buffers of writers that are gone (killed, crashed, hung
+ * when the session ends): up to the first empty length, since a writer writes a record's length
+ * byte last (common/codec.h). */
 #ifndef PTT_POOL_H
 #define PTT_POOL_H
 
@@ -16,7 +20,7 @@
 #include <stdint.h>
 
 #define PTT_POOL_MAGIC 0x31304c4f4f505454ull /* "TTPOOL01" */
-#define PTT_POOL_VERSION 5 /* 5: records of the compact encoding (common/codec.h) */
+#define PTT_POOL_VERSION 6 /* 6: a sub-buffer handed over with its counts, its ready bit */
 #define PTT_POOL_EMPTY 0xffffffffu
 #define PTT_POOL_SECRET 16 /* bytes of the session's secret */
 
@@ -40,15 +44,20 @@ struct ptt_desc {
     uint32_t next;              /* free-list link (daemon-written while FREE) */
     int32_t pid;
     int32_t tid;
-    uint32_t serial; /* thread number within its process, from 1 */
-    uint32_t seq;    /* sub-buffer number within its thread, from 0; PTT_SEQ_UNSET while free
-                        (its next owner numbers it only after taking it) */
-    uint32_t pad0;
+    uint32_t serial;  /* thread number within its process, from 1 */
+    uint32_t seq;     /* sub-buffer number within its thread, from 0; PTT_SEQ_UNSET while free
+                         (its next owner numbers it only after taking it) */
+    uint32_t nevents; /* events in the committed bytes (a call's one record: 2), stored with
+                         committed, as are marked and flags */
     uint64_t base_ts; /* time stamp the first event's dts counts from */
-    uint8_t pad[24];
+    uint64_t marked;  /* events lost that its TRACE_LOST events count */
+    uint32_t flags;   /* PTT_DESC_NAMED, PTT_DESC_WALK */
+    uint8_t pad[12];
 };
 _Static_assert(sizeof(struct ptt_desc) == 64, "one cache line per descriptor");
 #define PTT_SEQ_UNSET UINT32_MAX
+#define PTT_DESC_NAMED 1u /* it holds an event that names things (ptt_ev_names) */
+#define PTT_DESC_WALK 2u  /* nevents, marked and NAMED are unknown: read them from the records */
 
 struct ptt_pool {
     uint64_t magic;
@@ -92,6 +101,18 @@ struct ptt_pool {
 static inline struct ptt_desc *ptt_pool_desc(struct ptt_pool *p, uint32_t i)
 {
     return (struct ptt_desc *)((char *)p + p->desc_offset) + i;
+}
+
+/* Right after the descriptors, a bit per sub-buffer: its writer sets it when it hands it over
+ * (READY), and the daemon takes the bits (an exchange of each word) to find the READY ones
+ * without reading every descriptor's line at each turn. A bit may be left over from a
+ * sub-buffer taken otherwise (a full scan): the state says. */
+#define PTT_POOL_READY_BYTES(nbufs) (((uint64_t)(nbufs) + 63) / 64 * 8)
+
+static inline _Atomic uint64_t *ptt_pool_ready(struct ptt_pool *p)
+{
+    return (_Atomic uint64_t *)((char *)p + p->desc_offset +
+                                (uint64_t)p->nbufs * sizeof(struct ptt_desc));
 }
 
 static inline uint8_t *ptt_pool_data(struct ptt_pool *p, uint32_t i)

@@ -116,13 +116,63 @@ static uint32_t take_buffer(struct ptt_pool *p, uint64_t *waited)
     return i;
 }
 
-static void hand_over(struct ptt_desc *d, uint32_t len)
+/* What a sub-buffer is handed over with besides its length: its counts (struct ptt_desc). */
+struct counts {
+    uint32_t nev, flags;
+    uint64_t marked;
+};
+
+/* The counts of the thread's sub-buffer, which it leaves. */
+static struct counts counts_of(const struct ptt_thread *t)
 {
+    return (struct counts){t->nev, (t->named ? PTT_DESC_NAMED : 0) | (t->walk ? PTT_DESC_WALK : 0),
+                           t->marked};
+}
+
+/* A sub-buffer the thread moves to, whose first records (nev events, TRACE_LOST's count marked)
+ * are written. walk: its counts will be wrong (see record_nested). */
+static void counts_start(struct ptt_thread *t, uint32_t nev, uint64_t marked, int walk)
+{
+    t->nev = nev;
+    t->marked = marked;
+    t->named = 0;
+    t->walk = (uint8_t)walk;
+}
+
+static const struct counts unknown = {0, PTT_DESC_WALK, 0};
+
+void ptt_count_rare(struct ptt_thread *t, uint16_t id, uint64_t arg)
+{
+    if (id == PTT_EV_TRACE_LOST)
+        __atomic_fetch_add(&t->marked, arg, __ATOMIC_RELAXED); /* as ptt_count */
+    else
+        t->named = 1;
+}
+
+/* Set sub-buffer d's ready bit (common/pool.h), where the daemon left room for the bits. */
+static void set_ready(struct ptt_pool *p, struct ptt_desc *d)
+{
+    uint64_t i = (uint64_t)(d - ptt_pool_desc(p, 0));
+    if (i >= p->nbufs ||
+        p->desc_offset + (uint64_t)p->nbufs * sizeof *d + PTT_POOL_READY_BYTES(p->nbufs) >
+            p->data_offset)
+        return; /* not ours to touch: the daemon's periodic full scan finds it READY */
+    atomic_fetch_or_explicit(&ptt_pool_ready(p)[i / 64], 1ull << (i % 64), memory_order_release);
+}
+
+static void hand_over(struct ptt_desc *d, uint32_t len, struct counts c)
+{
+    d->nevents = c.nev;
+    d->marked = c.marked;
+    d->flags = c.flags;
     atomic_store_explicit(&d->committed, len, memory_order_release);
     atomic_store_explicit(&d->state, PTT_BUF_READY, memory_order_release);
-    /* The state, then idle (the daemon sets idle, then looks for READY ones): one of the two
-     * sees the other's store. One signal per idle spell, from the first to clear it. */
     struct ptt_pool *p = ptt_pool;
+    if (p)
+        set_ready(p, d);
+    /* The state and its bit, then idle (the daemon sets idle, then looks for READY ones): one
+     * of the two sees the other's store. One signal per idle spell, from the first to clear
+     * it. */
     atomic_thread_fence(memory_order_seq_cst);
     if (p && atomic_load_explicit(&p->idle, memory_order_relaxed) &&
         atomic_exchange_explicit(&p->idle, 0, memory_order_relaxed))
@@ -131,7 +181,7 @@ static void hand_over(struct ptt_desc *d, uint32_t len)
 
 static void hand_off(struct ptt_thread *t)
 {
-    hand_over(t->desc, (uint32_t)(ptt_pos(t) - t->data));
+    hand_over(t->desc, (uint32_t)(ptt_pos(t) - t->data), counts_of(t));
     t->desc = 0;
 }
 
@@ -251,16 +301,17 @@ static uintptr_t put_meta(uint8_t *w, uint16_t id, uint64_t arg, uint64_t ts, ui
 /* Ready taken sub-buffer i for the thread, where no handler goes: the events it dropped so far
  * first (TRACE_LOST), then the time it waited for the sub-buffer (TRACE_BUFFER_WAIT: only when
  * the pool was exhausted and it blocked, never on the fast path). Returns the bytes written, and
- * the time stamp the next event counts from in *last. (Also maps its first page now: a fault
- * inside the switch would deliver the pending signals there.) */
+ * the time stamp the next event counts from in *last, their counts in *c. (Also maps its first
+ * page now: a fault inside the switch would deliver the pending signals there.) */
 static uintptr_t open_buffer(struct ptt_thread *t, struct ptt_pool *p, uint32_t i, uint64_t *last,
-                             uint64_t waited)
+                             uint64_t waited, struct counts *c)
 {
     struct ptt_desc *d = ptt_pool_desc(p, i);
     uint8_t *w0 = ptt_pool_data(p, i);
     prepare(t, p, d);
     *last = d->base_ts;
     uint64_t lost = __atomic_exchange_n(&t->lost, 0, __ATOMIC_RELAXED);
+    *c = (struct counts){(lost != 0) + (waited != 0), 0, lost};
     if (!lost && !waited) {
         __atomic_store_n(w0, 0, __ATOMIC_RELAXED);
         return 0;
@@ -286,7 +337,7 @@ static uint32_t buffer_index(struct ptt_pool *p, uintptr_t data)
  * handler recorded meanwhile. 0: one did, and took a sub-buffer; the switch is then made the usual
  * way (its number, set here, is set again there). */
 static int install_first(struct ptt_thread *t, struct ptt_pool *p, uint32_t i, uintptr_t used,
-                         uint64_t last)
+                         uint64_t last, const struct counts *c)
 {
 #ifdef PTT_SWAP_POS_END
     uintptr_t cur = t->pos;
@@ -301,11 +352,14 @@ static int install_first(struct ptt_thread *t, struct ptt_pool *p, uint32_t i, u
     t->desc = d;
     t->data = t->last_data = data;
     t->last = last;
+    /* before the swap: a handler recording after it counts into the new sub-buffer (one that
+     * recorded before takes a sub-buffer of its own, starts its counts, and the swap fails) */
+    counts_start(t, c->nev, c->marked, 0);
     atomic_signal_fence(memory_order_seq_cst);
     return swap_pos_end(t, cur, 0, ((cur & PTT_POS_TAG) + PTT_POS_ADDR + 1) | (data + used),
                         data + p->buf_size);
 #else
-    (void)t, (void)p, (void)i, (void)used, (void)last;
+    (void)t, (void)p, (void)i, (void)used, (void)last, (void)c;
     return 0;
 #endif
 }
@@ -322,6 +376,7 @@ static void resync(struct ptt_thread *t, struct ptt_pool *p)
     uint32_t i = buffer_index(p, t->end - p->buf_size);
     t->desc = ptt_pool_desc(p, i);
     t->data = (uintptr_t)ptt_pool_data(p, i);
+    t->walk = 1; /* install_first's counts_start may have replaced the handler's counts */
 }
 
 /* Called with t->nest == 1 when the record (of events events) whose slot was reserved at w
@@ -348,10 +403,11 @@ int ptt_record_slow(struct ptt_thread *t, uintptr_t w, uintptr_t size, unsigned 
     uint32_t i = take_buffer(p, &waited);
     uintptr_t used = 0;
     uint64_t last = 0;
+    struct counts c = {0, 0, 0};
     if (i != PTT_POOL_EMPTY)
-        used = open_buffer(t, p, i, &last, waited);
+        used = open_buffer(t, p, i, &last, waited, &c);
     int first = i != PTT_POOL_EMPTY && !t->end;
-    if (first && install_first(t, p, i, used, last)) {
+    if (first && install_first(t, p, i, used, last, &c)) {
         errno = saved_errno;
         return 1;
     }
@@ -366,6 +422,7 @@ int ptt_record_slow(struct ptt_thread *t, uintptr_t w, uintptr_t size, unsigned 
      * whole events. */
     uintptr_t to = cur == w + size ? w : cur;
     uint32_t len = old ? (uint32_t)((to & PTT_POS_ADDR) - t->data) : 0;
+    struct counts oc = counts_of(t); /* our slot was not counted: it was not written */
     if (i == PTT_POOL_EMPTY) {
         t->end = 0;
         t->pos = to;
@@ -379,10 +436,11 @@ int ptt_record_slow(struct ptt_thread *t, uintptr_t w, uintptr_t size, unsigned 
         t->last = last;
         t->pos = ((cur & PTT_POS_TAG) + PTT_POS_ADDR + 1) | (t->data + used); /* a new tag */
         t->end = t->data + p->buf_size;
+        counts_start(t, c.nev, c.marked, t->parked != 0); /* see record_nested */
     }
     restore_signals(mask);
     if (old) /* no handler reaches it now */
-        hand_over(old, len);
+        hand_over(old, len, oc);
     errno = saved_errno;
     return i != PTT_POOL_EMPTY;
 }
@@ -451,9 +509,13 @@ static uint8_t *encode_nested(uint8_t *buf, uint16_t id, unsigned n, const uint6
     return ptt_codec_close(body, q, size);
 }
 
-/* Write a handler's record at pos, which has room. */
-static void put_nested(struct ptt_thread *t, const uint8_t *rec, uintptr_t size)
+/* Write a handler's record (of event id, its first argument arg) at pos, which has room. */
+static void put_nested(struct ptt_thread *t, const uint8_t *rec, uintptr_t size, uint16_t id,
+                       uint64_t arg)
 {
+    ptt_count(&t->nev, 1);
+    if (ptt_ev_names(id) || id == PTT_EV_TRACE_LOST)
+        ptt_count_rare(t, id, arg);
     ptt_copy_record((uint8_t *)ptt_pos(t), rec, size);
     t->pos += size;
 }
@@ -463,7 +525,8 @@ static void put_nested(struct ptt_thread *t, const uint8_t *rec, uintptr_t size)
  * and it has at most one slot reserved and not yet written (a zero length). A sub-buffer that
  * holds such a slot is parked until that event is done (ptt_unpark); any other is handed over
  * at once, up to its last whole event (the reader orders a thread's sub-buffers by number). */
-static void record_nested(struct ptt_thread *t, const uint8_t *rec, uintptr_t size)
+static void record_nested(struct ptt_thread *t, const uint8_t *rec, uintptr_t size, uint16_t id,
+                          uint64_t arg)
 {
     struct ptt_pool *p = ptt_pool;
     if (!p || !ptt_active) {
@@ -496,7 +559,7 @@ static void record_nested(struct ptt_thread *t, const uint8_t *rec, uintptr_t si
             ptt_drop(t, PTT_LOST_HANDLER, 1); /* never seen: two slots in progress */
             return;
         }
-        hand_over(t->parked, t->parked_len);
+        hand_over(t->parked, t->parked_len, unknown);
         t->parked = 0;
         t->parked_len = 0;
     }
@@ -511,11 +574,15 @@ static void record_nested(struct ptt_thread *t, const uint8_t *rec, uintptr_t si
         t->parked_tag = t->pos & PTT_POS_TAG;
         t->parked_len = (uint32_t)len;
     } else if (cur) {
-        hand_over(cur, (uint32_t)len);
+        hand_over(cur, (uint32_t)len, counts_of(t)); /* exact: no record in progress */
     }
     install_taken(t, p, i);
+    /* The record in progress in a parked sub-buffer is counted there, or in whichever sub-buffer
+     * is the thread's when it resumes (other handlers may switch again meanwhile): while one is
+     * parked, every sub-buffer taken is walked by the drain, as the parked one is. */
+    counts_start(t, 0, 0, t->parked != 0);
     t->end = t->data + p->buf_size;
-    put_nested(t, rec, size);
+    put_nested(t, rec, size, id, arg);
 }
 
 /* An event at nest > 1: a signal handler's, inside an event of its thread (or of a handler's).
@@ -527,10 +594,11 @@ void ptt_write_nested(struct ptt_thread *t, uint16_t id, unsigned n, const uint6
     uint8_t buf[PTT_CODEC_MAX];
     uintptr_t size;
     const uint8_t *rec = encode_nested(buf, id, n, a, &size);
+    uint64_t arg = n ? a[0] : 0;
     if (t->end && ptt_pos(t) + size <= t->end)
-        put_nested(t, rec, size);
+        put_nested(t, rec, size, id, arg);
     else
-        record_nested(t, rec, size);
+        record_nested(t, rec, size, id, arg);
     restore_signals(mask);
     errno = saved_errno;
 }
@@ -542,7 +610,7 @@ void ptt_unpark(struct ptt_thread *t)
     int saved_errno = errno;
     uint64_t mask = block_signals();
     if (t->parked) /* a handler may have handed it over meanwhile */
-        hand_over(t->parked, t->parked_len);
+        hand_over(t->parked, t->parked_len, unknown);
     t->parked = 0;
     t->parked_len = 0;
     restore_signals(mask);
@@ -596,6 +664,8 @@ void ptt_discard_partial(struct ptt_thread *t)
         *(uint8_t *)q = 0;
     t->pos = (t->pos & PTT_POS_TAG) | p;
     t->dict_tag = 1; /* the cut record may have filled slots: no tag is 1 */
+    if (p != pos)
+        t->walk = 1; /* the cut record may have been counted */
 }
 
 /* Hand the thread's sub-buffer over with signals open: pos and end cleared in one instruction if
@@ -611,6 +681,7 @@ static int release_open(struct ptt_thread *t)
         atomic_signal_fence(memory_order_seq_cst);
         uintptr_t data = t->data;
         struct ptt_desc *d = t->desc;
+        struct counts c = counts_of(t); /* a handler counting after this moves pos too */
         atomic_signal_fence(memory_order_seq_cst);
         if (!end || t->parked || !d)
             return 0;
@@ -620,7 +691,7 @@ static int release_open(struct ptt_thread *t)
             struct ptt_desc *mine = d;
             __atomic_compare_exchange_n(&t->desc, &mine, NULL, 0, __ATOMIC_RELAXED,
                                         __ATOMIC_RELAXED);
-            hand_over(d, (uint32_t)((pos & PTT_POS_ADDR) - data));
+            hand_over(d, (uint32_t)((pos & PTT_POS_ADDR) - data), c);
             return 1;
         }
     }
@@ -646,7 +717,7 @@ void ptt_thread_release(struct ptt_thread *t)
     uint64_t mask = block_signals();
     t->end = 0;
     if (t->parked) { /* an event was cut short (cancelled) inside a handler's switch */
-        hand_over(t->parked, t->parked_len);
+        hand_over(t->parked, t->parked_len, unknown);
         t->parked_len = 0;
         t->parked = 0;
     }

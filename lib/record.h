@@ -4,9 +4,10 @@
  * Recording an event: read the clock, encode the record (common/codec.h: varints, the time as
  * a delta, objects, sites and threads as slots of the sub-buffer's dictionary), reserve its bytes
  * with one non-locked xadd (a single instruction, so a signal handler on this thread sees the
- * reservation done or not done), write them, the length byte last. Nothing else is published per
- * event: sub-buffers are zeroed before reuse and a writer hands its sub-buffer over with its
- * length.
+ * reservation done or not done), count it in the thread, write it, the length byte last. Nothing
+ * else is published per event: sub-buffers are zeroed before reuse and a writer hands its
+ * sub-buffer over with its length and its counts (events, losses marked, whether it names
+ * things), so that ptt trace copies it without reading it.
  *
  * Signal handlers: an event that interrupted another event of the same thread (nest > 1) is
  * written out of line with every signal blocked (ptt_write_nested: two system calls, only for
@@ -62,7 +63,15 @@ struct ptt_thread {
                             and only its teardown runs (glibc's unwinder calls pthread_once) */
     uintptr_t data;      /* start of the sub-buffer's data */
     struct ptt_desc *desc;
-    uint64_t lost; /* dropped events not yet reported in the stream */
+    /* What the sub-buffer is handed over with (struct ptt_desc), counted as its records are
+     * written: each one before its length byte. */
+    uint32_t nev;    /* its events (a call's one record: 2) */
+    uint8_t named;   /* it holds an event that names things (ptt_ev_names) */
+    uint8_t walk;    /* nev, marked and named may be wrong: a signal handler switched sub-buffers
+                        while an event was being written, or one was cut short (the drain reads
+                        the records instead) */
+    uint64_t marked; /* the counts of its TRACE_LOST events */
+    uint64_t lost;   /* dropped events not yet reported in the stream */
     uint32_t serial;
     uint32_t seq;
     int32_t tid;
@@ -103,6 +112,8 @@ void ptt_call_end_async(struct ptt_thread *t, uint32_t seq, uint16_t out, unsign
                         const uint64_t *b);
 /* Why events were dropped: the pool's counters (common/pool.h) and the END record. */
 void ptt_drop(struct ptt_thread *t, unsigned why, unsigned n);
+/* Count an event that names things, or a TRACE_LOST of count arg, in the thread's sub-buffer. */
+void ptt_count_rare(struct ptt_thread *t, uint16_t id, uint64_t arg);
 void ptt_record_backtrace(void);
 
 static inline uint64_t ptt_now(void)
@@ -131,6 +142,17 @@ static inline uintptr_t ptt_reserve(struct ptt_thread *t, uintptr_t size)
     return p;
 #else
     return __atomic_fetch_add(&t->pos, size, __ATOMIC_RELAXED);
+#endif
+}
+
+/* n more at *v, in one instruction: a signal handler of the thread that counts too (at nest > 1)
+ * runs before or after it, never in the middle. */
+static inline void ptt_count(uint32_t *v, uint32_t n)
+{
+#if defined(__x86_64__)
+    __asm__ volatile("addl %1, %0" : "+m"(*v) : "ir"(n));
+#else
+    __atomic_fetch_add(v, n, __ATOMIC_RELAXED);
 #endif
 }
 
@@ -249,6 +271,13 @@ retry:
         t->last = ts + dur;
         atomic_signal_fence(memory_order_seq_cst);
         t->last_data = data;
+        /* Counted before it is whole: a handler that finds no record in progress hands the
+         * sub-buffer over with exact counts (record_nested in buffer.c). Events that name things
+         * and TRACE_LOST are rare: for an id known at compile time, the test is a constant. */
+        ptt_count(&t->nev, 1 + (unsigned)call);
+        if (__builtin_expect(ptt_ev_names(id) || id == PTT_EV_TRACE_LOST, 0))
+            ptt_count_rare(t, id, n ? a[0] : 0);
+        atomic_signal_fence(memory_order_seq_cst);
         /* The length last: the daemon reads a dead process's sub-buffer up to the first empty
          * length, so a record cut short by a kill is never taken for a whole one; and a handler
          * tells a slot not yet written by its zero length (record_nested in buffer.c). */

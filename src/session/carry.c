@@ -247,17 +247,7 @@ static void object_name(struct ptt_carry *c, struct cev *e)
 
 static int wanted(uint16_t id)
 {
-    switch (id) {
-    case PTT_EV_PROCESS_START:
-    case PTT_EV_PROCESS_EXIT:
-    case PTT_EV_MODULE_LOAD:
-    case PTT_EV_THREAD_START:
-    case PTT_EV_THREAD_END:
-    case PTT_EV_THREAD_SETNAME_NP_IN:
-    case PTT_EV_THREAD_SETNAME_NP_OUT:
-    case PTT_EV_OBJECT_NAME: return 1;
-    default: return 0;
-    }
+    return !(id & PTT_EV_CALL) && ptt_ev_names(id);
 }
 
 const uint8_t *ptt_carry_ids(void)

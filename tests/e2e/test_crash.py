@@ -54,10 +54,13 @@ def test_sigkill_at_random_moments(tmp_path):
         pid = int(live.value("pid"))
         time.sleep(delay)  # a random moment, not a synchronization
         os.kill(pid, signal.SIGKILL)
-        live.finish(137)
+        written = live.finish(137)[0]
         last_i, last_j = printed(live.out, "i"), printed(live.out, "j")
         try:
             check_killed_trace(path, pid, "signal=9", last_i, last_j)
+            # The killed threads' sub-buffers were never handed over: the drain read their
+            # records to count them, and its count is what a reader counts.
+            assert int(summary_counts(path, keep_machine=True)[1]["events"]) == written
         except AssertionError as e:
             raise AssertionError(f"run {n} (PTT_SEED={seed}, delay {delay:.3f} s): {e}") from e
         path.unlink()

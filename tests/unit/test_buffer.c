@@ -147,6 +147,64 @@ static void start_drainer(struct session *s, unsigned sleep_us)
     s->draining = 1;
 }
 
+/* What the records of a compact chunk hold, as a reader counts them: its events (a call's one
+ * record: 2, padding: none), returned; the losses its TRACE_LOST events mark, added to *marked;
+ * whether one names things, in *named. */
+static uint32_t count_records(const uint8_t *data, uint32_t len, uint64_t base_ts, uint64_t *marked,
+                              int *named)
+{
+    struct ptt_dec d;
+    ptt_dec_start(&d, base_ts);
+    uint32_t at = 0, n = 0;
+    *named = 0;
+    for (;;) {
+        struct ptt_event h = {0, 0, 0};
+        uint64_t t;
+        int k = at < len ? ptt_dec_next(&d, data + at, len - at, &h, &t) : 0;
+        assert_true(k >= 0);
+        if (!k)
+            break;
+        uint16_t id = h.id & PTT_EV_ID_MASK;
+        if (id == PTT_EV_TRACE_LOST)
+            *marked += d.args[0];
+        *named |= ptt_ev_names(id);
+        n += id == PTT_EV_TRACE_PAD ? 0 : 1 + ((id & PTT_EV_CALL) != 0);
+        at += (uint32_t)k;
+    }
+    return n;
+}
+
+/* Every chunk of the threads in the file says how many events its records hold, and the
+ * TRACE_LOST events the drain counted are those in the file: what a writer published at the
+ * hand-over, or the drain found walking the records, is what the readers count. */
+static void assert_chunk_counts(struct session *s)
+{
+    int fd = open(s->path, O_RDONLY);
+    assert_true(fd >= 0);
+    struct stat st;
+    assert_int_equal(fstat(fd, &st), 0);
+    uint8_t *buf = malloc((size_t)st.st_size);
+    assert_non_null(buf);
+    assert_int_equal(pread(fd, buf, (size_t)st.st_size, 0), st.st_size);
+    close(fd);
+    uint64_t marked = 0;
+    for (size_t off = sizeof(struct ptt_file_header); off + 8 <= (size_t)st.st_size;) {
+        struct ptt_record h;
+        memcpy(&h, buf + off, sizeof h);
+        assert_true(h.size >= 8 && off + h.size <= (size_t)st.st_size);
+        struct ptt_rec_chunk c;
+        memcpy(&c, buf + off, sizeof c);
+        int named;
+        if (h.type == PTT_REC_CHUNK && (c.flags & PTT_CHUNK_COMPACT))
+            assert_int_equal(count_records(buf + off + sizeof c, (uint32_t)(h.size - sizeof c),
+                                           c.base_ts, &marked, &named),
+                             c.nevents);
+        off += h.size;
+    }
+    assert_int_equal(marked, s->d.lost_marked);
+    free(buf);
+}
+
 /* End the session as ptt trace does, and open the file. */
 static struct ptt_reader *finish(struct session *s)
 {
@@ -167,6 +225,7 @@ static struct ptt_reader *finish(struct session *s)
     assert_int_equal(ptt_writer_record(&s->w, PTT_REC_END, &end, sizeof end, 0, 0), 0);
     assert_int_equal(ptt_writer_close(&s->w), 0);
     assert_int_equal(s->d.corrupt, 0);
+    assert_chunk_counts(s);
     char err[512];
     s->r = ptt_reader_open(s->path, err, sizeof err);
     if (!s->r)
@@ -761,6 +820,97 @@ static void test_handoff(void **state)
     raw_free(&f);
 }
 
+/* The sub-buffers handed over, before the drain: each with the counts of its records (events,
+ * TRACE_LOST's counts, whether one names things), none to be walked. Returns how many; into
+ * *named those with an event that names things, into *marked their TRACE_LOST counts. */
+static unsigned check_published(struct session *s, unsigned *named, uint64_t *marked)
+{
+    struct ptt_pool *p = s->d.pool;
+    unsigned n = 0;
+    for (uint32_t i = 0; i < p->nbufs; i++) {
+        struct ptt_desc *d = ptt_pool_desc(p, i);
+        if (atomic_load(&d->state) != PTT_BUF_READY)
+            continue;
+        uint64_t m = 0;
+        int nm;
+        uint32_t len = atomic_load(&d->committed);
+        assert_int_equal(count_records(ptt_pool_data(p, i), len, d->base_ts, &m, &nm), d->nevents);
+        assert_int_equal(m, d->marked);
+        assert_int_equal(nm, !!(d->flags & PTT_DESC_NAMED));
+        assert_false(d->flags & PTT_DESC_WALK);
+        *named += (unsigned)nm;
+        *marked += m;
+        n++;
+    }
+    return n;
+}
+
+/* A writer hands each sub-buffer over with the counts the drain used to find by reading it,
+ * and sets its ready bit:
+ * full ones (switched at the next record that does not fit), a partial one (the thread's
+ * release), and ones with a slot given up (padding, no event), with calls (two events a record),
+ * TRACE_LOST events (written at a switch and by ptt_report_lost) and an event that names things.
+ * The drain takes them as they are: the file's chunks and END count what the readers count. */
+static void test_published_counts(void **state)
+{
+    struct session *s = *state;
+    begin(s, 1u << 20, 4096, 0, PTT_OVERFLOW_BLOCK);
+    struct ptt_thread *t = &ptt_self;
+    enum { N = 900 };
+    uint64_t events = 0, lost = 0;
+    unsigned pads = 0;
+    for (uint32_t i = 0; i < N; i++) {
+        PTT_CALL_IN(call, MUTEX_LOCK, i, 0x1000 + i % 7);
+        PTT_CALL_OUT(call, MUTEX_LOCK, 0);
+        PTT_REC(MUTEX_WAIT, i, ~(uint64_t)i);
+        events += 3;
+        if (i == 100) {
+            PTT_REC_STR(OBJECT_NAME, "queue lock", 0x1234);
+            events++;
+        }
+        if (i % 100 == 50 && ptt_pos(t) + 6 <= t->end) { /* a slot given up: padding */
+            uintptr_t w = ptt_reserve(t, 6);
+            assert_int_equal(ptt_moved(t, w, 6), PTT_SLOT_AGAIN);
+            pads++;
+        }
+        if (i == 400) { /* reported at the next switch (300 records on): the slow path */
+            t->lost = 3;
+            lost += 3;
+            events++;
+        }
+        if (i == 700) { /* through the hot path where it fits, else at the next switch */
+            t->lost = 5;
+            lost += 5;
+            events++;
+        }
+        if (i >= 700)
+            ptt_report_lost(t);
+    }
+    ptt_thread_release(t); /* a partial one */
+    unsigned named = 0;
+    uint64_t marked = 0;
+    assert_true(pads >= 5);
+    unsigned ready = check_published(s, &named, &marked);
+    assert_true(ready >= 5);
+    assert_int_equal(named, 1);
+    assert_int_equal(marked, lost);
+    /* The drain finds them by their ready bits, which it clears; a bit left over (its
+     * sub-buffer taken by a full scan) takes nothing. */
+    assert_int_equal(ptt_daemon_drain(&s->d, PTT_DRAIN_READY), ready);
+    assert_int_equal(ptt_daemon_drain(&s->d, PTT_DRAIN_READY), 0);
+    atomic_fetch_or(&ptt_pool_ready(s->d.pool)[0], 3);
+    assert_int_equal(ptt_daemon_drain(&s->d, PTT_DRAIN_READY), 0);
+    struct ptt_reader *r = finish(s);
+    assert_int_equal(s->d.events, events);
+    assert_int_equal(s->d.lost_marked, lost);
+    struct ptt_ev ev;
+    uint64_t k = 0;
+    while (ptt_reader_next(r, &ev))
+        k++;
+    assert_int_equal(k, events);
+    assert_clean_end(r);
+}
+
 /* A base event in another sub-buffer, or a clock going backwards, gives a record with an absolute
  * time stamp, the new base: every event decodes to the time it was recorded at. */
 static void run_abs(void **state, int tsc)
@@ -1257,6 +1407,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_abandoned, setup, teardown),
         cmocka_unit_test_setup_teardown(test_drain_owned, setup, teardown),
         cmocka_unit_test_setup_teardown(test_handoff, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_published_counts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_abs_mono, setup, teardown),
         cmocka_unit_test_setup_teardown(test_abs_tsc, setup, teardown),
         cmocka_unit_test_setup_teardown(test_class_mask, setup, teardown),
