@@ -9,6 +9,8 @@ fast periods of the machine hit all alike:
   native     the program alone
   preload    ptt trace -o FILE -- PROGRAM (libptt preloaded from the start)
   attached   the program alone, then ptt trace -p PID -o FILE; SIGINT after the pause
+  detached   the program after ptt trace -p attached to it for 0.5 s of its loop and detached:
+             what the rest of its run costs (to compare with native)
   ltrace     ltrace -p PID -f -e pthread_mutex_lock+pthread_mutex_unlock -o FILE; SIGINT after
   uprobe     perf probe -x LIBC pthread_mutex_lock and pthread_mutex_unlock (two uprobes), then
              perf record --no-buildid -e both -p PID -o FILE: every hit recorded; SIGINT after
@@ -40,7 +42,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TICK = os.sysconf("SC_CLK_TCK")
-TOOLS = ("native", "preload", "attached", "ltrace", "uprobe", "uprobe-count")
+TOOLS = ("native", "preload", "attached", "detached", "ltrace", "uprobe", "uprobe-count")
 LIBC = "/lib/x86_64-linux-gnu/libc.so.6"
 PROBES = ("pthread_mutex_lock", "pthread_mutex_unlock")
 PROBE_EVENTS = ",".join(f"probe_libc:{p}" for p in PROBES)
@@ -117,6 +119,24 @@ def wait_traced(pid, timeout=30):
     raise RuntimeError("the tracer did not attach")
 
 
+def attach_detach(ptt, pid, program, out):
+    """ptt trace -p on the program for 0.5 s of its loop, then its detach (SIGINT), waited for."""
+    tracer = subprocess.Popen([ptt, "trace", "-p", str(pid), "-o", out],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    line = tracer.stderr.readline()
+    if " attached to process " not in line:
+        raise RuntimeError(f"ptt trace -p: {line}{tracer.stderr.read()}")
+    program.send("go")
+    program.value("going")
+    time.sleep(0.5)
+    program.send("pause")
+    program.value("locks")
+    tracer.send_signal(signal.SIGINT)
+    rest = tracer.communicate(timeout=60)[1]
+    if tracer.returncode != 0 or "detached from process" not in rest:
+        raise RuntimeError(f"ptt trace -p did not detach: {rest}")
+
+
 def run_one(tool, a, tmp):
     """One run of a tool: (calls, seconds, cpu ns)."""
     prog = os.path.join(a.build, "tests", "progs", "attach_loop")
@@ -135,6 +155,8 @@ def run_one(tool, a, tmp):
         line = tracer.stderr.readline()
         if " attached to process " not in line:
             raise RuntimeError(f"ptt trace -p: {line}{tracer.stderr.read()}")
+    elif tool == "detached":
+        attach_detach(ptt, pid, program, out)
     elif tool == "ltrace":
         tracer = subprocess.Popen(["ltrace", "-p", str(pid), "-f", "-e",
                                    "+".join(PROBES), "-o", out], stderr=subprocess.DEVNULL)
@@ -203,6 +225,7 @@ def commands(a):
         "native": prog,
         "preload": f"{ptt} trace -q -o FILE -- {prog}",
         "attached": f"{ptt} trace -p PID -o FILE",
+        "detached": f"{prog}, after {ptt} trace -p PID -o FILE for 0.5 s and its detach",
         "ltrace": f"ltrace -p PID -f -e {'+'.join(PROBES)} -o FILE",
         "uprobe": f"perf probe -x {LIBC} pthread_mutex_lock (and _unlock); "
                   f"perf record --no-buildid -e {PROBE_EVENTS} -p PID -o FILE",
