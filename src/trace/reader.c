@@ -1165,22 +1165,8 @@ EVERY void decode(const struct ptt_reader *r, const struct stream *s, struct ptt
  * both followed (but a signal handler's). 0 when ev is no such record. */
 static int split_call(struct ptt_reader *r, struct stream *s, struct ptt_ev *ev)
 {
-    /* ptt_decode_call, through the reader's index of the table */
-    const struct ptt_evinfo *in = ptt_evindex_get(r->evx, (uint16_t)(ev->id & ~PTT_EV_CALL));
-    const struct ptt_evinfo *o = in && in->call_out ? ptt_evindex_get(r->evx, in->call_out) : NULL;
-    if (ev->info || !o || ev->nargs != 1u + in->nargs + o->nargs)
+    if (!ptt_decode_call(ev, &s->held)) /* format 1's encoding only: decode_call does 2.0's */
         return 0;
-    struct ptt_ev *out = &s->held;
-    memcpy(out, ev, offsetof(struct ptt_ev, args));
-    out->id = o->id;
-    out->info = o;
-    out->nargs = o->nargs;
-    out->ticks = ev->ticks + ev->args[0];
-    memcpy(out->args, ev->args + 1 + in->nargs, o->nargs * sizeof ev->args[0]);
-    ev->id = in->id;
-    ev->info = in;
-    ev->nargs = in->nargs;
-    memmove(ev->args, ev->args + 1, in->nargs * sizeof ev->args[0]);
     s->has_held = 1;
     if ((int64_t)(s->held.ticks - s->last) > 0) /* the stream's next events come after its end */
         s->last = s->held.ticks;
