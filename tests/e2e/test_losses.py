@@ -6,6 +6,7 @@ import collections
 import re
 
 from conftest import prog, ptt_trace, parse_output, summary_counts, view
+from test_overflow import pause_tracer
 from robust_util import raw_lines
 
 WORKERS, ROUNDS, RUNS = 4, 20000, 5
@@ -64,8 +65,12 @@ def test_discard_losses_add_up(tmp_path):
     """A tiny pool with --overflow=discard: the summary's lost count is the sum of the TRACE_LOST
     counts in the file and of what the END record says no event marks; the reasons add up to
     it, and ptt trace's stderr and ptt view --summary say it in the same words."""
-    t = ptt_trace(tmp_path, [prog("flood"), 4, 250000],
-                  opts=["--buffer=1M", "--subbuffer=4K", "--overflow=discard"])
+    pauser = pause_tracer(tmp_path / "t.ptt")  # flood paced over 2 s, ptt trace stopped 0.3 s
+    try:
+        t = ptt_trace(tmp_path, [prog("flood"), 4, 250000, 2000],
+                      opts=["--buffer=1M", "--subbuffer=4K", "--overflow=discard"])
+    finally:
+        pauser.join()
     assert t.lost > 0
     m = WHY_RE.search(t.stderr)
     assert m, t.stderr
