@@ -1,6 +1,6 @@
 """A trace over 4 GiB (64-bit offsets all the way): threads record large events as fast as they
-can (tests/progs/setname_flood.c: pthread_setname_np with a 200-byte name, 37 bytes of records
-per call) until the file passes 4.5 GiB, and ptt view --summary reads it all back with exact
+can (tests/progs/setname_flood.c: pthread_setname_np with a 200-byte name that changes at every
+call, 268 bytes of records per call) until the file passes 4.5 GiB, and ptt view --summary reads it all back with exact
 counts. Minutes and 12 GiB of disk: only with PTT_LARGE_TESTS=1."""
 
 import os
@@ -28,9 +28,9 @@ pytestmark = [
 
 GIB = 1 << 30
 THREADS = 2
-# THREAD_SETNAME_NP_IN with the name and its OUT in the compact encoding (format 2.0): the
-# name's 25 words of "nnnnnnnn" are one dictionary slot each after the first (measured: 37.05)
-CALL_BYTES = 37
+# THREAD_SETNAME_NP_IN with the name and its OUT in the compact encoding (format 2.0): every
+# word of the name new, each written out (measured: 268.1)
+CALL_BYTES = 268
 CALLS = (4 * GIB + GIB // 2) // CALL_BYTES // THREADS  # per thread
 
 
