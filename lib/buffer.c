@@ -579,8 +579,10 @@ static void record_nested(struct ptt_thread *t, const uint8_t *rec, uintptr_t si
     install_taken(t, p, i);
     /* The record in progress in a parked sub-buffer is counted there, or in whichever sub-buffer
      * is the thread's when it resumes (other handlers may switch again meanwhile): while one is
-     * parked, every sub-buffer taken is walked by the drain, as the parked one is. */
-    counts_start(t, 0, 0, t->parked != 0);
+     * parked, every sub-buffer taken is walked by the drain, as the parked one is. So is one
+     * taken while the thread had none (!cur): the thread may be inside install_first or
+     * release_open, whose counts are not this sub-buffer's. */
+    counts_start(t, 0, 0, t->parked != 0 || !cur);
     t->end = t->data + p->buf_size;
     put_nested(t, rec, size, id, arg);
 }
