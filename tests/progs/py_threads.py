@@ -7,8 +7,10 @@ call). Threads start one after the other (Thread.start returns once the thread r
 @tid_KEY=its native id (the kernel's thread id) and the results."""
 
 import ctypes
+import os
 import queue
 import threading
+import time
 
 GLOBAL = ctypes.CDLL(None)
 LIBC = ctypes.CDLL("libc.so.6")
@@ -90,6 +92,11 @@ with done:
     done.wait_for(lambda: finished == len(THREADS))
 for t in THREADS:
     t.join()
+# join returns once a thread's Python part is done, before its OS thread ends (and its end is
+# recorded): wait for the kernel to let them go, so that the exit does not cut them short
+for key, tid in tids.items():
+    while key != "main" and os.path.exists(f"/proc/self/task/{tid}"):
+        time.sleep(0.001)
 for key, tid in tids.items():
     print(f"@tid_{key}={tid}")
 print(f"total={total}")
