@@ -206,8 +206,12 @@ void ptt_drop(struct ptt_thread *t, unsigned why, unsigned n)
 /* Set the thread's pos and end (side by side, 16-byte aligned: record.h) to pos1 and end1 if they
  * still hold pos0 and end0, in one instruction: a signal handler on the thread sees both changed or
  * neither. Another thread never writes them. */
-#define PTT_SWAP_POS_END 1
-static int swap_pos_end(struct ptt_thread *t, uintptr_t pos0, uintptr_t end0, uintptr_t pos1,
+/* Off: with the drain's published counts, a signal handler recording during these switches can
+ * leave a sub-buffer with a count short of its records (test_signal_during_release under ASan,
+ * about one run in four); the cause is not found yet. The switches are made with signals
+ * blocked meanwhile. */
+/* #define PTT_SWAP_POS_END 1 */
+__attribute__((unused)) static int swap_pos_end(struct ptt_thread *t, uintptr_t pos0, uintptr_t end0, uintptr_t pos1,
                         uintptr_t end1)
 {
     uint8_t ok;
