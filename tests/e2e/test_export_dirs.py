@@ -7,13 +7,11 @@ target untouched."""
 import os
 import shutil
 import stat
-import tempfile
 
 import pytest
 
-from conftest import PTT, run, trace_prog
+from conftest import ATTACKER, PTT, VICTIM, run, sticky_dir, trace_prog
 
-VICTIM, ATTACKER = 12001, 12002
 # (format, a file the export writes first in DIR)
 FORMATS = [("ctf", "metadata"), ("sco", "tracemap.h")]
 
@@ -76,31 +74,16 @@ def test_own_links_refused(traced, tmp_path, fmt, first):
 
 @pytest.fixture
 def sticky(traced):
-    """A sticky world-writable directory in a directory every uid can cross, the victim's trace
-    and a file of the victim's outside it."""
-    if os.geteuid() != 0:
-        pytest.skip("needs root: exports as two other users")
-    if not shutil.which("setpriv"):
-        pytest.skip("needs setpriv")
-    base = tempfile.mkdtemp(prefix="ptt-dirs-")
-    try:
-        os.chmod(base, 0o755)
-        shared = os.path.join(base, "shared")
-        os.mkdir(shared)
-        os.chmod(shared, 0o1777)
+    """conftest.sticky_dir's directories, with the victim's trace and a directory of the victim's
+    beside its file."""
+    with sticky_dir("ptt-dirs-", "exports as two other users") as (base, shared, victim_file):
         trace = os.path.join(base, "t.ptt")
         shutil.copyfile(traced.path, trace)
         os.chown(trace, VICTIM, VICTIM)
-        victim_file = os.path.join(base, "victim.txt")
-        with open(victim_file, "w") as f:
-            f.write("precious\n")
-        os.chown(victim_file, VICTIM, VICTIM)
         victim_dir = os.path.join(base, "victim_dir")
         os.mkdir(victim_dir, 0o700)
         os.chown(victim_dir, VICTIM, VICTIM)
         yield base, shared, trace, victim_file, victim_dir
-    finally:
-        shutil.rmtree(base)
 
 
 def as_attacker(*cmd):
