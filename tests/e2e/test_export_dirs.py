@@ -92,7 +92,13 @@ def as_attacker(*cmd):
     assert p.returncode == 0, p.stderr
 
 
-def untouched(victim_file, victim_dir):
+def refused(sticky, fmt, out, line):
+    """The victim's export into out is refused with "ptt export: LINE", the victim's file and
+    directory untouched."""
+    _, _, trace, victim_file, victim_dir = sticky
+    p = export(trace, fmt, out, uid=VICTIM)
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.splitlines() == [f"ptt export: {line}"]
     with open(victim_file) as f:
         assert f.read() == "precious\n"
     assert os.listdir(victim_dir) == []
@@ -104,11 +110,7 @@ def test_planted_dir_link_refused(sticky, fmt, first):
     base, shared, trace, victim_file, victim_dir = sticky
     out = os.path.join(shared, "out")
     as_attacker("ln", "-s", victim_dir, out)
-    p = export(trace, fmt, out, uid=VICTIM)
-    assert p.returncode == 2, p.stderr
-    assert p.stderr.splitlines() == [
-        f"ptt export: {out}: a symbolic link: refused, ptt export follows none"]
-    untouched(victim_file, victim_dir)
+    refused(sticky, fmt, out, f"{out}: a symbolic link: refused, ptt export follows none")
     assert os.readlink(out) == victim_dir and os.lstat(out).st_uid == ATTACKER
 
 
@@ -120,11 +122,7 @@ def test_planted_dir_refused(sticky, fmt, first):
     out = os.path.join(shared, "out")
     as_attacker("mkdir", "-m", "0777", out)
     as_attacker("ln", "-s", victim_file, os.path.join(out, first))
-    p = export(trace, fmt, out, uid=VICTIM)
-    assert p.returncode == 2, p.stderr
-    assert p.stderr.splitlines() == [
-        f"ptt export: {out}: not a file or directory of the user's own: refused"]
-    untouched(victim_file, victim_dir)
+    refused(sticky, fmt, out, f"{out}: not a file or directory of the user's own: refused")
     assert sorted(os.listdir(out)) == [first]
 
 
@@ -139,9 +137,5 @@ def test_planted_link_in_open_dir_refused(sticky, fmt, first):
     os.chown(out, VICTIM, VICTIM)
     link = os.path.join(out, first)
     as_attacker("ln", "-s", victim_file, link)
-    p = export(trace, fmt, out, uid=VICTIM)
-    assert p.returncode == 2, p.stderr
-    assert p.stderr.splitlines() == [
-        f"ptt export: {link}: a symbolic link: refused, ptt export follows none"]
-    untouched(victim_file, victim_dir)
+    refused(sticky, fmt, out, f"{link}: a symbolic link: refused, ptt export follows none")
     assert os.readlink(link) == victim_file and os.lstat(link).st_uid == ATTACKER
