@@ -559,6 +559,17 @@ static int open_parts(struct ptt_session *s, const struct trace_opts *o, char *e
     return s->rot ? 0 : -1;
 }
 
+/* The output as before the session: what it wrote removed, the previous run's parts back. */
+static void undo_output(struct ptt_session *s, const char *output)
+{
+    if (s->rot)
+        ptt_rotate_undo(s->rot);
+    else
+        ptt_output_undo(output, &s->out);
+    if (s->parts_moved)
+        ptt_parts_restore(output, 0);
+}
+
 /* The one file (none yet for the flight recorder, which writes it at the end), the previous
  * run's moved aside. */
 static int open_file(struct ptt_session *s, const struct trace_opts *o, char *err, size_t len)
@@ -573,9 +584,7 @@ static int open_file(struct ptt_session *s, const struct trace_opts *o, char *er
     if (!s->flight && ptt_writer_start(&s->w, s->out.fd, o->output)) {
         snprintf(err, len, "cannot write %s: %s", o->output, strerror(errno));
         close(s->out.fd);
-        ptt_output_undo(o->output, &s->out);
-        if (s->parts_moved)
-            ptt_parts_restore(o->output, 0);
+        undo_output(s, o->output);
         return -1;
     }
     return 0;
@@ -812,12 +821,7 @@ static int attach_session(struct trace_opts *o, const char *lib)
     if (ptt_attach(&a, o->pid, lib, s.d.env, threads_attached, &s, err, sizeof err)) {
         ptt_warn("trace", "%s", err);
         close(s.target_fd);
-        if (s.rot)
-            ptt_rotate_undo(s.rot);
-        else
-            ptt_output_undo(o->output, &s.out);
-        if (s.parts_moved)
-            ptt_parts_restore(o->output, 0);
+        undo_output(&s, o->output);
         return undo(&s);
     }
     s.attach = &a;
@@ -871,12 +875,7 @@ static int trace_session(struct trace_opts *o, const char *lib, struct saved_sig
 
     int code = ptt_session_run(&s);
     if (s.exec_errno) { /* the file records nothing but the failure, which we say here */
-        if (s.rot)
-            ptt_rotate_undo(s.rot);
-        else
-            ptt_output_undo(o->output, &s.out);
-        if (s.parts_moved)
-            ptt_parts_restore(o->output, 0);
+        undo_output(&s, o->output);
         ptt_warn("trace", "cannot run '%s': %s", o->prog[0], strerror(s.exec_errno));
     }
     ptt_rotate_free(s.rot);

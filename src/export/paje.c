@@ -304,6 +304,15 @@ static void ln_obj(struct ptt_obuf *b, const struct pobj *o)
     b->len += ptt_fmt_x64(ptt_obuf_room(b, 16), o->addr);
 }
 
+/* " oPID.TYPE.ADDR VARTYPE": the object a variable (8) or state (11) line sets, and which. */
+static void ln_obj_type(struct ptt_obuf *b, const struct pobj *o, const char *type)
+{
+    ptt_obuf_putc(b, ' ');
+    ln_obj(b, o);
+    ptt_obuf_putc(b, ' ');
+    ptt_obuf_puts(b, type);
+}
+
 static void put_obj(FILE *f, const struct pobj *o)
 {
     char buf[64];
@@ -319,10 +328,7 @@ static void set_variable(struct paje *x, const struct pobj *o, const char *type,
     char buf[256];
     struct ptt_obuf b;
     line_begin(&b, buf, sizeof buf, x->f, "8 ", ns);
-    ptt_obuf_putc(&b, ' ');
-    ln_obj(&b, o);
-    ptt_obuf_putc(&b, ' ');
-    ptt_obuf_puts(&b, type);
+    ln_obj_type(&b, o, type);
     ptt_obuf_putc(&b, ' ');
     ptt_obuf_i64(&b, value);
     ptt_obuf_putc(&b, '\n');
@@ -482,6 +488,34 @@ static void on_link(void *arg, enum ptt_tl_link kind, int32_t pid, int32_t from_
     ptt_obuf_flush(&l);
 }
 
+/* The value "n readers" of a rwlock's holder (n at most MAX_READERS), defined when first used. */
+static unsigned readers_value(struct paje *x, int k, unsigned readers)
+{
+    unsigned n = readers < MAX_READERS ? readers : MAX_READERS;
+    if (!(x->readers_def & 1ull << n)) {
+        x->readers_def |= 1ull << n;
+        fprintf(x->f, "5 r%u %s \"%u%s reader%s\" \"0.55 0.75 0.55\"\n", n, kinds[k].holder, n,
+                n == MAX_READERS ? "+" : "", n == 1 ? "" : "s");
+    }
+    return n;
+}
+
+/* The thread as a value of holder type k, defined when first used; NULL for an unknown thread. */
+static struct pthr *holder_value(struct paje *x, int k, int32_t pid, int32_t tid)
+{
+    struct pthr *t = thr_of(x, pid, tid);
+    if (t && !(t->holder_def & 1u << k)) {
+        t->holder_def |= 1u << k;
+        fprintf(x->f, "5 h%d.%d %s %cT%d.%d%c ", pid, tid, kinds[k].holder, NAME_MARK, pid, tid,
+                NAME_MARK);
+        put_thread_color(x->f, t->number);
+        fputc('\n', x->f);
+    }
+    return t;
+}
+
+/* "11 TIME oOBJ HOLDER VALUE": the holder is "rN" (N read locks of a rwlock, tid -N), "hPID.TID"
+ * (a thread) or "free". */
 static void on_owner(void *arg, int32_t pid, uint64_t addr, int cls, int32_t tid, int64_t ns)
 {
     struct paje *x = arg;
@@ -492,50 +526,24 @@ static void on_owner(void *arg, int32_t pid, uint64_t addr, int cls, int32_t tid
     struct pobj *o = ptt_hmap_get(&x->objects, okey(pid, k, addr), 0);
     if (!o)
         return;
-    if (tid < 0) { /* read locks of a rwlock: how many, as values defined when first used */
-        unsigned n = (unsigned)-tid < MAX_READERS ? (unsigned)-tid : MAX_READERS;
-        if (!(x->readers_def & 1ull << n)) {
-            x->readers_def |= 1ull << n;
-            fprintf(x->f, "5 r%u %s \"%u%s reader%s\" \"0.55 0.75 0.55\"\n", n, kinds[k].holder, n,
-                    n == MAX_READERS ? "+" : "", n == 1 ? "" : "s");
-        }
-        char buf[256];
-        struct ptt_obuf b;
-        line_begin(&b, buf, sizeof buf, x->f, "11 ", ns);
-        ptt_obuf_putc(&b, ' ');
-        ln_obj(&b, o);
-        ptt_obuf_putc(&b, ' ');
-        ptt_obuf_puts(&b, kinds[k].holder);
-        ptt_obuf_puts(&b, " r");
-        ptt_obuf_u64(&b, n);
-        ptt_obuf_putc(&b, '\n');
-        ptt_obuf_flush(&b);
-        return;
-    }
-    struct pthr *t = tid ? thr_of(x, pid, tid) : NULL;
-    if (t && !(t->holder_def & 1u << k)) { /* the thread as a value of this holder type */
-        t->holder_def |= 1u << k;
-        fprintf(x->f, "5 h%d.%d %s %cT%d.%d%c ", pid, tid, kinds[k].holder, NAME_MARK, pid, tid,
-                NAME_MARK);
-        put_thread_color(x->f, t->number);
-        fputc('\n', x->f);
-    }
+    unsigned n = tid < 0 ? readers_value(x, k, (unsigned)-tid) : 0;
+    struct pthr *t = tid > 0 ? holder_value(x, k, pid, tid) : NULL;
     char buf[256];
     struct ptt_obuf b;
     line_begin(&b, buf, sizeof buf, x->f, "11 ", ns);
-    ptt_obuf_putc(&b, ' ');
-    ln_obj(&b, o);
-    ptt_obuf_putc(&b, ' ');
-    ptt_obuf_puts(&b, kinds[k].holder);
-    if (t) {
+    ln_obj_type(&b, o, kinds[k].holder);
+    if (tid < 0) {
+        ptt_obuf_puts(&b, " r");
+        ptt_obuf_u64(&b, n);
+    } else if (t) {
         ptt_obuf_puts(&b, " h");
         ptt_obuf_i64(&b, pid);
         ptt_obuf_putc(&b, '.');
         ptt_obuf_i64(&b, tid);
-        ptt_obuf_putc(&b, '\n');
     } else {
-        ptt_obuf_puts(&b, " free\n");
+        ptt_obuf_puts(&b, " free");
     }
+    ptt_obuf_putc(&b, '\n');
     ptt_obuf_flush(&b);
 }
 

@@ -201,32 +201,32 @@ static void compare_text(const struct runs_view_opts *o, struct runs_db *d,
 
 /* ---- JSON ----------------------------------------------------------------------------------- */
 
+/* The n strings of one test's runs, comma-separated: null where a run has none. */
+static void json_strs(char *const *v, int n)
+{
+    for (int i = 0; i < n; i++) {
+        fputs(i ? ", " : "", stdout);
+        if (v[i])
+            ptt_json_str(stdout, v[i]);
+        else
+            fputs("null", stdout);
+    }
+}
+
 static void row_json(const struct runs_table *t, const struct runs_row *r, int first)
 {
     fputs(first ? "\n  {\"test\": " : ",\n  {\"test\": ", stdout);
     ptt_json_str(stdout, r->test);
     printf(", \"change\": \"%s\", \"slower\": %s, \"statuses\": [", runs_change_name(r->change),
            r->slower ? "true" : "false");
-    for (int i = 0; i < t->n; i++) {
-        fputs(i ? ", " : "", stdout);
-        if (r->status[i])
-            ptt_json_str(stdout, r->status[i]);
-        else
-            fputs("null", stdout);
-    }
+    json_strs(r->status, t->n);
     fputs("], \"durations\": [", stdout);
     for (int i = 0; i < t->n; i++) {
         fputs(i ? ", " : "", stdout);
         runs_json_seconds(stdout, r->duration[i]);
     }
     fputs("], \"traces\": [", stdout);
-    for (int i = 0; i < t->n; i++) {
-        fputs(i ? ", " : "", stdout);
-        if (r->trace[i])
-            ptt_json_str(stdout, r->trace[i]);
-        else
-            fputs("null", stdout);
-    }
+    json_strs(r->trace, t->n);
     fputs("]}", stdout);
 }
 

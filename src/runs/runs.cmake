@@ -11,11 +11,12 @@ if(PTT_SQLITE)
 endif()
 if(PTT_SQLITE AND SQLITE3_INCLUDE AND SQLITE3_LIBRARY)
   add_custom_command(OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/runs_assets.c
-    COMMAND ${CMAKE_COMMAND} -DSRC=${CMAKE_CURRENT_SOURCE_DIR}/src/runs
-      -DPAIRS=ptt_runs_js:runs_report.js,ptt_runs_css:runs_report.css
+    COMMAND ${CMAKE_COMMAND} -DSRC=${CMAKE_CURRENT_SOURCE_DIR}/src
+      -DPAIRS=ptt_runs_js:runs/runs_report.js,ptt_runs_css:export/report_base.css+runs/runs_report.css
       -DOUT=${CMAKE_CURRENT_BINARY_DIR}/runs_assets.c
       -P ${CMAKE_CURRENT_SOURCE_DIR}/src/export/report_embed.cmake
-    DEPENDS src/runs/runs_report.js src/runs/runs_report.css src/export/report_embed.cmake
+    DEPENDS src/runs/runs_report.js src/runs/runs_report.css src/export/report_base.css
+      src/export/report_embed.cmake
     COMMENT "Embedding the script and style sheet of ptt runs report")
   add_library(pttruns STATIC src/runs/log.c src/runs/opts.c src/runs/tap.c src/runs/junit.c
     src/runs/db.c src/runs/import.c src/runs/show.c src/runs/compare.c src/runs/report.c

@@ -131,6 +131,13 @@ static sqlite3_stmt *findings_of(struct runs_db *d, long long run, const char *t
     return st;
 }
 
+/* , "key": "value" */
+static void json_str_field(FILE *f, const char *key, const char *value)
+{
+    fprintf(f, ", \"%s\": ", key);
+    ptt_json_str(f, value);
+}
+
 void runs_findings_json(FILE *f, struct runs_db *d, long long run, const char *test)
 {
     sqlite3_stmt *st = findings_of(d, run, test);
@@ -138,10 +145,8 @@ void runs_findings_json(FILE *f, struct runs_db *d, long long run, const char *t
     for (int i = 0; st && sqlite3_step(st) == SQLITE_ROW; i++) {
         fputs(i ? ", {\"kind\": " : "{\"kind\": ", f);
         ptt_json_str(f, runs_col(st, 0));
-        fputs(", \"what\": ", f);
-        ptt_json_str(f, runs_col(st, 1));
-        fputs(", \"summary\": ", f);
-        ptt_json_str(f, runs_col(st, 2));
+        json_str_field(f, "what", runs_col(st, 1));
+        json_str_field(f, "summary", runs_col(st, 2));
         fprintf(f, ", \"count\": %lld}", sqlite3_column_int64(st, 3));
     }
     fputc(']', f);
@@ -257,10 +262,8 @@ static void show_test_json(struct runs_db *d, long long run, sqlite3_stmt *st, i
 {
     fputs(first ? "\n  {\"test\": " : ",\n  {\"test\": ", stdout);
     ptt_json_str(stdout, runs_col(st, 0));
-    fputs(", \"status\": ", stdout);
-    ptt_json_str(stdout, runs_col(st, 1));
-    fputs(", \"raw_status\": ", stdout);
-    ptt_json_str(stdout, runs_col(st, 2));
+    json_str_field(stdout, "status", runs_col(st, 1));
+    json_str_field(stdout, "raw_status", runs_col(st, 2));
     fputs(", \"duration\": ", stdout);
     runs_json_seconds(
         stdout, sqlite3_column_type(st, 3) == SQLITE_NULL ? -1 : sqlite3_column_double(st, 3));

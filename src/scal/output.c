@@ -211,6 +211,23 @@ static void jnum(double v)
         fputs("null", stdout);
 }
 
+/* ,"key":number */
+static void jfield(const char *key, double v)
+{
+    printf(",\"%s\":", key);
+    jnum(v);
+}
+
+/* n numbers, comma-separated. */
+static void jnums(const double *v, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        if (k)
+            putchar(',');
+        jnum(v[k]);
+    }
+}
+
 static void json_model(const struct ptt_fit_result *r, int m)
 {
     const struct ptt_fit_model_result *x = &r->m[m];
@@ -228,26 +245,18 @@ static void json_model(const struct ptt_fit_result *r, int m)
     for (int j = 0; j < x->k; j++) {
         printf("%s{\"name\":\"%s\",\"value\":", j ? "," : "", coef_names[j]);
         jnum(x->coef[j]);
-        printf(",\"stderr\":");
-        jnum(x->se[j]);
-        printf(",\"ci_low\":");
-        jnum(x->coef[j] - x->ci[j]);
-        printf(",\"ci_high\":");
-        jnum(x->coef[j] + x->ci[j]);
+        jfield("stderr", x->se[j]);
+        jfield("ci_low", x->coef[j] - x->ci[j]);
+        jfield("ci_high", x->coef[j] + x->ci[j]);
         putchar('}');
     }
-    printf("],\"rss\":");
-    jnum(x->rss);
-    printf(",\"r2\":");
-    jnum(x->r2);
-    printf(",\"adj_r2\":");
-    jnum(x->adj_r2);
-    printf(",\"aicc\":");
-    jnum(x->aicc);
-    printf(",\"f\":");
-    jnum(m ? x->f : NAN);
-    printf(",\"p_value\":");
-    jnum(m ? x->p : NAN);
+    putchar(']');
+    jfield("rss", x->rss);
+    jfield("r2", x->r2);
+    jfield("adj_r2", x->adj_r2);
+    jfield("aicc", x->aicc);
+    jfield("f", m ? x->f : NAN);
+    jfield("p_value", m ? x->p : NAN);
     putchar('}');
 }
 
@@ -258,22 +267,12 @@ static void json_points(const struct scal *s)
         const struct scal_step *st = &s->steps[i];
         printf("%s{\"n\":%ld,\"value\":", i ? "," : "", st->n);
         jnum(st->value);
-        printf(",\"min\":");
-        jnum(st->min);
-        printf(",\"max\":");
-        jnum(st->max);
+        jfield("min", st->min);
+        jfield("max", st->max);
         printf(",\"rounds\":[");
-        for (int k = 0; k < s->rounds; k++) {
-            if (k)
-                putchar(',');
-            jnum(st->rounds[k]);
-        }
+        jnums(st->rounds, (size_t)s->rounds);
         printf("],\"count\":%zu,\"samples\":[", st->count);
-        for (size_t k = 0; k < st->count; k++) {
-            if (k)
-                putchar(',');
-            jnum(st->samples[k]);
-        }
+        jnums(st->samples, st->count);
         printf("]}");
     }
     putchar(']');
@@ -289,16 +288,11 @@ static void json_verdict(const struct scal *s, const struct ptt_fit_result *r)
            ptt_fit_name(r->verdict), r->verdict == PTT_FIT_CONSTANT ? "true" : "false", why[r->why],
            ptt_fit_name(r->shape));
     ptt_json_str(stdout, eq);
-    printf(",\"p_value\":");
-    jnum(r->p);
-    printf(",\"curvature_p_value\":");
-    jnum(r->curvature_p);
-    printf(",\"change\":");
-    jnum(r->change);
-    printf(",\"r2\":");
-    jnum(r->m[r->shape].r2);
-    printf(",\"confidence\":");
-    jnum(1 - s->alpha);
+    jfield("p_value", r->p);
+    jfield("curvature_p_value", r->curvature_p);
+    jfield("change", r->change);
+    jfield("r2", r->m[r->shape].r2);
+    jfield("confidence", 1 - s->alpha);
     putchar('}');
 }
 
@@ -330,8 +324,7 @@ void scal_write_json(const struct scal *s, const struct ptt_fit_result *r)
            spacing[s->spacing], s->order == SCAL_SHUFFLED ? "shuffled" : "ascending", s->rounds,
            s->repeat, s->warmup, s->stat == SCAL_MEDIAN ? "median" : "trimmed");
     jnum(s->alpha);
-    printf(",\"threshold\":");
-    jnum(s->threshold);
+    jfield("threshold", s->threshold);
     printf(",\"unit\":\"ns\"");
     json_points(s);
     printf(",\"models\":[");

@@ -636,6 +636,20 @@ static int still_loaded(const struct ptt_attach *a)
     return map_base(a->pid, names, mapped, sizeof mapped) == a->lib_base;
 }
 
+/* Calls libptt's routine fn (no argument) in the stopped process, then resumes it; a result
+ * other than 0 fails with "libptt in process PID <what>". */
+static int call_resume(const struct ptt_attach *a, struct stopped *s, uint64_t fn, const char *what,
+                       char *err, size_t len)
+{
+    uint64_t args[2] = {0, 0};
+    int64_t r = 0;
+    int rc = call_in(s, caller(s), fn, args, 0, NULL, 0, &r, err, len);
+    resume_all(s);
+    if (!rc && r)
+        rc = fail(err, len, "libptt in process %d %s", (int)a->pid, what);
+    return rc;
+}
+
 int ptt_attach_stop(struct ptt_attach *a, char *err, size_t len)
 {
     static struct stopped s;
@@ -647,13 +661,7 @@ int ptt_attach_stop(struct ptt_attach *a, char *err, size_t len)
         return 0;
     }
     unfollow_inflight(a, &s);
-    uint64_t args[2] = {0, 0};
-    int64_t r = 0;
-    int rc = call_in(&s, caller(&s), a->stop_fn, args, 0, NULL, 0, &r, err, len);
-    resume_all(&s);
-    if (!rc && r)
-        rc = fail(err, len, "libptt in process %d was not recording", (int)a->pid);
-    return rc;
+    return call_resume(a, &s, a->stop_fn, "was not recording", err, len);
 }
 
 /* Whether a thread is inside libptt now: in an event (its nest count), or its code. */
@@ -720,11 +728,5 @@ int ptt_attach_release(struct ptt_attach *a, char *err, size_t len)
     }
     for (int i = 0; i < s.n; i++)
         clear(a, a->pid, s.tids[i]);
-    uint64_t args[2] = {0, 0};
-    int64_t r = 0;
-    int rc = call_in(&s, caller(&s), a->release_fn, args, 0, NULL, 0, &r, err, len);
-    resume_all(&s);
-    if (!rc && r)
-        rc = fail(err, len, "libptt in process %d had no pool to release", (int)a->pid);
-    return rc;
+    return call_resume(a, &s, a->release_fn, "had no pool to release", err, len);
 }

@@ -11,10 +11,13 @@ program is traced. Events are compared as tuples (NAME, field, field, ...), fiel
 """
 
 import collections
+import contextlib
 import functools
 import os
 import re
+import shutil
 import subprocess
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -202,6 +205,34 @@ def parse_output(text):
         assert key not in values, f"key {key} printed twice (a call repeated?)"
         values[key] = value
     return results, values
+
+
+# The users of the tests where another user plants a link in a shared directory.
+VICTIM, ATTACKER = 12001, 12002
+
+
+@contextlib.contextmanager
+def sticky_dir(prefix, why):
+    """A sticky, world-writable directory (like /tmp) in a directory every uid can cross, and a
+    file of VICTIM's outside it: (base, shared, victim_file), removed at the end. Skips unless
+    root (why: what the test runs as the other users) with setpriv."""
+    if os.geteuid() != 0:
+        pytest.skip(f"needs root: {why}")
+    if not shutil.which("setpriv"):
+        pytest.skip("needs setpriv")
+    base = tempfile.mkdtemp(prefix=prefix)
+    try:
+        os.chmod(base, 0o755)
+        shared = os.path.join(base, "shared")
+        os.mkdir(shared)
+        os.chmod(shared, 0o1777)
+        victim_file = os.path.join(base, "victim.txt")
+        with open(victim_file, "w") as f:
+            f.write("precious\n")
+        os.chown(victim_file, VICTIM, VICTIM)
+        yield base, shared, victim_file
+    finally:
+        shutil.rmtree(base)
 
 
 def run(cmd, **kw):

@@ -7,13 +7,11 @@ target untouched."""
 import os
 import shutil
 import stat
-import tempfile
 
 import pytest
 
-from conftest import PTT, run, trace_prog
+from conftest import ATTACKER, PTT, VICTIM, run, sticky_dir, trace_prog
 
-VICTIM, ATTACKER = 12001, 12002
 # (format, a file the export writes first in DIR)
 FORMATS = [("ctf", "metadata"), ("sco", "tracemap.h")]
 
@@ -76,31 +74,16 @@ def test_own_links_refused(traced, tmp_path, fmt, first):
 
 @pytest.fixture
 def sticky(traced):
-    """A sticky world-writable directory in a directory every uid can cross, the victim's trace
-    and a file of the victim's outside it."""
-    if os.geteuid() != 0:
-        pytest.skip("needs root: exports as two other users")
-    if not shutil.which("setpriv"):
-        pytest.skip("needs setpriv")
-    base = tempfile.mkdtemp(prefix="ptt-dirs-")
-    try:
-        os.chmod(base, 0o755)
-        shared = os.path.join(base, "shared")
-        os.mkdir(shared)
-        os.chmod(shared, 0o1777)
+    """conftest.sticky_dir's directories, with the victim's trace and a directory of the victim's
+    beside its file."""
+    with sticky_dir("ptt-dirs-", "exports as two other users") as (base, shared, victim_file):
         trace = os.path.join(base, "t.ptt")
         shutil.copyfile(traced.path, trace)
         os.chown(trace, VICTIM, VICTIM)
-        victim_file = os.path.join(base, "victim.txt")
-        with open(victim_file, "w") as f:
-            f.write("precious\n")
-        os.chown(victim_file, VICTIM, VICTIM)
         victim_dir = os.path.join(base, "victim_dir")
         os.mkdir(victim_dir, 0o700)
         os.chown(victim_dir, VICTIM, VICTIM)
         yield base, shared, trace, victim_file, victim_dir
-    finally:
-        shutil.rmtree(base)
 
 
 def as_attacker(*cmd):
@@ -109,7 +92,13 @@ def as_attacker(*cmd):
     assert p.returncode == 0, p.stderr
 
 
-def untouched(victim_file, victim_dir):
+def refused(sticky, fmt, out, line):
+    """The victim's export into out is refused with "ptt export: LINE", the victim's file and
+    directory untouched."""
+    _, _, trace, victim_file, victim_dir = sticky
+    p = export(trace, fmt, out, uid=VICTIM)
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.splitlines() == [f"ptt export: {line}"]
     with open(victim_file) as f:
         assert f.read() == "precious\n"
     assert os.listdir(victim_dir) == []
@@ -121,11 +110,7 @@ def test_planted_dir_link_refused(sticky, fmt, first):
     base, shared, trace, victim_file, victim_dir = sticky
     out = os.path.join(shared, "out")
     as_attacker("ln", "-s", victim_dir, out)
-    p = export(trace, fmt, out, uid=VICTIM)
-    assert p.returncode == 2, p.stderr
-    assert p.stderr.splitlines() == [
-        f"ptt export: {out}: a symbolic link: refused, ptt export follows none"]
-    untouched(victim_file, victim_dir)
+    refused(sticky, fmt, out, f"{out}: a symbolic link: refused, ptt export follows none")
     assert os.readlink(out) == victim_dir and os.lstat(out).st_uid == ATTACKER
 
 
@@ -137,11 +122,7 @@ def test_planted_dir_refused(sticky, fmt, first):
     out = os.path.join(shared, "out")
     as_attacker("mkdir", "-m", "0777", out)
     as_attacker("ln", "-s", victim_file, os.path.join(out, first))
-    p = export(trace, fmt, out, uid=VICTIM)
-    assert p.returncode == 2, p.stderr
-    assert p.stderr.splitlines() == [
-        f"ptt export: {out}: not a file or directory of the user's own: refused"]
-    untouched(victim_file, victim_dir)
+    refused(sticky, fmt, out, f"{out}: not a file or directory of the user's own: refused")
     assert sorted(os.listdir(out)) == [first]
 
 
@@ -156,9 +137,5 @@ def test_planted_link_in_open_dir_refused(sticky, fmt, first):
     os.chown(out, VICTIM, VICTIM)
     link = os.path.join(out, first)
     as_attacker("ln", "-s", victim_file, link)
-    p = export(trace, fmt, out, uid=VICTIM)
-    assert p.returncode == 2, p.stderr
-    assert p.stderr.splitlines() == [
-        f"ptt export: {link}: a symbolic link: refused, ptt export follows none"]
-    untouched(victim_file, victim_dir)
+    refused(sticky, fmt, out, f"{link}: a symbolic link: refused, ptt export follows none")
     assert os.readlink(link) == victim_file and os.lstat(link).st_uid == ATTACKER

@@ -3,18 +3,15 @@
 directory is refused, special files (/dev/null, a FIFO, /dev/stdout) are written as they are."""
 
 import os
-import shutil
 import stat
 import struct
 import subprocess
-import tempfile
 import threading
 
 import pytest
 
-from conftest import PTT, SUMMARY_RE, TIMEOUT, prog, require_build, run
-
-VICTIM, ATTACKER = 12001, 12002
+from conftest import (ATTACKER, PTT, SUMMARY_RE, TIMEOUT, VICTIM, prog, require_build, run,
+                      sticky_dir)
 
 
 def info_command(path):
@@ -128,25 +125,8 @@ def test_special_files(tmp_path):
 
 @pytest.fixture
 def sticky():
-    """A sticky, world-writable directory (like /tmp) in a directory every uid can cross, and a
-    file of the victim's outside it."""
-    if os.geteuid() != 0:
-        pytest.skip("needs root: runs ptt trace as two other users")
-    if not shutil.which("setpriv"):
-        pytest.skip("needs setpriv")
-    base = tempfile.mkdtemp(prefix="ptt-sticky-")
-    try:
-        os.chmod(base, 0o755)
-        d = os.path.join(base, "shared")
-        os.mkdir(d)
-        os.chmod(d, 0o1777)
-        victim_file = os.path.join(base, "victim.txt")
-        with open(victim_file, "w") as f:
-            f.write("precious\n")
-        os.chown(victim_file, VICTIM, VICTIM)
-        yield base, d, victim_file
-    finally:
-        shutil.rmtree(base)
+    with sticky_dir("ptt-sticky-", "runs ptt trace as two other users") as dirs:
+        yield dirs
 
 
 def as_uid(uid, *cmd, cwd=None):

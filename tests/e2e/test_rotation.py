@@ -11,20 +11,18 @@ import re
 import shutil
 import struct
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
-from conftest import (PTT, SOURCE, SUMMARY_RE, TIMEOUT, parse_raw, prog, require_build, run,
-                      summary_counts)
+from conftest import (ATTACKER, PTT, SOURCE, SUMMARY_RE, TIMEOUT, VICTIM, parse_raw, prog,
+                      require_build, run, sticky_dir, summary_counts)
 
 SUBBUFFER = 32 << 10  # ptt trace's default --subbuffer
 SIZE = 4 * SUBBUFFER  # the smallest --max-size: four sub-buffers
 BOUND = SIZE + SUBBUFFER + 104  # a part's largest size (docs/trace.md)
 CHUNK_DAEMON, CHUNK_CARRY = 1, 2
-VICTIM, ATTACKER = 12001, 12002
 
 
 def read_part(path):
@@ -390,25 +388,8 @@ def test_not_a_regular_file(tmp_path):
 
 @pytest.fixture
 def sticky():
-    """A sticky, world-writable directory (like /tmp) in a directory every uid can cross, and a
-    file of the victim's outside it."""
-    if os.geteuid() != 0:
-        pytest.skip("needs root: runs ptt trace as two other users")
-    if not shutil.which("setpriv"):
-        pytest.skip("needs setpriv")
-    base = tempfile.mkdtemp(prefix="ptt-sticky-")
-    try:
-        os.chmod(base, 0o755)
-        d = os.path.join(base, "shared")
-        os.mkdir(d)
-        os.chmod(d, 0o1777)
-        victim_file = os.path.join(base, "victim.txt")
-        with open(victim_file, "w") as f:
-            f.write("precious\n")
-        os.chown(victim_file, VICTIM, VICTIM)
-        yield base, d, victim_file
-    finally:
-        shutil.rmtree(base)
+    with sticky_dir("ptt-sticky-", "runs ptt trace as two other users") as dirs:
+        yield dirs
 
 
 def as_uid(uid, *cmd):

@@ -520,6 +520,11 @@ def test_traces(tmp_path):
     text = ptt_runs("compare", f"--db={db}", "ok", "dir", rc=1).stdout
     assert f"  abba  PASS -> FAIL\n      trace (run dir): {(traces / 'abba.ptt').resolve()}\n" \
            "        deadlock: t1 (" in text
+    doc = json.loads(ptt_runs("compare", f"--db={db}", "--format=json", "ok", "dir",
+                              rc=1).stdout)
+    abba = next(t for t in doc["tests"] if t["test"] == "abba")
+    assert (abba["statuses"], abba["traces"]) == (["PASS", "FAIL"],
+                                                  [None, str((traces / "abba.ptt").resolve())])
 
 
 # ---- the page ---------------------------------------------------------------------------------

@@ -10,6 +10,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "in_futex.h"
+
 static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
 static int destroyed;
@@ -31,19 +33,6 @@ static void *waiter(void *)
     for (;;)
         pthread_cond_wait(&cond, &mutex);
     return nullptr;
-}
-
-static int in_futex(pid_t tid)
-{
-    char path[64], buf[64] = "";
-    snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)tid);
-    FILE *f = fopen(path, "r");
-    if (f) {
-        if (!fgets(buf, sizeof buf, f))
-            buf[0] = 0;
-        fclose(f);
-    }
-    return atoi(buf) == SYS_futex;
 }
 
 int main()

@@ -17,6 +17,7 @@
 #include <semaphore.h>
 
 #include "progs.h"
+#include "in_futex.h"
 
 static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
@@ -73,8 +74,6 @@ static void *waiter2(void *arg)
     return NULL;
 }
 
-static int in_futex(pid_t tid);
-
 /* The second waiter started, and in its wait. */
 static void again(pthread_t *t)
 {
@@ -121,20 +120,6 @@ static void *commands(void *arg)
         }
     }
     return NULL;
-}
-
-/* Whether thread tid sleeps in a futex wait now (its system call, from /proc). */
-static int in_futex(pid_t tid)
-{
-    char path[64], buf[64] = "";
-    snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)tid);
-    FILE *f = fopen(path, "r");
-    if (f) {
-        if (!fgets(buf, sizeof buf, f))
-            buf[0] = 0;
-        fclose(f);
-    }
-    return atoi(buf) == SYS_futex;
 }
 
 static void *announce(void *arg)

@@ -60,6 +60,26 @@ static void fit_ok(const double *x, const double *y, size_t n, const struct ptt_
     assert_null(err);
 }
 
+/* A series of N points: x from 'from' to 'to', y = model(x) + noise. The tests write
+ * {model, coefficients, from, to, .sigma = ..., .seed = ...}. */
+struct series {
+    enum ptt_fit_model model;
+    double c[3]; /* the model's coefficients */
+    double from, to;
+    double sigma; /* the noise's standard deviation */
+    uint64_t seed;
+    int geometric; /* x spaced geometrically, else evenly */
+};
+
+/* The series made in x and y (kept for another fit) and fitted with o. */
+static void fit_series(const struct series *s, double x[N], double y[N],
+                       const struct ptt_fit_opts *o, struct ptt_fit_result *r)
+{
+    range(x, N, s->from, s->to, s->geometric);
+    make(y, x, N, s->model, s->c, s->sigma, s->seed);
+    fit_ok(x, y, N, o, r);
+}
+
 /* The true coefficient lies within the fit's tolerance and its 95% interval is sensible. */
 static void near(double got, double want, double tol)
 {
@@ -70,11 +90,10 @@ static void near(double got, double want, double tol)
 static void constant_noise(void **state)
 {
     (void)state;
-    double x[N], y[N], c[3] = {1000};
+    double x[N], y[N];
     struct ptt_fit_result r;
-    range(x, N, 100, 5600, 0);
-    make(y, x, N, PTT_FIT_CONSTANT, c, 20, 1);
-    fit_ok(x, y, N, &opts, &r);
+    struct series s = {PTT_FIT_CONSTANT, {1000}, 100, 5600, .sigma = 20, .seed = 1};
+    fit_series(&s, x, y, &opts, &r);
     assert_int_equal(r.verdict, PTT_FIT_CONSTANT);
     assert_int_equal(r.why, PTT_FIT_NOT_SIGNIFICANT);
     assert_true(r.p >= 0.05);
@@ -86,11 +105,10 @@ static void constant_noise(void **state)
 static void logarithmic(void **state)
 {
     (void)state;
-    double x[N], y[N], c[3] = {500, 200};
+    double x[N], y[N];
     struct ptt_fit_result r;
-    range(x, N, 2, 4096, 1);
-    make(y, x, N, PTT_FIT_LOG, c, 10, 2);
-    fit_ok(x, y, N, &opts, &r);
+    struct series s = {PTT_FIT_LOG, {500, 200}, 2, 4096, .sigma = 10, .seed = 2, .geometric = 1};
+    fit_series(&s, x, y, &opts, &r);
     assert_int_equal(r.verdict, PTT_FIT_LOG);
     assert_int_equal(r.why, PTT_FIT_SIGNIFICANT);
     assert_true(r.p < 1e-6);
@@ -104,11 +122,10 @@ static void logarithmic(void **state)
 static void linear(void **state)
 {
     (void)state;
-    double x[N], y[N], c[3] = {1000, 2};
+    double x[N], y[N];
     struct ptt_fit_result r;
-    range(x, N, 100, 5000, 0);
-    make(y, x, N, PTT_FIT_LINEAR, c, 20, 3);
-    fit_ok(x, y, N, &opts, &r);
+    struct series s = {PTT_FIT_LINEAR, {1000, 2}, 100, 5000, .sigma = 20, .seed = 3};
+    fit_series(&s, x, y, &opts, &r);
     assert_int_equal(r.verdict, PTT_FIT_LINEAR);
     assert_int_equal(r.why, PTT_FIT_SIGNIFICANT);
     near(r.m[PTT_FIT_LINEAR].coef[0], 1000, 30);
@@ -122,11 +139,10 @@ static void linear(void **state)
 static void quadratic(void **state)
 {
     (void)state;
-    double x[N], y[N], c[3] = {1000, 0.5, 0.001};
+    double x[N], y[N];
     struct ptt_fit_result r;
-    range(x, N, 100, 5000, 0);
-    make(y, x, N, PTT_FIT_QUADRATIC, c, 50, 4);
-    fit_ok(x, y, N, &opts, &r);
+    struct series s = {PTT_FIT_QUADRATIC, {1000, 0.5, 0.001}, 100, 5000, .sigma = 50, .seed = 4};
+    fit_series(&s, x, y, &opts, &r);
     assert_int_equal(r.verdict, PTT_FIT_QUADRATIC);
     near(r.m[PTT_FIT_QUADRATIC].coef[0], 1000, 100);
     near(r.m[PTT_FIT_QUADRATIC].coef[1], 0.5, 0.1);
@@ -138,11 +154,10 @@ static void quadratic(void **state)
 static void falling(void **state)
 {
     (void)state;
-    double x[N], y[N], c[3] = {5000, -0.5};
+    double x[N], y[N];
     struct ptt_fit_result r;
-    range(x, N, 100, 5000, 0);
-    make(y, x, N, PTT_FIT_LINEAR, c, 10, 5);
-    fit_ok(x, y, N, &opts, &r);
+    struct series s = {PTT_FIT_LINEAR, {5000, -0.5}, 100, 5000, .sigma = 10, .seed = 5};
+    fit_series(&s, x, y, &opts, &r);
     assert_int_equal(r.verdict, PTT_FIT_LINEAR);
     assert_true(r.change < -0.4 && r.change > -0.6);
 }
@@ -151,12 +166,12 @@ static void falling(void **state)
 static void threshold(void **state)
 {
     (void)state;
-    double x[N], y[N], c[3] = {1000, 0.01}; /* +4.9% over the range */
+    double x[N], y[N];
     struct ptt_fit_result r;
     struct ptt_fit_opts o = opts;
-    range(x, N, 100, 5000, 0);
-    make(y, x, N, PTT_FIT_LINEAR, c, 1, 12);
-    fit_ok(x, y, N, &o, &r);
+    /* +4.9% over the range */
+    struct series s = {PTT_FIT_LINEAR, {1000, 0.01}, 100, 5000, .sigma = 1, .seed = 12};
+    fit_series(&s, x, y, &o, &r);
     assert_int_equal(r.verdict, PTT_FIT_CONSTANT);
     assert_int_equal(r.why, PTT_FIT_BELOW_THRESHOLD);
     assert_int_equal(r.shape, PTT_FIT_LINEAR);
@@ -171,12 +186,11 @@ static void threshold(void **state)
 static void level(void **state)
 {
     (void)state;
-    double x[N], y[N], c[3] = {1000, 0.05};
+    double x[N], y[N];
     struct ptt_fit_result r;
     struct ptt_fit_opts o = {.alpha = 0.05, .threshold = 0};
-    range(x, N, 100, 5000, 0);
-    make(y, x, N, PTT_FIT_LINEAR, c, 70, 7);
-    fit_ok(x, y, N, &o, &r);
+    struct series s = {PTT_FIT_LINEAR, {1000, 0.05}, 100, 5000, .sigma = 70, .seed = 7};
+    fit_series(&s, x, y, &o, &r);
     double p = r.p;
     assert_true(p > 1e-6 && p < 0.05);
     o.alpha = p / 2;
@@ -189,11 +203,10 @@ static void level(void **state)
 static void exact(void **state)
 {
     (void)state;
-    double x[N], y[N], c[3] = {1500, 3}, k[3] = {777};
+    double x[N], y[N], k[3] = {777};
     struct ptt_fit_result r;
-    range(x, N, 10, 1000, 0);
-    make(y, x, N, PTT_FIT_LINEAR, c, 0, 8);
-    fit_ok(x, y, N, &opts, &r);
+    struct series s = {PTT_FIT_LINEAR, {1500, 3}, 10, 1000, .sigma = 0, .seed = 8};
+    fit_series(&s, x, y, &opts, &r);
     assert_int_equal(r.verdict, PTT_FIT_LINEAR);
     near(r.m[PTT_FIT_LINEAR].coef[0], 1500, 1e-6);
     near(r.m[PTT_FIT_LINEAR].coef[1], 3, 1e-9);
@@ -209,11 +222,10 @@ static void exact(void **state)
 static void large_x(void **state)
 {
     (void)state;
-    double x[N], y[N], c[3] = {2e4, 0.01, 2e-8};
+    double x[N], y[N];
     struct ptt_fit_result r;
-    range(x, N, 1e4, 1e6, 0);
-    make(y, x, N, PTT_FIT_QUADRATIC, c, 0, 9);
-    fit_ok(x, y, N, &opts, &r);
+    struct series s = {PTT_FIT_QUADRATIC, {2e4, 0.01, 2e-8}, 1e4, 1e6, .sigma = 0, .seed = 9};
+    fit_series(&s, x, y, &opts, &r);
     assert_int_equal(r.verdict, PTT_FIT_QUADRATIC);
     near(r.m[PTT_FIT_QUADRATIC].coef[2], 2e-8, 1e-14);
     near(r.m[PTT_FIT_QUADRATIC].coef[1], 0.01, 1e-8);
