@@ -120,6 +120,32 @@ static inline uint8_t *ptt_pool_data(struct ptt_pool *p, uint32_t i)
     return (uint8_t *)p + p->data_offset + (uint64_t)i * p->buf_size;
 }
 
+/* The pool's layout as ptt trace made it. ptt trace and its guardian address the pool through
+ * their own copy, never through the header again: attached as root to another user's process,
+ * the pool is that user's, who could otherwise aim ptt trace's reads and writes anywhere
+ * (docs/security.md). libptt reads the header: it is the writers' own memory. */
+struct ptt_pool_geom {
+    struct ptt_pool *base;
+    uint32_t nbufs, buf_size;
+    uint64_t desc_offset, data_offset, total_size;
+};
+
+static inline struct ptt_desc *ptt_geom_desc(const struct ptt_pool_geom *g, uint32_t i)
+{
+    return (struct ptt_desc *)((char *)g->base + g->desc_offset) + i;
+}
+
+static inline _Atomic uint64_t *ptt_geom_ready(const struct ptt_pool_geom *g)
+{
+    return (_Atomic uint64_t *)((char *)g->base + g->desc_offset +
+                                (uint64_t)g->nbufs * sizeof(struct ptt_desc));
+}
+
+static inline uint8_t *ptt_geom_data(const struct ptt_pool_geom *g, uint32_t i)
+{
+    return (uint8_t *)g->base + g->data_offset + (uint64_t)i * g->buf_size;
+}
+
 /* Environment passed from ptt trace to libptt: "/NAME:SECRET", the pool's shm name and its
  * secret in hex (docs/security.md). */
 #define PTT_ENV_SHM "PTT_SHM"

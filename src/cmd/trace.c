@@ -123,8 +123,8 @@ static void append_quoted(char *buf, size_t len, const char *arg)
     snprintf(buf + l, len - l, "'");
 }
 
-static char *make_info(char **argv, int tsc, double hz, const struct ptt_pool *pool,
-                       const char *events, int light)
+static char *make_info(char **argv, int tsc, double hz, const struct ptt_pool_geom *pool,
+                       int overflow, const char *events, int light)
 {
     char cmd[8192] = "";
     for (char **a = argv; *a; a++)
@@ -143,7 +143,7 @@ static char *make_info(char **argv, int tsc, double hz, const struct ptt_pool *p
     fprintf(f, "clock=%s\nticks_per_second=%.0f\n", tsc ? "tsc" : "monotonic", hz);
     fprintf(f, "pool_size=%llu\nsubbuffer_size=%u\nsubbuffers=%u\noverflow=%s\nevents=%s\n",
             (unsigned long long)pool->total_size, pool->buf_size, pool->nbufs,
-            pool->overflow ? "discard" : "block", events);
+            overflow ? "discard" : "block", events);
     fprintf(f, "level=%s\n", light ? "light" : "full");
     fclose(f);
     return text;
@@ -604,7 +604,7 @@ static int open_output(struct ptt_session *s, const struct trace_opts *o, double
         return -1;
     }
     s->d.out = &s->w;
-    s->info = make_info(o->prog, o->cfg.clock_tsc, hz, s->d.pool,
+    s->info = make_info(o->prog, o->cfg.clock_tsc, hz, &s->d.geom, o->cfg.overflow,
                         o->events ? o->events : "all but key", o->cfg.light);
     if (!s->flight)
         ptt_writer_info(&s->w, s->info);

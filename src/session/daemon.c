@@ -22,9 +22,10 @@
 #include "session/daemon.h"
 #include "session/guardian.h"
 
-void ptt_pool_push_free(struct ptt_pool *p, uint32_t i)
+void ptt_pool_push_free(const struct ptt_pool_geom *g, uint32_t i)
 {
-    struct ptt_desc *d = ptt_pool_desc(p, i);
+    struct ptt_pool *p = g->base;
+    struct ptt_desc *d = ptt_geom_desc(g, i);
     /* Not a number of its next owner's: hang detection reads the sub-buffers being written, some
      * before their owner numbers them. */
     d->seq = PTT_SEQ_UNSET;
@@ -100,23 +101,23 @@ static void reserve_error(int e, uint64_t total, char *err, size_t errlen)
 }
 
 /* Reserve sub-buffers [from, upto) and put them on the free list: 0, or an errno. */
-static int reserve_bufs(struct ptt_pool *p, int fd, uint32_t from, uint32_t upto)
+static int reserve_bufs(const struct ptt_pool_geom *g, int fd, uint32_t from, uint32_t upto)
 {
-    int e = posix_fallocate(fd, (off_t)(p->data_offset + (uint64_t)from * p->buf_size),
-                            (off_t)((uint64_t)(upto - from) * p->buf_size));
+    int e = posix_fallocate(fd, (off_t)(g->data_offset + (uint64_t)from * g->buf_size),
+                            (off_t)((uint64_t)(upto - from) * g->buf_size));
     if (e)
         return e;
     for (uint32_t i = upto; i-- > from;)
-        ptt_pool_push_free(p, i);
+        ptt_pool_push_free(g, i);
     return 0;
 }
 
-void ptt_pool_reserve_rest(struct ptt_pool *p, int fd, uint32_t from)
+void ptt_pool_reserve_rest(const struct ptt_pool_geom *g, int fd, uint32_t from)
 {
-    uint32_t step = RESERVE_STEP / p->buf_size;
-    while (from < p->nbufs && !atomic_load(&p->abandoned)) {
-        uint32_t upto = p->nbufs - from > step ? from + step : p->nbufs;
-        if (reserve_bufs(p, fd, from, upto))
+    uint32_t step = RESERVE_STEP / g->buf_size;
+    while (from < g->nbufs && !atomic_load(&g->base->abandoned)) {
+        uint32_t upto = g->nbufs - from > step ? from + step : g->nbufs;
+        if (reserve_bufs(g, fd, from, upto))
             return; /* /dev/shm filled up since the start: the pool stays smaller */
         from = upto;
     }
@@ -185,8 +186,9 @@ static int create(struct ptt_daemon *d, const struct ptt_pool_config *c, char *e
         snprintf(err, errlen, "cannot map the pool: %s", strerror(errno));
     if (!e && m != MAP_FAILED) {
         d->pool = m;
+        d->geom = (struct ptt_pool_geom){m, n, c->buf_size, head, data, total};
         fill_header(d, m, c, n, head, data, total);
-        e = reserve_bufs(m, fd, 0, first);
+        e = reserve_bufs(&d->geom, fd, 0, first);
         if (e)
             munmap(m, total);
     }
@@ -364,14 +366,14 @@ struct drained {
 /* Write the batch (the chunks that have events), then free its sub-buffers. */
 static void flush(struct ptt_daemon *d, struct drained *b, unsigned n)
 {
-    struct ptt_pool *p = d->pool;
+    const struct ptt_pool_geom *g = &d->geom;
     struct ptt_writer_rec r[DRAIN_SORTED];
     uint8_t named[DRAIN_SORTED];
     unsigned k = 0;
     for (unsigned i = 0; i < n; i++) {
         if (!b[i].c.nevents && !d->rot) /* rotation orders the chunks: it must see every one */
             continue;
-        const void *data = ptt_pool_data(p, b[i].index);
+        const void *data = ptt_geom_data(g, b[i].index);
         if (d->sink)
             d->sink(d->sink_arg, &b[i].c, data, b[i].len, 0);
         else {
@@ -384,15 +386,15 @@ static void flush(struct ptt_daemon *d, struct drained *b, unsigned n)
     if (k)
         out_records(d, r, named, k);
     for (unsigned i = 0; i < n; i++) {
-        struct ptt_desc *desc = ptt_pool_desc(p, b[i].index);
+        struct ptt_desc *desc = ptt_geom_desc(g, b[i].index);
         /* Zeroed for its next writer: only its own events may read as events. */
-        memset(ptt_pool_data(p, b[i].index), 0, b[i].used);
+        memset(ptt_geom_data(g, b[i].index), 0, b[i].used);
         desc->nevents = 0;
         desc->marked = 0;
         desc->flags = 0;
         atomic_store_explicit(&desc->committed, 0, memory_order_relaxed);
         atomic_store_explicit(&desc->state, PTT_BUF_FREE, memory_order_relaxed);
-        ptt_pool_push_free(p, b[i].index);
+        ptt_pool_push_free(g, b[i].index);
     }
 }
 
@@ -402,10 +404,10 @@ static void flush(struct ptt_daemon *d, struct drained *b, unsigned n)
 static void take(struct ptt_daemon *d, const struct ptt_desc *b, uint32_t i, int ready,
                  struct drained *x)
 {
-    struct ptt_pool *p = d->pool;
-    uint32_t len = ready ? atomic_load_explicit(&b->committed, memory_order_acquire) : p->buf_size;
-    if (len > p->buf_size)
-        len = p->buf_size;
+    uint32_t size = d->geom.buf_size;
+    uint32_t len = ready ? atomic_load_explicit(&b->committed, memory_order_acquire) : size;
+    if (len > size)
+        len = size;
     x->index = i;
     x->used = x->len = len;
     x->c = (struct ptt_rec_chunk){{0, 0}, b->pid,     b->tid, b->serial,
@@ -416,7 +418,7 @@ static void take(struct ptt_daemon *d, const struct ptt_desc *b, uint32_t i, int
         x->named = (b->flags & PTT_DESC_NAMED) != 0;
         return;
     }
-    x->c.nevents = walk(ptt_pool_data(p, i), &x->len, ready, &d->corrupt, &d->lost_marked,
+    x->c.nevents = walk(ptt_geom_data(&d->geom, i), &x->len, ready, &d->corrupt, &d->lost_marked,
                         d->rot ? ptt_carry_ids() : NULL, &x->named);
 }
 
@@ -451,7 +453,7 @@ static void batch_flush(struct ptt_daemon *d, struct batch *t)
 /* Take sub-buffer i if it is READY, or OWNED by a writer which says is gone. */
 static void consider(struct ptt_daemon *d, struct batch *t, uint32_t i, int which)
 {
-    struct ptt_desc *b = ptt_pool_desc(d->pool, i);
+    struct ptt_desc *b = ptt_geom_desc(&d->geom, i);
     uint32_t st = atomic_load_explicit(&b->state, memory_order_acquire);
     if (st != PTT_BUF_READY && !(st == PTT_BUF_OWNED && writer_gone(b, which)))
         return;
@@ -466,7 +468,7 @@ static void consider(struct ptt_daemon *d, struct batch *t, uint32_t i, int whic
 
 size_t ptt_daemon_drain(struct ptt_daemon *d, int which)
 {
-    struct ptt_pool *p = d->pool;
+    const struct ptt_pool_geom *g = &d->geom;
     struct batch t; /* not zeroed: 18 KB a turn */
     t.n = 0;
     t.max = d->rot ? DRAIN_SORTED : DRAIN_BATCH;
@@ -474,17 +476,20 @@ size_t ptt_daemon_drain(struct ptt_daemon *d, int which)
     if (which == PTT_DRAIN_READY) {
         /* The ready bits, not every descriptor (common/pool.h). After the caller's store of
          * idle, as the writers' bits come before their look at it (lib/buffer.c). */
-        _Atomic uint64_t *ready = ptt_pool_ready(p);
+        _Atomic uint64_t *ready = ptt_geom_ready(g);
         atomic_thread_fence(memory_order_seq_cst);
-        for (uint32_t w = 0; w < (p->nbufs + 63) / 64; w++) {
+        for (uint32_t w = 0; w < (g->nbufs + 63) / 64; w++) {
             if (!atomic_load_explicit(&ready[w], memory_order_relaxed))
                 continue;
             for (uint64_t bits = atomic_exchange_explicit(&ready[w], 0, memory_order_acquire); bits;
-                 bits &= bits - 1)
-                consider(d, &t, w * 64 + (uint32_t)__builtin_ctzll(bits), which);
+                 bits &= bits - 1) {
+                uint32_t i = w * 64 + (uint32_t)__builtin_ctzll(bits);
+                if (i < g->nbufs) /* a bit past the last: not a writer's (docs/security.md) */
+                    consider(d, &t, i, which);
+            }
         }
     } else {
-        for (uint32_t i = 0; i < p->nbufs; i++)
+        for (uint32_t i = 0; i < g->nbufs; i++)
             consider(d, &t, i, which);
     }
     batch_flush(d, &t);

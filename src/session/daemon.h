@@ -16,6 +16,7 @@ typedef void (*ptt_chunk_sink)(void *arg, const struct ptt_rec_chunk *c, const v
 
 struct ptt_daemon {
     struct ptt_pool *pool;
+    struct ptt_pool_geom geom; /* the pool's layout, never read again from its header */
     ptt_chunk_sink sink; /* NULL: write to out */
     void *sink_arg;
     size_t size;
@@ -57,10 +58,10 @@ struct ptt_pool_config {
 int ptt_daemon_create(struct ptt_daemon *d, const struct ptt_pool_config *c, char *err,
                       size_t errlen);
 /* Put sub-buffer i on the free list (ptt trace's side and the guardian's push; writers pop). */
-void ptt_pool_push_free(struct ptt_pool *p, uint32_t i);
+void ptt_pool_push_free(const struct ptt_pool_geom *g, uint32_t i);
 /* Reserve sub-buffers from `from` to the end of pool p (file fd) in /dev/shm, in steps, each
  * step put on the free list once reserved; stops when the pool is abandoned or /dev/shm full. */
-void ptt_pool_reserve_rest(struct ptt_pool *p, int fd, uint32_t from);
+void ptt_pool_reserve_rest(const struct ptt_pool_geom *g, int fd, uint32_t from);
 /* The same, the pool's name told to a guardian (guardian.h) before it is created; d owns the
  * guardian's pipe from then on, even on an error. */
 int ptt_daemon_create_guarded(struct ptt_daemon *d, const struct ptt_pool_config *c, int guardian,

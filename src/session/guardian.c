@@ -113,11 +113,11 @@ static void abandon_pool(void)
 #define LOOK_MS 2
 #define READY_MS 200
 static struct {
-    struct ptt_pool *p;
+    struct ptt_pool_geom g; /* read once, while the pool was ours alone (common/pool.h) */
     int fd;
     uint32_t from; /* the first sub-buffer not reserved */
     uint64_t since;
-} rest = {NULL, -1, 0, 0};
+} rest = {.fd = -1};
 
 static uint64_t mono_ms(void)
 {
@@ -126,18 +126,32 @@ static uint64_t mono_ms(void)
     return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* The layout in header p, if it fits in size bytes as ptt trace makes it (daemon.c: descriptors
+ * and ready bits, then the sub-buffers, to the end). */
+static int geom_of(struct ptt_pool *p, uint64_t size, struct ptt_pool_geom *g)
+{
+    *g = (struct ptt_pool_geom){p, p->nbufs, p->buf_size, p->desc_offset, p->data_offset,
+                                p->total_size};
+    uint64_t descs = (uint64_t)g->nbufs * sizeof(struct ptt_desc) + PTT_POOL_READY_BYTES(g->nbufs);
+    if (g->total_size == size && g->buf_size && g->desc_offset >= sizeof *p &&
+        g->desc_offset <= g->data_offset && g->data_offset <= size &&
+        descs <= g->data_offset - g->desc_offset &&
+        (uint64_t)g->nbufs * g->buf_size <= size - g->data_offset)
+        return 1;
+    *g = (struct ptt_pool_geom){0};
+    return 0;
+}
+
 static void rest_open(const char *first)
 {
     int fd = pool_name[0] ? shm_open(pool_name, O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0) : -1;
     struct stat st;
-    if (fd < 0 || rest.p)
+    if (fd < 0 || rest.g.base)
         return;
     if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
         (size_t)st.st_size >= sizeof(struct ptt_pool)) {
         void *m = mmap(0, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        struct ptt_pool *p = m;
-        if (m != MAP_FAILED && p->total_size == (uint64_t)st.st_size) {
-            rest.p = p;
+        if (m != MAP_FAILED && geom_of(m, (uint64_t)st.st_size, &rest.g)) {
             rest.fd = fd;
             rest.from = (uint32_t)strtoul(first, NULL, 10);
             rest.since = mono_ms();
@@ -150,12 +164,12 @@ static void rest_open(const char *first)
 }
 
 /* Whether fewer than half a step's reserved sub-buffers are free. */
-static int rest_needed(const struct ptt_pool *p, uint32_t step)
+static int rest_needed(const struct ptt_pool_geom *g, uint32_t step)
 {
     uint32_t free = 0;
     for (uint32_t i = 0; i < rest.from && free < step / 2; i++)
-        free += atomic_load_explicit(&ptt_pool_desc((struct ptt_pool *)p, i)->state,
-                                     memory_order_relaxed) == PTT_BUF_FREE;
+        free += atomic_load_explicit(&ptt_geom_desc(g, i)->state, memory_order_relaxed) ==
+                PTT_BUF_FREE;
     return free < step / 2;
 }
 
@@ -163,25 +177,25 @@ static int rest_needed(const struct ptt_pool *p, uint32_t step)
  * or -1: nothing left to reserve. */
 static int rest_look(void)
 {
-    struct ptt_pool *p = rest.p;
-    if (!p || rest.from >= p->nbufs || atomic_load(&p->abandoned))
+    const struct ptt_pool_geom *g = &rest.g;
+    if (!g->base || rest.from >= g->nbufs || atomic_load(&g->base->abandoned))
         return -1;
     if (mono_ms() - rest.since >= READY_MS) {
-        ptt_pool_reserve_rest(p, rest.fd, rest.from);
-        rest.from = p->nbufs;
+        ptt_pool_reserve_rest(g, rest.fd, rest.from);
+        rest.from = g->nbufs;
         return -1;
     }
-    uint32_t step = STEP_BYTES / p->buf_size;
-    if (!rest_needed(p, step ? step : 1))
+    uint32_t step = STEP_BYTES / g->buf_size;
+    if (!rest_needed(g, step ? step : 1))
         return LOOK_MS;
-    uint32_t upto = p->nbufs - rest.from > step ? rest.from + step : p->nbufs;
-    if (posix_fallocate(rest.fd, (off_t)(p->data_offset + (uint64_t)rest.from * p->buf_size),
-                        (off_t)((uint64_t)(upto - rest.from) * p->buf_size))) {
-        rest.from = p->nbufs; /* /dev/shm filled up since the start: the pool stays smaller */
+    uint32_t upto = g->nbufs - rest.from > step ? rest.from + step : g->nbufs;
+    if (posix_fallocate(rest.fd, (off_t)(g->data_offset + (uint64_t)rest.from * g->buf_size),
+                        (off_t)((uint64_t)(upto - rest.from) * g->buf_size))) {
+        rest.from = g->nbufs; /* /dev/shm filled up since the start: the pool stays smaller */
         return -1;
     }
     for (uint32_t i = upto; i-- > rest.from;)
-        ptt_pool_push_free(p, i);
+        ptt_pool_push_free(g, i);
     rest.from = upto;
     return 0;
 }

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../../common/clock.h"
 #include "trace/decode.h"
@@ -42,7 +43,7 @@ struct task {
 };
 
 struct ptt_hang {
-    struct ptt_pool *pool;
+    struct ptt_pool_geom pool; /* the daemon's copy of the layout (common/pool.h) */
     struct ptt_tracker *calls; /* by pid and serial */
     struct ptt_names *names;
     struct ptt_hmap streams; /* (pid, serial) -> struct stream */
@@ -57,11 +58,11 @@ struct ptt_hang {
     struct peek p[];
 };
 
-struct ptt_hang *ptt_hang_new(const struct ptt_pool *pool)
+struct ptt_hang *ptt_hang_new(const struct ptt_pool_geom *pool)
 {
     struct ptt_hang *h = calloc(1, sizeof *h + pool->nbufs * sizeof(struct peek));
     if (h) {
-        h->pool = (struct ptt_pool *)pool;
+        h->pool = *pool;
         h->n = pool->nbufs;
         h->calls = ptt_tracker_new(PTT_TRACK_SERIAL);
         h->names = ptt_names_new();
@@ -161,10 +162,10 @@ static void track(struct ptt_hang *h, struct stream *s, const struct ptt_event *
  * not written yet (its length byte, written last, still 0); how many records. */
 static unsigned feed(struct ptt_hang *h, struct stream *s, uint32_t i, uint32_t len)
 {
-    const uint8_t *data = ptt_pool_data(h->pool, i);
+    const uint8_t *data = ptt_geom_data(&h->pool, i);
     unsigned n = 0;
-    if (len > h->pool->buf_size)
-        len = h->pool->buf_size;
+    if (len > h->pool.buf_size)
+        len = h->pool.buf_size;
     while (s->off < len && __atomic_load_n(data + s->off, __ATOMIC_ACQUIRE)) {
         struct ptt_event e;
         uint64_t t;
@@ -198,7 +199,7 @@ static uint32_t next_seq(const struct stream *s)
 static int64_t find_slot(struct ptt_hang *h, const struct stream *s, uint32_t seq)
 {
     for (uint32_t j = 0; j < h->n; j++) {
-        struct ptt_desc *d = ptt_pool_desc(h->pool, j);
+        struct ptt_desc *d = ptt_geom_desc(&h->pool, j);
         if (atomic_load_explicit(&d->state, memory_order_acquire) != PTT_BUF_FREE &&
             d->pid == s->pid && d->serial == s->serial && d->seq == seq)
             return j;
@@ -214,12 +215,12 @@ static void catch_up(struct ptt_hang *h, struct stream *s, uint32_t seq)
         int64_t j = find_slot(h, s, next_seq(s));
         if (j < 0)
             return;
-        struct ptt_desc *d = ptt_pool_desc(h->pool, (uint32_t)j);
+        struct ptt_desc *d = ptt_geom_desc(&h->pool, (uint32_t)j);
         if (d->seq != s->seq)
             enter(s, d);
         int ready = atomic_load_explicit(&d->state, memory_order_acquire) == PTT_BUF_READY;
         feed(h, s, (uint32_t)j,
-             ready ? atomic_load_explicit(&d->committed, memory_order_acquire) : h->pool->buf_size);
+             ready ? atomic_load_explicit(&d->committed, memory_order_acquire) : h->pool.buf_size);
         s->done = 1;
     }
 }
@@ -227,7 +228,7 @@ static void catch_up(struct ptt_hang *h, struct stream *s, uint32_t seq)
 /* Read sub-buffer i up to len bytes (whole: complete); how many events were new. */
 static unsigned read_slot(struct ptt_hang *h, uint32_t i, uint32_t len, int complete)
 {
-    struct ptt_desc *d = ptt_pool_desc(h->pool, i);
+    struct ptt_desc *d = ptt_geom_desc(&h->pool, i);
     if (d->seq == PTT_SEQ_UNSET)
         return 0; /* taken, not numbered yet: read at the next look */
     struct stream *s = stream_of(h, d);
@@ -258,12 +259,12 @@ static struct ptt_open *call_of(const struct peek *k)
     return k->live && k->s->seq == k->seq ? ptt_tthread_call(k->s->calls) : NULL;
 }
 
-int ptt_hang_progress(struct ptt_hang *h, const struct ptt_pool *pool)
+int ptt_hang_progress(struct ptt_hang *h)
 {
     int progress = h->fed;
     h->fed = 0;
     for (uint32_t i = 0; i < h->n; i++) {
-        struct ptt_desc *d = ptt_pool_desc((struct ptt_pool *)pool, i);
+        struct ptt_desc *d = ptt_geom_desc(&h->pool, i);
         struct peek *k = &h->p[i];
         uint32_t st = atomic_load_explicit(&d->state, memory_order_acquire);
         if (st != PTT_BUF_OWNED || d->seq == PTT_SEQ_UNSET) {
@@ -277,7 +278,7 @@ int ptt_hang_progress(struct ptt_hang *h, const struct ptt_pool *pool)
             *k = (struct peek){s, d->seq, 1};
             progress = 1;
         }
-        progress |= read_slot(h, i, pool->buf_size, 0) > 0;
+        progress |= read_slot(h, i, h->pool.buf_size, 0) > 0;
     }
     return progress;
 }
@@ -390,7 +391,7 @@ unsigned ptt_hang_report(struct ptt_hang *h, struct ptt_daemon *d, FILE *f, uint
     uint16_t id = PTT_EV_HANG_DETECTED;
     unsigned na = 2;
     uint64_t a[2] = {idle_ns, blocked};
-    ptt_daemon_events(d, d->pool->daemon_pid, 1, &id, &na, a);
+    ptt_daemon_events(d, (int)getpid(), 1, &id, &na, a);
     for (uint32_t i = 0; i < h->n; i++) {
         struct ptt_open *c = call_of(&h->p[i]);
         if (c)
@@ -400,11 +401,9 @@ unsigned ptt_hang_report(struct ptt_hang *h, struct ptt_daemon *d, FILE *f, uint
     return blocked;
 }
 
-unsigned ptt_hang_pids(const struct ptt_hang *h, const struct ptt_pool *pool, int *pids,
-                       unsigned max)
+unsigned ptt_hang_pids(const struct ptt_hang *h, int *pids, unsigned max)
 {
     unsigned n = 0;
-    (void)pool;
     for (uint32_t i = 0; i < h->n && n < max; i++) {
         if (!h->p[i].live)
             continue;

@@ -11,19 +11,18 @@
 
 struct ptt_hang;
 
-struct ptt_hang *ptt_hang_new(const struct ptt_pool *pool);
+struct ptt_hang *ptt_hang_new(const struct ptt_pool_geom *pool);
 /* For ptt_daemon's drained hook (arg: the ptt_hang): read the rest of sub-buffer index, len bytes
  * long, before it is freed. */
 void ptt_hang_drained(void *arg, uint32_t index, uint32_t len);
 /* Read what the threads wrote since the last look; 1 if any thread recorded an event. */
-int ptt_hang_progress(struct ptt_hang *h, const struct ptt_pool *pool);
+int ptt_hang_progress(struct ptt_hang *h);
 /* Report the threads blocked in a call, on f and as HANG_* events into the trace; the number of
  * blocked threads (no report when 0). idle_ns: how long nothing was recorded. */
 unsigned ptt_hang_report(struct ptt_hang *h, struct ptt_daemon *d, FILE *f, uint64_t idle_ns,
                          double ns_per_tick);
 /* The pids seen writing (for --kill-on-hang), 0-terminated, at most max. */
-unsigned ptt_hang_pids(const struct ptt_hang *h, const struct ptt_pool *pool, int *pids,
-                       unsigned max);
+unsigned ptt_hang_pids(const struct ptt_hang *h, int *pids, unsigned max);
 /* For --kill-on-hang, every thread of the processes pids (/proc/PID/task). With restart, take
  * their CPU times, to compare with from then on (0). Else 1 when every thread is blocked in a
  * traced call (a call open in the sub-buffers, not running, no CPU time used since the restart)

@@ -48,7 +48,7 @@ static void apply_masks(struct ptt_session *s)
     uint16_t id = PTT_EV_TRACE_CONTROL;
     unsigned n = 2;
     uint64_t a[2] = {calls, states};
-    ptt_daemon_events(&s->d, s->d.pool->daemon_pid, 1, &id, &n, a);
+    ptt_daemon_events(&s->d, (int)getpid(), 1, &id, &n, a);
 }
 
 /* The window of the flight recorder, into the trace file. */
@@ -57,7 +57,7 @@ static int64_t dump(struct ptt_session *s, int why, const struct ptt_rec_end *en
     uint16_t id = PTT_EV_TRACE_DUMP;
     unsigned n = 1;
     uint64_t a = (uint64_t)why;
-    ptt_daemon_events(&s->d, s->d.pool->daemon_pid, 1, &id, &n, &a);
+    ptt_daemon_events(&s->d, (int)getpid(), 1, &id, &n, &a);
     ptt_session_clock(s);
     int64_t k = ptt_flight_write(s->flight, s->output, s->info, s->clocks, s->nclocks, end);
     if (k < 0)
@@ -153,7 +153,7 @@ static int save_end(struct ptt_session *s, struct ptt_rec_end *end)
 /* Every process the session has, for --kill-on-hang: those seen writing, and the child. */
 static unsigned session_pids(struct ptt_session *s, struct ptt_hang *h, int *pids, unsigned max)
 {
-    unsigned n = ptt_hang_pids(h, s->d.pool, pids, max - 1), i;
+    unsigned n = ptt_hang_pids(h, pids, max - 1), i;
     for (i = 0; i < n && pids[i] != s->child; i++)
         ;
     if (i == n && !s->child_done)
@@ -211,7 +211,7 @@ static void hang_step(struct ptt_session *s, struct ptt_hang *h, struct hang_wat
     if (now - w->last_check <= s->hang_ns / 4)
         return;
     w->last_check = now;
-    if (n || ptt_hang_progress(h, s->d.pool)) {
+    if (n || ptt_hang_progress(h)) {
         *w = (struct hang_watch){.last_event = now, .last_check = now};
         return;
     }
@@ -270,7 +270,7 @@ static void loop_start(struct ptt_session *s, struct loop *l)
     for (size_t i = 0; i < sizeof forward / sizeof forward[0]; i++)
         sigaddset(&sigs, forward[i]);
     l->sfd = signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC);
-    l->hang = s->hang_ns ? ptt_hang_new(s->d.pool) : NULL;
+    l->hang = s->hang_ns ? ptt_hang_new(&s->d.geom) : NULL;
     if (l->hang) { /* every event, in order: who holds what, and the names */
         s->d.drained = ptt_hang_drained;
         s->d.drained_arg = l->hang;

@@ -286,3 +286,24 @@ def test_bad_requests(tmp_path):
     p = run([PTT, "trace", "-p", "1", "-o", tmp_path / "t.ptt", "--", "true"])
     assert p.returncode == 125 and "give no PROGRAM" in p.stderr
     assert not (tmp_path / "t.ptt").exists()
+
+
+@pytest.mark.skipif(os.getuid() != 0 or not shutil.which("setpriv"),
+                    reason="needs root and setpriv to run the program as another user")
+def test_pool_header_rewritten_by_target(tmp_path):
+    """Attached as root to another user's process, the pool is that user's: a program that
+    rewrites its header (the layout out of range, every ready bit set) cannot make ptt trace
+    read or write outside the pool (docs/security.md). ptt trace drains on and ends normally,
+    whatever becomes of the program that broke its own pool."""
+    p = subprocess.Popen(["setpriv", "--reuid=12001", "--regid=12001", "--clear-groups",
+                          str(prog("pool_tamper")), "300000"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    pid = int(p.stdout.readline().split()[1])
+    a = Attach(pid, tmp_path / "t.ptt")
+    p.stdin.write("go\n")
+    p.stdin.flush()
+    assert p.stdout.readline() == "tampered\n"
+    p.wait(timeout=60)
+    rc, err = a.end(None)
+    assert rc == 0, err
+    assert "Sanitizer" not in err and "runtime error" not in err, err
