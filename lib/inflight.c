@@ -202,23 +202,6 @@ uintptr_t ptt_inflight_back(unsigned i, uint64_t ret, uintptr_t sp)
     return orig;
 }
 
-/* Where glibc keeps a thread's tid in its descriptor (pthread_t): found in the caller's own. */
-static long tid_offset(void)
-{
-    static long off;
-    if (off)
-        return off;
-    int me = (int)syscall(SYS_gettid);
-    const char *pd = (const char *)pthread_self();
-    for (long o = 64; o < 2048; o += 4) {
-        int v;
-        memcpy(&v, pd + o, sizeof v);
-        if (v == me)
-            return off = o;
-    }
-    return off = -1;
-}
-
 /* Read n bytes at a, which may not be mapped: 0, or -1. */
 static int peek(uintptr_t a, void *buf, size_t n)
 {
@@ -262,7 +245,7 @@ static uint64_t object_of(const struct routine *r, const struct ptt_stopped_thre
     if (r->kind == K_SEM) /* glibc waits on the value (the low half of the 64-bit word), at 0 */
         return f % 8 == 0 && v == 0 && s->a2 == 0 ? f : 0;
     /* a join sleeps on the joined thread's tid in its descriptor, which points at itself */
-    long off = tid_offset();
+    long off = ptt_tid_offset();
     uintptr_t pd = f - (uintptr_t)off, self[3];
     if (off <= 0 || v <= 0 || v != (int)s->a2 || peek(pd, self, sizeof self))
         return 0;
@@ -389,8 +372,9 @@ PTT_EXPORT int ptt_attach_inflight_stop(const struct ptt_stopped_thread *s, int6
         if (*e->slot == stub(i)) {
             *e->slot = e->orig;
             restored++;
-        }
-        atomic_store(&e->live, 0);
+            atomic_store(&e->live, 0);
+        } /* else its thread went through the slot (and is in a handler on the same stack, say):
+           * it comes back to the trampoline, which needs its entry */
     }
     return restored;
 }

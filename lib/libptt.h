@@ -47,6 +47,9 @@ void ptt_modules_forget(void);
  * glibc keeps it (run once, at start-up). */
 void ptt_tid_init(void);
 int32_t ptt_gettid(void);
+/* Where in a thread's descriptor (pthread_t) glibc keeps its tid, as ptt_tid_init found it; -1:
+ * unknown. */
+long ptt_tid_offset(void);
 
 /* Unlink the pool's name (ptt trace is gone and cannot). */
 void ptt_forget_pool(void);

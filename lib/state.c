@@ -62,6 +62,11 @@ void ptt_tid_init(void)
         tid_offset = f[2];
 }
 
+long ptt_tid_offset(void)
+{
+    return tid_offset;
+}
+
 int32_t ptt_gettid(void)
 {
     if (__builtin_expect(tid_offset < 0, 0))
