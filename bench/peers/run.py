@@ -32,7 +32,8 @@ Method: --runs rounds (default 5); in each round every workload runs once under 
 tools in turn (the order rotated each round), so that slow and fast periods of the machine hit
 all alike. The floor (../shared/bench/floor.c, built as is with gcc -O2 -pthread) runs once per
 round too. A run's CPU time is that of all its processes: user + system of the process started
-and all its descendants (wait4), plus for LTTng the CPU its lttng-sessiond and consumer daemons
+and all its descendants, ptt's guardian included (a cgroup per run, as root; else wait4, which
+misses the guardian), plus for LTTng the CPU its lttng-sessiond and consumer daemons
 used from the workload's start to the end of `lttng stop` (from /proc). Its wall time is the
 process's. Shown: the median over the runs, with min..max.
 
@@ -443,18 +444,73 @@ def make_input(path, mib):
             f.write(chunk[: 1 << 20])
 
 
+class CpuGroup:
+    """A cgroup for one run, where it can be made (root, cgroup v1's cpuacct or v2): the CPU of
+    every process of the run, those that outlive it (ptt's guardian, which ptt trace does not wait
+    for, a grandchild) and those it does not wait for, until the last has ended. None of this is
+    seen by wait4, the fallback."""
+
+    ROOTS = (("/sys/fs/cgroup/cpuacct", "cpuacct.usage", 1e-9),
+             ("/sys/fs/cgroup/unified", "cpu.stat", 1e-6),
+             ("/sys/fs/cgroup", "cpu.stat", 1e-6))
+
+    def __init__(self):
+        self.path = self.usage = None
+        for root, usage, unit in self.ROOTS:
+            path = os.path.join(root, f"ptt-peers-{os.getpid()}")
+            try:
+                os.mkdir(path)
+            except FileExistsError:
+                pass
+            except OSError:
+                continue
+            if os.path.exists(os.path.join(path, usage)):
+                self.path, self.usage, self.unit = path, usage, unit
+                return
+            os.rmdir(path)
+
+    def enter(self):
+        """In the child, before exec."""
+        with open(os.path.join(self.path, "cgroup.procs"), "w") as f:
+            f.write(str(os.getpid()))
+
+    def cpu(self, wait=10.0):
+        """CPU seconds used in the group so far, once its processes are gone (at most wait s)."""
+        end = time.monotonic() + wait
+        while time.monotonic() < end:
+            with open(os.path.join(self.path, "cgroup.procs")) as f:
+                if not f.read().strip():
+                    break
+            time.sleep(0.01)
+        with open(os.path.join(self.path, self.usage)) as f:
+            text = f.read()
+        m = re.search(r"usage_usec (\d+)", text) if self.usage == "cpu.stat" else None
+        return (int(m.group(1)) if m else int(text.split()[0])) * self.unit
+
+    def remove(self):
+        if self.path:
+            try:
+                os.rmdir(self.path)
+            except OSError:
+                pass
+
+
 class Runner:
     def __init__(self, timeout):
         self.timeout = timeout
         self.child = None
+        self.group = CpuGroup()
 
     def run(self, argv, env, rundir, timeout):
         """Runs ARGV in its own process group: (wall s, CPU s, exit status or 'timed out', err)."""
         errpath = os.path.join(rundir, "stderr")
         with open(errpath, "w") as err:
+            g = self.group if self.group.path else None
+            cpu0 = g.cpu(0) if g else 0.0
             t0 = time.monotonic()
             self.child = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=err,
-                                          stdin=subprocess.DEVNULL, start_new_session=True)
+                                          stdin=subprocess.DEVNULL, start_new_session=True,
+                                          preexec_fn=g.enter if g else None)
         fired = []
 
         def kill():
@@ -474,7 +530,8 @@ class Runner:
         with open(errpath, errors="replace") as f:
             text = f.read()
         code = "timed out" if fired else os.waitstatus_to_exitcode(status)
-        return wall, ru.ru_utime + ru.ru_stime, code, text
+        cpu = g.cpu() - cpu0 if g else ru.ru_utime + ru.ru_stime
+        return wall, cpu, code, text
 
     def kill_child(self):
         """Stops the running child's process group: SIGTERM, then SIGKILL 2 s later."""
@@ -569,8 +626,10 @@ def markdown(meta, table, calls, tools):
     out.append(f"- Floor (floor.c, built as is, once per round): rdtsc + 16-byte store "
                f"{spread(f['event_ns'], lambda v: f'{v:.2f}')} ns/event; uncontended lock+unlock "
                f"{spread(f['pair_ns'], lambda v: f'{v:.2f}')} ns/pair")
+    how = meta.get("cpu_method", "wait4: the process started and the descendants it waited for")
     out.append("- CPU: user + system of all the run's processes (the workload, the tracer and "
-               "its helpers; for LTTng also lttng-sessiond and its consumer daemons)")
+               "its helpers; for LTTng also lttng-sessiond and its consumer daemons), "
+               f"counted by {how}")
     out += ["", "## Tools", "", "| tool | version | command |", "|---|---|---|"]
     for t in tools:
         v = meta["versions"].get(t, "")
@@ -710,6 +769,7 @@ def main():
         return 130
     finally:
         runner.kill_child()
+        runner.group.remove()
         for t in tools:
             try:
                 t.teardown()
@@ -724,6 +784,12 @@ def measure(a, runs, names, wls, all_tools, tools, skipped, tmp, runner):
             "runs": runs, "load_before": loadavg(), "versions": {}, "commands": {},
             "workloads": {}, "floor": {"event_ns": [], "pair_ns": []}}
     meta["machine"] = f"{os.cpu_count()} CPUs, {cpu_model()}, Linux {platform.release()}"
+    g = runner.group
+    meta["cpu_method"] = (f"a cgroup per run ({os.path.dirname(g.path)}, {g.usage}): every process "
+                          "of the run, ptt's guardian included, until the last has ended"
+                          if g.path else
+                          "wait4: the process started and the descendants it waited for "
+                          "(not ptt's guardian)")
     wl_bin, floor_bin = build(tmp, a.floor)
     meta["floor_source"] = a.floor
     for n in names:
