@@ -106,10 +106,15 @@ struct ptt_names *ptt_names_new(void)
     struct ptt_names *n = calloc(1, sizeof(struct ptt_names));
     if (!n)
         return NULL;
-    static const uint16_t naming[] = {
-        PTT_EV_PROCESS_START,        PTT_EV_MODULE_LOAD,           PTT_EV_THREAD_START,
-        PTT_EV_THREAD_SETNAME_NP_IN, PTT_EV_THREAD_SETNAME_NP_OUT, PTT_EV_PRCTL_IN,
-        PTT_EV_PRCTL_OUT,            PTT_EV_THREAD_ATTACHED,       PTT_EV_OBJECT_NAME};
+    static const uint16_t naming[] = {PTT_EV_PROCESS_START,
+                                      PTT_EV_MODULE_LOAD,
+                                      PTT_EV_THREAD_START,
+                                      PTT_EV_THREAD_SETNAME_NP_IN,
+                                      PTT_EV_THREAD_SETNAME_NP_OUT,
+                                      PTT_EV_PRCTL_IN,
+                                      PTT_EV_PRCTL_OUT,
+                                      PTT_EV_THREAD_ATTACHED,
+                                      PTT_EV_OBJECT_NAME};
     for (size_t i = 0; i < sizeof naming / sizeof naming[0]; i++)
         n->does[naming[i]] |= NAMES_NAMES;
     unsigned count;

@@ -258,7 +258,8 @@ static void parse_table(void)
         struct ptt_evinfo *in = &table[ord_of[calls[c].in] - 1];
         const struct ptt_evinfo *out = &table[ord_of[calls[c].out] - 1];
         /* The reader leaves a one-record call out of its call tracker: it enters and leaves. */
-        if (in->kind != PTT_KIND_IN || out->kind != PTT_KIND_OUT || strcmp(in->routine, out->routine)) {
+        if (in->kind != PTT_KIND_IN || out->kind != PTT_KIND_OUT ||
+            strcmp(in->routine, out->routine)) {
             fprintf(stderr, "ptt: PTT_CALL(%s, %s) is not an IN and an OUT of one routine\n",
                     in->name, out->name);
             abort();
