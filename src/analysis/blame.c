@@ -108,6 +108,27 @@ static void charge_holds(struct ptt_blame *b, struct ptt_blame_waiter *w, int64_
     }
 }
 
+/* The release of hold h (of tid, taken at take): the waiters charged until now, and h's share
+ * added to its entry. Out of line: most releases have no waiter and no share. */
+__attribute__((noinline)) static void charge_release(struct ptt_blame *b, struct ptt_blame_hold *h,
+                                                     int32_t tid, uint64_t take, uint64_t release,
+                                                     int64_t now)
+{
+    long x = entry_of(b, tid, take, release, 0);
+    for (unsigned k = 0; k < b->nwaiters; k++) {
+        struct ptt_blame_waiter *w = &b->waiters[k];
+        if (b->nholds == 1) { /* mostly: the releaser alone, charged inline */
+            h->ns += now > w->last_ns ? (uint64_t)(now - w->last_ns) : 0;
+            h->waits += first_charge(w, tid, take);
+            w->last_ns = now;
+        } else
+            charge_holds(b, w, now);
+        w->last_entry = x;
+    }
+    b->e[x].ns += h->ns;
+    b->e[x].waits += h->waits;
+}
+
 void ptt_blame_release(struct ptt_blame *b, int32_t tid, uint64_t release, int64_t now)
 {
     unsigned i = b->nholds;
@@ -119,21 +140,8 @@ void ptt_blame_release(struct ptt_blame *b, int32_t tid, uint64_t release, int64
     }
     struct ptt_blame_hold *h = &b->holds[i];
     uint64_t take = h->take;
-    if (b->nwaiters || h->ns || h->waits) { /* without waiters: charged by a wait that timed out */
-        long x = entry_of(b, tid, take, release, 0);
-        for (unsigned k = 0; k < b->nwaiters; k++) {
-            struct ptt_blame_waiter *w = &b->waiters[k];
-            if (b->nholds == 1) { /* mostly: the releaser alone, charged inline */
-                h->ns += now > w->last_ns ? (uint64_t)(now - w->last_ns) : 0;
-                h->waits += first_charge(w, tid, take);
-                w->last_ns = now;
-            } else
-                charge_holds(b, w, now);
-            w->last_entry = x;
-        }
-        b->e[x].ns += h->ns;
-        b->e[x].waits += h->waits;
-    }
+    if (b->nwaiters || h->ns || h->waits) /* without waiters: charged by a wait that timed out */
+        charge_release(b, h, tid, take, release, now);
     *h = b->holds[--b->nholds];
     b->last_tid = tid;
     b->last_take = take;

@@ -94,11 +94,38 @@ struct ptt_names {
     /* Objects whose born entry is set, by address: most IN events are on them, and need not
      * look the table up (two multiplications and three loads in a row). */
     struct settled settled[64];
+    /* By event id, what ptt_names_event does with it (NAMES_...): most events, nothing. */
+    uint8_t does[PTT_EV_ID_MASK + 1];
 };
+
+#define NAMES_NAMES 1u /* it names a process, module, thread or object */
+#define NAMES_BORN 2u  /* an IN event on an object, with a call site: born() */
 
 struct ptt_names *ptt_names_new(void)
 {
-    return calloc(1, sizeof(struct ptt_names));
+    struct ptt_names *n = calloc(1, sizeof(struct ptt_names));
+    if (!n)
+        return NULL;
+    static const uint16_t naming[] = {PTT_EV_PROCESS_START,
+                                      PTT_EV_MODULE_LOAD,
+                                      PTT_EV_THREAD_START,
+                                      PTT_EV_THREAD_SETNAME_NP_IN,
+                                      PTT_EV_THREAD_SETNAME_NP_OUT,
+                                      PTT_EV_PRCTL_IN,
+                                      PTT_EV_PRCTL_OUT,
+                                      PTT_EV_THREAD_ATTACHED,
+                                      PTT_EV_OBJECT_NAME};
+    for (size_t i = 0; i < sizeof naming / sizeof naming[0]; i++)
+        n->does[naming[i]] |= NAMES_NAMES;
+    unsigned count;
+    const struct ptt_evinfo *all = ptt_evinfo_all(&count);
+    for (unsigned i = 0; i < count; i++) {
+        int obj = all[i].rfield[PTT_RF_OBJECT];
+        if (all[i].kind == PTT_KIND_IN && obj >= 0 && all[i].fields[obj].type == PTT_F_OBJ &&
+            all[i].site > 0)
+            n->does[all[i].id] |= NAMES_BORN;
+    }
+    return n;
 }
 
 int ptt_names_have_symbols(void)
@@ -335,27 +362,34 @@ __attribute__((noinline)) static void born_set(struct ptt_names *n, const struct
     }
 }
 
-/* An IN event on an object, with its call site: the object's born entry, set if need be. */
-static void born(struct ptt_names *n, const struct ptt_ev *ev)
+/* born() of an object not settled yet, or of an init: its entry looked up, set if need be.
+ * Out of line: the per-event path stays free of its registers. */
+__attribute__((noinline)) static void born_entry(struct ptt_names *n, const struct ptt_ev *ev,
+                                                 struct settled *known, uint64_t addr,
+                                                 uint64_t site, int init)
+{
+    struct entry *b = map_get(&n->born, ptt_key2((uint64_t)ev->pid, addr), 1);
+    if (b && (!b->aux || !b->str || (init && b->str[0] != '!')))
+        born_set(n, ev, b, addr, site, init);
+    if (b && b->aux && b->str)
+        *known = (struct settled){1, ev->pid, addr};
+}
+
+/* An IN event on an object, with its call site (NAMES_BORN): the object's born entry, set if
+ * need be. */
+static inline void born(struct ptt_names *n, const struct ptt_ev *ev)
 {
     const struct ptt_evinfo *info = ev->info;
     int obj = info ? info->rfield[PTT_RF_OBJECT] : -1;
-    if (info && info->kind == PTT_KIND_IN && obj >= 0 && info->fields[obj].type == PTT_F_OBJ &&
-        (unsigned)obj < ev->nargs) {
-        unsigned site = info->site > 0 && (unsigned)info->site < ev->nargs ? info->site : 0;
-        int init = info->role == PTT_ROLE_CREATE;
-        if (site) {
-            uint64_t addr = ev->args[obj];
-            struct settled *known = &n->settled[(addr >> 4 ^ addr >> 12) % 64];
-            if (!init && known->used && known->addr == addr && known->pid == ev->pid)
-                return; /* a use of an object whose first use is known */
-            struct entry *b = map_get(&n->born, ptt_key2((uint64_t)ev->pid, addr), 1);
-            if (b && (!b->aux || !b->str || (init && b->str[0] != '!')))
-                born_set(n, ev, b, addr, ev->args[site], init);
-            if (b && b->aux && b->str)
-                *known = (struct settled){1, ev->pid, addr};
-        }
-    }
+    unsigned site = info ? (unsigned)info->site : 0;
+    if (obj < 0 || (unsigned)obj >= ev->nargs || !site || site >= ev->nargs)
+        return;
+    int init = info->role == PTT_ROLE_CREATE;
+    uint64_t addr = ev->args[obj];
+    struct settled *known = &n->settled[(addr >> 4 ^ addr >> 12) % 64];
+    if (!init && known->used && known->addr == addr && known->pid == ev->pid)
+        return; /* a use of an object whose first use is known */
+    born_entry(n, ev, known, addr, ev->args[site], init);
 }
 
 /* The events that name processes, modules and threads (not every event: this keeps the
@@ -445,22 +479,23 @@ static void object_name(struct ptt_names *n, const struct ptt_ev *ev)
                 arg_str(ev, PTT_F(OBJECT_NAME, name), s, sizeof s));
 }
 
-void ptt_names_event(struct ptt_names *n, const struct ptt_ev *ev)
+/* The events that name something (NAMES_NAMES). Out of line: rare. */
+__attribute__((noinline)) static void names_of(struct ptt_names *n, const struct ptt_ev *ev)
 {
     switch (ev->id) {
-    case PTT_EV_PROCESS_START:
-    case PTT_EV_MODULE_LOAD:
-    case PTT_EV_THREAD_START:
-    case PTT_EV_THREAD_SETNAME_NP_IN:
-    case PTT_EV_THREAD_SETNAME_NP_OUT:
-    case PTT_EV_PRCTL_IN:
-    case PTT_EV_PRCTL_OUT: process_or_thread(n, ev); break;
     case PTT_EV_THREAD_ATTACHED: thread_attached(n, ev); break;
-    default: break;
+    case PTT_EV_OBJECT_NAME: object_name(n, ev); break;
+    default: process_or_thread(n, ev); break;
     }
-    born(n, ev);
-    if (ev->id == PTT_EV_OBJECT_NAME)
-        object_name(n, ev);
+}
+
+void ptt_names_event(struct ptt_names *n, const struct ptt_ev *ev)
+{
+    unsigned does = ev->id <= PTT_EV_ID_MASK ? n->does[ev->id] : 0;
+    if (does & NAMES_NAMES)
+        names_of(n, ev);
+    if (does & NAMES_BORN)
+        born(n, ev);
 }
 
 int ptt_names_load(struct ptt_names *n, const char *path, char *err, size_t errlen)

@@ -136,28 +136,35 @@ static struct object **ocache(struct ptt_stats *s, int32_t pid, uint64_t addr)
     return &s->ocache[(addr >> 3 ^ addr >> 11 ^ (uint32_t)pid) % 256];
 }
 
-/* An object met, or NULL. */
-static inline struct object *find_object(struct ptt_stats *s, int32_t pid, uint64_t addr)
+/* find_object and object_of past the cache: the object looked up in the table, made when add
+ * (of class cls). Out of line: the cache answers nearly every time. */
+__attribute__((noinline)) static struct object *object_table(struct ptt_stats *s, int32_t pid,
+                                                             uint64_t addr, int add, int cls)
 {
-    struct object **slot = ocache(s, pid, addr), *o = *slot;
-    if (o && o->pub.addr == addr && o->pub.pid == pid)
-        return o;
-    o = ptt_hmap_get(&s->objects, ptt_key2((uint64_t)pid, addr), 0);
+    struct object *o = ptt_hmap_get(&s->objects, ptt_key2((uint64_t)pid, addr), 0);
+    if (!o && add) {
+        o = ptt_hmap_get(&s->objects, ptt_key2((uint64_t)pid, addr), sizeof *o);
+        o->pub.pid = pid;
+        o->pub.addr = addr;
+        o->pub.cls = cls;
+    }
     if (o)
-        *slot = o;
+        *ocache(s, pid, addr) = o;
     return o;
 }
 
+/* An object met, or NULL. */
+static inline struct object *find_object(struct ptt_stats *s, int32_t pid, uint64_t addr)
+{
+    struct object *o = *ocache(s, pid, addr);
+    return o && o->pub.addr == addr && o->pub.pid == pid ? o : object_table(s, pid, addr, 0, 0);
+}
+
+/* An object, made if new (of class cls). */
 static inline struct object *object_of(struct ptt_stats *s, int32_t pid, uint64_t addr, int cls)
 {
-    struct object *o = find_object(s, pid, addr);
-    if (o)
-        return o;
-    o = ptt_hmap_get(&s->objects, ptt_key2((uint64_t)pid, addr), sizeof *o);
-    o->pub.pid = pid;
-    o->pub.addr = addr;
-    o->pub.cls = cls;
-    return *ocache(s, pid, addr) = o;
+    struct object *o = *ocache(s, pid, addr);
+    return o && o->pub.addr == addr && o->pub.pid == pid ? o : object_table(s, pid, addr, 1, cls);
 }
 
 static void add_user(struct object *ob, int32_t tid)
@@ -319,14 +326,16 @@ static void observe_wait(struct ptt_stats *s, const struct ptt_ev *ev, const str
 static void close_call(struct ptt_stats *s, struct thread *t, const struct ptt_ev *ev,
                        const struct ptt_open *c, int ended)
 {
+    enum role r = role_of(c->in.info);
+    s->before_attach += c->before_attach;
+    if (r == R_NONE) /* an unlock, most calls: nothing counted */
+        return;
     unsigned what = 0; /* for the observer */
     uint64_t now = (uint64_t)ev->ns, dur = now - (uint64_t)since(s, c->in.ns);
     uint64_t ptt_wait = t->bufwait - t->bufwait_in; /* ptt's, not the object's: left out */
     dur -= ptt_wait < dur ? ptt_wait : dur;
     uint16_t id = c->in.id;
-    enum role r = role_of(c->in.info);
     int ok = !ended && out_ok(ev, EOWNERDEAD);
-    s->before_attach += c->before_attach;
     int cls = PTT_CLASS_OF(id);
     switch (r) {
     case R_LOCK:

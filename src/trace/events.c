@@ -254,8 +254,18 @@ static void parse_table(void)
         parse_role(e);
     for (unsigned id = 0; id <= PTT_EV_ID_MASK; id++)
         ord_of[id] = (uint8_t)(index_of((uint16_t)id) >= 0 ? index_of((uint16_t)id) + 1 : 0);
-    for (size_t c = 0; c < sizeof calls / sizeof calls[0]; c++)
-        table[ord_of[calls[c].in] - 1].call_out = calls[c].out;
+    for (size_t c = 0; c < sizeof calls / sizeof calls[0]; c++) {
+        struct ptt_evinfo *in = &table[ord_of[calls[c].in] - 1];
+        const struct ptt_evinfo *out = &table[ord_of[calls[c].out] - 1];
+        /* The reader leaves a one-record call out of its call tracker: it enters and leaves. */
+        if (in->kind != PTT_KIND_IN || out->kind != PTT_KIND_OUT ||
+            strcmp(in->routine, out->routine)) {
+            fprintf(stderr, "ptt: PTT_CALL(%s, %s) is not an IN and an OUT of one routine\n",
+                    in->name, out->name);
+            abort();
+        }
+        in->call_out = calls[c].out;
+    }
     parsed = 1;
 }
 

@@ -71,6 +71,9 @@ struct stream {
     struct ptt_ev ev[2];
     int has_held;
     struct ptt_ev held; /* delivered after a synthesized event that must precede it */
+    /* A call's one record of the compact encoding was delivered as its IN (ev[cur ^ 1] once it
+     * is given): its OUT, of this id, comes next, made from the IN and dec's arguments. */
+    const struct ptt_evinfo *call_out;
     /* Its chunk is of the compact encoding (format 2), decoded with dec (decode.h). */
     int compact;
     struct ptt_dec *dec;
@@ -1132,6 +1135,20 @@ static int next_raw(struct ptt_reader *r, struct stream *s, struct ptt_event *h,
     }
 }
 
+/* Eight arguments from src to dst (src has room past those recorded), in four 16-byte moves: a
+ * memcpy of 64 bytes may become a rep movs, which costs more than the copy (GCC's choice at
+ * -O2 for generic x86-64, where the event's header moves took the registers). */
+EVERY void copy8(uint64_t *dst, const uint64_t *src)
+{
+    typedef uint64_t pair __attribute__((vector_size(16), aligned(8), may_alias));
+    pair a = ((const pair *)src)[0], b = ((const pair *)src)[1], c = ((const pair *)src)[2],
+         d = ((const pair *)src)[3];
+    ((pair *)dst)[0] = a;
+    ((pair *)dst)[1] = b;
+    ((pair *)dst)[2] = c;
+    ((pair *)dst)[3] = d;
+}
+
 /* The event of header h and time t at s->buf + s->pos into ev. Every member before args is set
  * (no memset: every event comes here); six arguments are copied whatever their number, in one
  * fixed-size move (the buffer has room after the events), more one by one. */
@@ -1151,7 +1168,7 @@ EVERY void decode(const struct ptt_reader *r, const struct stream *s, struct ptt
     ev->offset = s->data_off + s->pos;
     if (s->compact) { /* its arguments decoded already (ptt_dec_next) */
         if ((ev->nargs = s->dec->nargs) <= 8) /* most: a fixed-size copy, inlined */
-            memcpy(ev->args, s->dec->args, 8 * 8);
+            copy8(ev->args, s->dec->args);
         else
             memcpy(ev->args, s->dec->args, ev->nargs * 8);
     } else if ((ev->nargs = (h.size - hdr) / 8) <= 6) {
@@ -1203,21 +1220,20 @@ __attribute__((noinline)) static int advance_any(struct ptt_reader *r, struct st
     return 1;
 }
 
-/* advance_any, with what nearly every event is done here, in line: a valid event of a chunk of
- * format 1's encoding in hand, its time relative to the last one's, not padding, nothing held
- * back nor skipped. */
 /* A call's one record of the compact encoding, of header h and entry t, straight from the
- * decoder into its IN (ev) and its OUT (held back to follow it), both followed (but a signal
- * handler's): split_call without the copies. 0 when its id or length is none of the table's. */
+ * decoder into its IN (ev); its OUT follows (call_out), from the arguments the decoder keeps
+ * until the stream's next record. Neither is followed: the reader's call tracker would push the
+ * call and pop it at once (a PTT_CALL pairs an IN and an OUT of one routine, events.c). 0 when
+ * its id or length is none of the table's. */
 EVERY int decode_call(struct ptt_reader *r, struct stream *s, struct ptt_event h, uint64_t t,
                       struct ptt_ev *ev)
 {
     const struct ptt_dec *d = s->dec;
-    const struct ptt_evinfo *in = ptt_evindex_get(r->evx, (uint16_t)(h.id & ~PTT_EV_CALL & PTT_EV_ID_MASK));
+    const struct ptt_evinfo *in =
+        ptt_evindex_get(r->evx, (uint16_t)(h.id & ~PTT_EV_CALL & PTT_EV_ID_MASK));
     const struct ptt_evinfo *o = in && in->call_out ? ptt_evindex_get(r->evx, in->call_out) : NULL;
     if (!o || d->nargs != 1u + in->nargs + o->nargs || in->nargs > 8 || o->nargs > 8)
         return 0;
-    struct ptt_ev *out = &s->held;
     ev->ticks = t;
     ev->ns = 0;
     ev->pid = s->pid;
@@ -1228,22 +1244,27 @@ EVERY int decode_call(struct ptt_reader *r, struct stream *s, struct ptt_event h
     ev->nargs = in->nargs;
     ev->info = in;
     ev->offset = s->data_off + s->pos;
-    memcpy(ev->args, d->args + 1, 8 * 8); /* fixed sizes, inlined: d->args has room */
-    memcpy(out, ev, offsetof(struct ptt_ev, args));
-    out->ticks = t + d->args[0];
-    out->id = o->id;
-    out->nargs = o->nargs;
-    out->info = o;
-    memcpy(out->args, d->args + 1 + in->nargs, 8 * 8);
+    copy8(ev->args, d->args + 1); /* d->args has room */
     s->pos += h.size;
-    s->has_held = 1;
-    if ((int64_t)(out->ticks - s->last) > 0) /* the stream's next events come after its end */
-        s->last = out->ticks;
-    if (!ev->nested) {
-        track_calls(r, s, ev);
-        track_calls(r, s, out);
-    }
+    s->call_out = o;
+    if ((int64_t)(t + d->args[0] - s->last) > 0) /* the stream's next events come after its end */
+        s->last = t + d->args[0];
     return 1;
+}
+
+/* The OUT of the call whose IN was given last (decode_call), into ev[cur]. */
+EVERY void deliver_out(struct stream *s)
+{
+    const struct ptt_ev *in = &s->ev[s->cur ^ 1];
+    struct ptt_ev *out = &s->ev[s->cur];
+    const struct ptt_dec *d = s->dec;
+    memcpy(out, in, offsetof(struct ptt_ev, args));
+    out->ticks = in->ticks + d->args[0];
+    out->id = s->call_out->id;
+    out->nargs = s->call_out->nargs;
+    out->info = s->call_out;
+    copy8(out->args, d->args + 1 + in->nargs); /* d->args has room */
+    s->call_out = NULL;
 }
 
 /* advance for a stream in a chunk of the compact encoding: a record of the chunk in hand, not
@@ -1273,10 +1294,17 @@ EVERY int advance_compact(struct ptt_reader *r, struct stream *s)
     return 1;
 }
 
+/* advance_any, with what nearly every event is done here, in line: a call's OUT due, a record
+ * of a compact chunk (advance_compact), or a valid event of a chunk of format 1's encoding in
+ * hand, its time relative to the last one's, not padding, nothing held back nor skipped. */
 EVERY int advance(struct ptt_reader *r, struct stream *s)
 {
     struct ptt_event h;
-    if (s->has_held) { /* a call's OUT, mostly */
+    if (s->call_out) { /* a call's OUT, mostly */
+        deliver_out(s);
+        return 1;
+    }
+    if (s->has_held) {
         struct ptt_ev *ev = &s->ev[s->cur];
         s->has_held = 0;
         if (s->held.nargs <= 8) /* fixed sizes, inlined */
