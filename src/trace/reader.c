@@ -725,17 +725,10 @@ static void describe_parts(struct ptt_reader *r, const char *path)
     pi->gaps = pi->last - pi->first + 1 - r->nparts;
     pi->continued = r->parts[r->nparts - 1].continued;
     ptt_parts_ranges(pi->read, sizeof pi->read, nums, r->nparts);
-    unsigned nmiss = 0, cap = pi->before + pi->gaps, *miss = ptt_must(malloc((cap + 1) * 4));
-    for (unsigned k = 1, i = 0; k <= pi->last && nmiss < cap; k++) {
-        if (i < r->nparts && nums[i] == k)
-            i++;
-        else
-            miss[nmiss++] = k;
-    }
-    ptt_parts_ranges(pi->missing, sizeof pi->missing, miss, nmiss);
+    /* described by ranges: a part number comes from a file name, it may be any */
+    ptt_parts_missing(pi->missing, sizeof pi->missing, nums, r->nparts, 1);
     char gap[sizeof pi->missing];
-    ptt_parts_ranges(gap, sizeof gap, miss + pi->before, nmiss - pi->before);
-    free(miss);
+    ptt_parts_missing(gap, sizeof gap, nums, r->nparts, pi->first);
     free(nums);
     if (pi->gaps && !r->err[0])
         snprintf(r->err, sizeof r->err, "part%s %s %s missing: the events %s held are not read",
