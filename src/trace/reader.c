@@ -174,8 +174,15 @@ static int part_fd(struct ptt_reader *r, uint32_t i)
         return p->fd;
     if (r->nopen >= MAX_OPEN_PARTS)
         close_lru(r, i);
-    while ((p->fd = open(p->path, O_RDONLY | O_CLOEXEC)) < 0 &&
+    /* as probe_part: what replaced the part since is not waited for, nor read */
+    while ((p->fd = open(p->path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)) < 0 &&
            (errno == EMFILE || errno == ENFILE) && close_lru(r, i)) {
+    }
+    struct stat st;
+    if (p->fd >= 0 && (fstat(p->fd, &st) || !S_ISREG(st.st_mode))) {
+        close(p->fd);
+        p->fd = -1;
+        errno = EINVAL;
     }
     r->nopen += p->fd >= 0;
     return p->fd;
@@ -658,10 +665,15 @@ struct probe {
 static void probe_part(const char *name, struct probe *p, char *e, size_t elen)
 {
     memset(p, 0, sizeof *p);
-    int fd = open(name, O_RDONLY | O_CLOEXEC);
+    /* ptt trace writes a part as a regular file, never through a link: a FIFO is not waited for
+     * (O_NONBLOCK: no effect on a regular file's reads), a link not followed, neither read */
+    int fd = open(name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
     struct stat st;
     if (fd < 0 || fstat(fd, &st)) {
-        snprintf(e, elen, "%s: %s", name, strerror(errno));
+        snprintf(e, elen, "%s: %s", name,
+                 errno == ELOOP ? "a symbolic link, not a part" : strerror(errno));
+    } else if (!S_ISREG(st.st_mode)) {
+        snprintf(e, elen, "%s: not a regular file, not a part", name);
     } else {
         p->size = (uint64_t)st.st_size;
         p->header_size = check_header(fd, p->size, name, e, elen);

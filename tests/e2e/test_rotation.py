@@ -356,6 +356,27 @@ def test_lone_high_part(flood, tmp_path):
                      "not read$", p.stdout, re.M), p.stdout
 
 
+@pytest.mark.parametrize("kind", ["fifo", "link"])
+def test_part_not_a_regular_file(flood, tmp_path, kind):
+    """A FIFO (no one writes to) or a symbolic link named as the last part: not waited for, not
+    followed; the other parts are read, then one line, exit status 2."""
+    d, _, _ = flood
+    base = copy_set(d / "rot.ptt", tmp_path / "set")
+    last = parts_of(base)[-1]
+    odd = base.parent / f"rot.ptt.{int(last.name.rsplit('.', 1)[1]) + 1}"
+    if kind == "fifo":
+        os.mkfifo(odd)
+        why = "not a regular file, not a part"
+    else:
+        renumber(last, tmp_path / odd.name, int(odd.name.rsplit(".", 1)[1]))
+        odd.symlink_to(tmp_path / odd.name)
+        why = "a symbolic link, not a part"
+    for cmd in ("stat", "view"):
+        p = run([PTT, cmd, base], timeout=30)
+        assert p.returncode == 2 and p.stderr == f"ptt {cmd}: {base}: {odd}: {why}\n", p.stderr
+        assert p.stdout
+
+
 def test_corrupt_middle_part(flood, tmp_path):
     """A part damaged in the middle: its events before the damage and the other parts' are
     read, then one line naming it, exit status 2."""
