@@ -1,6 +1,7 @@
 /* Thread identity and scheduling: names (later tools name threads by them), priorities,
  * affinity, yields. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -69,7 +70,10 @@ PTT_EXPORT int ptt_pthread_yield(void)
 
 /* prctl(PR_SET_NAME) names the calling thread, as pthread_setname_np does (glibc's reaches the
  * kernel without this symbol: no event twice); Python programs call it through ctypes or the
- * prctl module. prctl takes up to four more words, whatever the option: all are passed on. */
+ * prctl module. prctl takes up to four more words, whatever the option: all four are read and
+ * passed on, as glibc's and musl's own prctl wrappers do. ISO C leaves reading a word not passed
+ * undefined; the Linux ABIs give whatever its register or stack slot holds, which the kernel
+ * ignores for an option that does not use it. */
 PTT_EXPORT int prctl(int option, ...)
 {
     va_list ap;
@@ -79,14 +83,16 @@ PTT_EXPORT int prctl(int option, ...)
     va_end(ap);
     if (option != PR_SET_NAME || !ptt_on())
         return REAL(prctl)(option, a2, a3, a4, a5);
-    /* What the kernel keeps: 15 bytes at most (TASK_COMM_LEN). */
+    /* The name is read only once the kernel took it, and from its copy (the thread's own name,
+     * 15 bytes at most): the argument may be no string at all (EFAULT, never a crash of ours).
+     * Both events come after the call, which never blocks. */
+    int r = REAL(prctl)(option, a2, a3, a4, a5), e = errno;
     char name[16] = "";
-    const char *s = (const char *)a2;
-    for (int i = 0; s && i < 15 && s[i]; i++)
-        name[i] = s[i];
+    if (r == 0)
+        REAL(prctl)(PR_GET_NAME, (unsigned long)name, 0ul, 0ul, 0ul);
     PTT_REC_STR(PRCTL_IN, name, PTT_I(option));
-    int r = REAL(prctl)(option, a2, a3, a4, a5);
-    PTT_REC(PRCTL_OUT, PTT_I(r), PTT_ERRNO(r));
+    PTT_REC(PRCTL_OUT, PTT_I(r), (uint64_t)(r ? e : 0));
+    errno = e;
     return r;
 }
 

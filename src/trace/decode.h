@@ -34,7 +34,9 @@ static inline int ptt_dec_varint(const uint8_t **p, const uint8_t *end, uint64_t
     return ptt_get_varint(p, end, v);
 }
 
-/* One value (common/codec.h), through the chunk's dictionary (*p < end): 0 when malformed. */
+/* One value (common/codec.h), through the chunk's dictionary (*p < end): 0 when malformed. A
+ * writer never puts a literal's value (0..0x5f) in a slot: a slot of 0 is one never defined, and
+ * a use of it, or a definition of such a value, is damage (never a value 0). */
 static inline int ptt_dec_value(struct ptt_dec *d, const uint8_t **p, const uint8_t *end,
                                 uint64_t *v)
 {
@@ -43,9 +45,10 @@ static inline int ptt_dec_value(struct ptt_dec *d, const uint8_t **p, const uint
         *v = c;
     } else if (c >= PTT_CODEC_REF) {
         if (c < PTT_CODEC_DEF) {
-            *v = d->dict[c & (PTT_DICT_SLOTS - 1)];
+            if (!(*v = d->dict[c & (PTT_DICT_SLOTS - 1)]))
+                return 0;
         } else {
-            if (!ptt_dec_varint(p, end, v))
+            if (!ptt_dec_varint(p, end, v) || *v <= PTT_CODEC_LIT_MAX)
                 return 0;
             d->dict[c & (PTT_DICT_SLOTS - 1)] = *v;
         }

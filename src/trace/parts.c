@@ -86,6 +86,35 @@ char *ptt_parts_ranges(char *buf, size_t len, const unsigned *nums, unsigned n)
     return buf;
 }
 
+/* The range a-b (a alone when b is a) after the at bytes of buf, ", " before it but the first;
+ * "..." in its place when, not the last, it would leave no room for "..." after it. -1 when not
+ * written: nothing more can be. */
+static int put_range(char *buf, size_t len, size_t *at, unsigned a, unsigned b, int last)
+{
+    char r[32];
+    const char *sep = *at ? ", " : "";
+    int k =
+        b > a ? snprintf(r, sizeof r, "%s%u-%u", sep, a, b) : snprintf(r, sizeof r, "%s%u", sep, a);
+    if (*at + (size_t)k + (last ? 1 : sizeof ", ...") > len) {
+        snprintf(buf + *at, len - *at, "%s...", sep);
+        *at = len;
+        return -1;
+    }
+    memcpy(buf + *at, r, (size_t)k + 1);
+    *at += (size_t)k;
+    return 0;
+}
+
+char *ptt_parts_missing(char *buf, size_t len, const unsigned *nums, unsigned n, unsigned from)
+{
+    size_t at = 0;
+    buf[0] = 0;
+    for (unsigned i = 0; i < n; from = nums[i++] + 1)
+        if (nums[i] > from && put_range(buf, len, &at, from, nums[i] - 1, i + 1 == n))
+            break;
+    return buf;
+}
+
 /* Remove the parts BASE.N; -1 with one line in err. */
 static int remove_parts(const char *base, char *err, size_t errlen)
 {

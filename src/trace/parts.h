@@ -13,6 +13,10 @@ unsigned *ptt_parts_list(const char *base, unsigned *n);
 int ptt_part_name(char *buf, size_t len, const char *base, unsigned n);
 /* The numbers nums[0..n) (ascending) as ranges: "1-5, 7". */
 char *ptt_parts_ranges(char *buf, size_t len, const unsigned *nums, unsigned n);
+/* The numbers from `from` up to nums[n - 1] that are not in nums[0..n) (ascending, none below
+ * from) as ranges: "2-4, 6". Never one step per number (a part's number comes from a file name);
+ * a list too long for buf ends with "...". */
+char *ptt_parts_missing(char *buf, size_t len, const unsigned *nums, unsigned n, unsigned from);
 /* Before a session writes path: the previous run moved out of the way, as perf keeps
  * perf.data.old. Its parts FILE.N become FILE.old.N, and with rotate FILE itself becomes
  * FILE.old (without rotate, ptt_output_open does that); what held the .old names before is

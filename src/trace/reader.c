@@ -177,8 +177,15 @@ static int part_fd(struct ptt_reader *r, uint32_t i)
         return p->fd;
     if (r->nopen >= MAX_OPEN_PARTS)
         close_lru(r, i);
-    while ((p->fd = open(p->path, O_RDONLY | O_CLOEXEC)) < 0 &&
+    /* as probe_part: what replaced the part since is not waited for, nor read */
+    while ((p->fd = open(p->path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)) < 0 &&
            (errno == EMFILE || errno == ENFILE) && close_lru(r, i)) {
+    }
+    struct stat st;
+    if (p->fd >= 0 && (fstat(p->fd, &st) || !S_ISREG(st.st_mode))) {
+        close(p->fd);
+        p->fd = -1;
+        errno = EINVAL;
     }
     r->nopen += p->fd >= 0;
     return p->fd;
@@ -661,10 +668,15 @@ struct probe {
 static void probe_part(const char *name, struct probe *p, char *e, size_t elen)
 {
     memset(p, 0, sizeof *p);
-    int fd = open(name, O_RDONLY | O_CLOEXEC);
+    /* ptt trace writes a part as a regular file, never through a link: a FIFO is not waited for
+     * (O_NONBLOCK: no effect on a regular file's reads), a link not followed, neither read */
+    int fd = open(name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
     struct stat st;
     if (fd < 0 || fstat(fd, &st)) {
-        snprintf(e, elen, "%s: %s", name, strerror(errno));
+        snprintf(e, elen, "%s: %s", name,
+                 errno == ELOOP ? "a symbolic link, not a part" : strerror(errno));
+    } else if (!S_ISREG(st.st_mode)) {
+        snprintf(e, elen, "%s: not a regular file, not a part", name);
     } else {
         p->size = (uint64_t)st.st_size;
         p->header_size = check_header(fd, p->size, name, e, elen);
@@ -728,17 +740,10 @@ static void describe_parts(struct ptt_reader *r, const char *path)
     pi->gaps = pi->last - pi->first + 1 - r->nparts;
     pi->continued = r->parts[r->nparts - 1].continued;
     ptt_parts_ranges(pi->read, sizeof pi->read, nums, r->nparts);
-    unsigned nmiss = 0, cap = pi->before + pi->gaps, *miss = ptt_must(malloc((cap + 1) * 4));
-    for (unsigned k = 1, i = 0; k <= pi->last && nmiss < cap; k++) {
-        if (i < r->nparts && nums[i] == k)
-            i++;
-        else
-            miss[nmiss++] = k;
-    }
-    ptt_parts_ranges(pi->missing, sizeof pi->missing, miss, nmiss);
+    /* described by ranges: a part number comes from a file name, it may be any */
+    ptt_parts_missing(pi->missing, sizeof pi->missing, nums, r->nparts, 1);
     char gap[sizeof pi->missing];
-    ptt_parts_ranges(gap, sizeof gap, miss + pi->before, nmiss - pi->before);
-    free(miss);
+    ptt_parts_missing(gap, sizeof gap, nums, r->nparts, pi->first);
     free(nums);
     if (pi->gaps && !r->err[0])
         snprintf(r->err, sizeof r->err, "part%s %s %s missing: the events %s held are not read",

@@ -6,7 +6,7 @@ that do not fit in 7 bits."""
 import collections
 import struct
 
-from conftest import parse_raw, prog, ptt_trace, view
+from conftest import PTT, parse_raw, prog, ptt_trace, run, view
 from export_util import FIELDS
 
 CALL = 0x80  # a call's one record: its IN's id | 0x80
@@ -77,6 +77,55 @@ def end_record(path):
             return struct.unpack_from("<QQ", data, off + 8)
         off += size
     raise AssertionError(f"{path}: no END record")
+
+
+def undefined_ref(data, rid):
+    """data with the first value that defines a slot in a record of id rid (of the short form)
+    made a use of that slot, never defined before in its chunk: the varint after it taken out,
+    the chunk's later records moved back, zeros at its end. (data, the record's offset)."""
+    off = struct.unpack_from("<I", data, 12)[0]
+    while off + 8 <= len(data):
+        rtype, size = struct.unpack_from("<II", data, off)
+        if rtype == 3 and struct.unpack_from("<I", data, off + 36)[0] & COMPACT:
+            p, end, defined = off + 40, off + size, set()
+            while p < end and data[p]:
+                n, q = (data[p], p + 1) if data[p] != 255 else (
+                    struct.unpack_from("<H", data, p + 1)[0], p + 3)
+                rend = q + n
+                head, q = varint(data, q)
+                _, q = varint(data, q)
+                if head >> 2 & CALL:
+                    _, q = varint(data, q)
+                while q < rend:
+                    c = data[q]
+                    if c >= 0xC0 and head >> 2 == rid and data[p] != 255 and \
+                            c & 63 not in defined:
+                        _, after = varint(data, q + 1)
+                        data[q] = 0x80 | c & 63
+                        data[q + 1:end] = data[after:end] + bytes(after - q - 1)
+                        data[p] -= after - q - 1
+                        return data, p
+                    if c >= 0xC0:
+                        defined.add(c & 63)
+                    q = varint(data, q + 1)[1] if c == 0x60 or c >= 0xC0 else q + 1
+                p = rend
+        off += size
+    raise AssertionError(f"no record of id {rid} defines a slot")
+
+
+def test_use_of_an_empty_slot(tmp_path):
+    """A value that names a slot of the chunk's dictionary no record defined (its writer never
+    makes one: damage) is a corrupt record, said in one line with its offset, exit status 2;
+    never read as 0 (a thread "created by thread 0")."""
+    t = ptt_trace(tmp_path, [prog("contend"), 2, 1])
+    data, at = undefined_ref(bytearray(t.path.read_bytes()), FIELDS["THREAD_START"][0])
+    bad = tmp_path / "bad.ptt"
+    bad.write_bytes(data)
+    for cmd in ("view", "stat"):
+        p = run([PTT, cmd, bad])
+        assert p.returncode == 2, p.stderr
+        assert p.stderr == f"ptt {cmd}: {bad}: corrupt record at offset {at}\n"
+        assert "created by thread 0" not in p.stdout
 
 
 def test_contended_lock_keeps_in_and_out(tmp_path):

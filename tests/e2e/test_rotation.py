@@ -311,6 +311,72 @@ def test_missing_middle_part(flood, tmp_path):
                                                                     "events it held are not read")
 
 
+def renumber(src, dst, number):
+    """A copy of the part src saved as dst, its INFO key part made number (the record keeps its
+    size: its key max_size, which no reader uses, makes room)."""
+    data = bytearray(src.read_bytes())
+    off = struct.unpack_from("<I", data, 12)[0]
+    rtype, size = struct.unpack_from("<II", data, off)
+    assert rtype == 1
+    keys = [k for k in data[off + 8:off + size].rstrip(b"\0").split(b"\n")
+            if k and not k.startswith(b"max_size=")]
+    text = b"".join((b"part=%d" % number if k.startswith(b"part=") else k) + b"\n" for k in keys)
+    assert len(text) < size - 8
+    data[off + 8:off + size] = text.ljust(size - 8, b"\0")
+    dst.write_bytes(bytes(data))
+
+
+def test_huge_gap(flood, tmp_path):
+    """Parts 1 and 1073741825 of a set: the billion parts between them are said as one range,
+    none is looked for one by one."""
+    d, _, _ = flood
+    (tmp_path / "big").mkdir()
+    base = tmp_path / "big" / "rot.ptt"
+    shutil.copy(d / "rot.ptt.1", tmp_path / "big" / "rot.ptt.1")
+    renumber(d / "rot.ptt.2", tmp_path / "big" / "rot.ptt.1073741825", 1073741825)
+    p = run([PTT, "stat", base], timeout=30)
+    assert p.returncode == 2 and p.stderr.splitlines()[-1].endswith(
+        f"{base}: parts 2-1073741824 are missing: the events they held are not read"), p.stderr
+    p = read("--summary", base, rc=2)
+    assert re.search(r"^parts: +1, 1073741825 of set \w+ \(2-1073741824 missing\); the later ones "
+                     "not read$", p.stdout, re.M), p.stdout
+
+
+def test_lone_high_part(flood, tmp_path):
+    """A lone part 3000000000: the parts before it are said deleted in one line, it is read."""
+    d, _, _ = flood
+    (tmp_path / "high").mkdir()
+    base = tmp_path / "high" / "rot.ptt"
+    renumber(d / "rot.ptt.2", tmp_path / "high" / "rot.ptt.3000000000", 3000000000)
+    p = run([PTT, "view", "--summary", base], timeout=30)
+    assert p.returncode == 0, p.stderr
+    assert p.stderr == (f"ptt view: {base}: parts 1-2999999999 are missing (deleted): reading "
+                        "part 3000000000\n")
+    assert re.search(r"^parts: +3000000000 of set \w+ \(1-2999999999 missing\); the later ones "
+                     "not read$", p.stdout, re.M), p.stdout
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link"])
+def test_part_not_a_regular_file(flood, tmp_path, kind):
+    """A FIFO (no one writes to) or a symbolic link named as the last part: not waited for, not
+    followed; the other parts are read, then one line, exit status 2."""
+    d, _, _ = flood
+    base = copy_set(d / "rot.ptt", tmp_path / "set")
+    last = parts_of(base)[-1]
+    odd = base.parent / f"rot.ptt.{int(last.name.rsplit('.', 1)[1]) + 1}"
+    if kind == "fifo":
+        os.mkfifo(odd)
+        why = "not a regular file, not a part"
+    else:
+        renumber(last, tmp_path / odd.name, int(odd.name.rsplit(".", 1)[1]))
+        odd.symlink_to(tmp_path / odd.name)
+        why = "a symbolic link, not a part"
+    for cmd in ("stat", "view"):
+        p = run([PTT, cmd, base], timeout=30)
+        assert p.returncode == 2 and p.stderr == f"ptt {cmd}: {base}: {odd}: {why}\n", p.stderr
+        assert p.stdout
+
+
 def test_corrupt_middle_part(flood, tmp_path):
     """A part damaged in the middle: its events before the damage and the other parts' are
     read, then one line naming it, exit status 2."""

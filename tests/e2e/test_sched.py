@@ -3,9 +3,9 @@ sched_yield, pthread_yield, and the attribute settings THREAD_CREATE_IN records:
 events of each call, successful and failing, with the program's own view of each result
 unchanged."""
 
-from errno import EINVAL, EPERM, ERANGE
+from errno import EFAULT, EINVAL, EPERM, ERANGE
 
-from conftest import CREATE_IN, E, trace_prog
+from conftest import CREATE_IN, PTT, E, run, trace_prog
 
 EXIT0 = E("PROCESS_EXIT", "exit=0")
 SCHED_OTHER, SCHED_FIFO = 0, 1
@@ -35,6 +35,25 @@ def test_setname(tmp_path):
         E("THREAD_JOIN_IN", o["th"]), E("THREAD_JOIN_OUT", o["join"], "0x0"),
         EXIT0,
     ]
+
+
+def test_prctl(tmp_path):
+    """prctl(PR_SET_NAME, 16): -1 and EFAULT as untraced (trace_prog compares), no crash; its
+    events hold no name. A name is recorded as the kernel kept it (15 bytes) and names the
+    thread from then on."""
+    t = sched("prctl", tmp_path)
+    o = t.out
+    assert (o["prctl_bad"], o["prctl_bad.errno"]) == ("-1", str(EFAULT))
+    assert (o["prctl_name"], o["prctl_long"], o["name"]) == ("0", "0", "a-name-longer-t")
+    assert t.thread(o["tid_main"]) == [
+        t.process_start(),
+        E("PRCTL_IN", 15, '""'), E("PRCTL_OUT", -1, EFAULT),
+        E("PRCTL_IN", 15, '"ptt-prctl"'), E("PRCTL_OUT", 0, 0),
+        E("PRCTL_IN", 15, '"a-name-longer-t"'), E("PRCTL_OUT", 0, 0),
+        EXIT0,
+    ]
+    text = run([PTT, "view", t.path]).stdout
+    assert f"Thread a-name-longer-t ({o['tid_main']}) ends" in text, text
 
 
 def test_setschedparam(tmp_path):

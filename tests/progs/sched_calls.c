@@ -1,6 +1,7 @@
 /* Thread identity and scheduling: sched_calls CASE (see cases[]). */
 #include <dlfcn.h>
 #include <sched.h>
+#include <sys/prctl.h>
 
 #include "progs.h"
 
@@ -34,6 +35,18 @@ static void case_setname(void)
     put_line("t2_name=%s", name);
     set_flag(&go);
     CALL("join", pthread_join(th, NULL));
+}
+
+/* prctl(PR_SET_NAME): an address that is no string fails (EFAULT) as untraced; a name names
+ * the thread, one over 15 bytes cut there. */
+static void case_prctl(void)
+{
+    char name[16];
+    CALL("prctl_bad", prctl(PR_SET_NAME, 16ul, 0ul, 0ul, 0ul));
+    CALL("prctl_name", prctl(PR_SET_NAME, (unsigned long)"ptt-prctl", 0ul, 0ul, 0ul));
+    CALL("prctl_long", prctl(PR_SET_NAME, (unsigned long)"a-name-longer-than-15", 0ul, 0ul, 0ul));
+    CHECK(prctl(PR_GET_NAME, (unsigned long)name, 0ul, 0ul, 0ul));
+    put_line("name=%s", name);
 }
 
 static void case_sched(void)
@@ -150,6 +163,7 @@ static const struct {
     void (*fn)(void);
 } cases[] = {
     {"setname", case_setname},
+    {"prctl", case_prctl},
     {"sched", case_sched},
     {"affinity", case_affinity},
     {"yield", case_yield},

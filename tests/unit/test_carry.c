@@ -256,6 +256,23 @@ static void test_ranges(void **state)
     assert_string_equal(ptt_parts_ranges(b, 6, v, 6), "1-3, ");
 }
 
+static void test_missing(void **state)
+{
+    (void)state;
+    char b[64];
+    unsigned v[] = {3, 4, 7, 9, 4000000000u};
+    assert_string_equal(ptt_parts_missing(b, sizeof b, v, 5, 1), "1-2, 5-6, 8, 10-3999999999");
+    assert_string_equal(ptt_parts_missing(b, sizeof b, v, 4, 3), "5-6, 8");
+    assert_string_equal(ptt_parts_missing(b, sizeof b, v, 2, 3), "");
+    assert_string_equal(ptt_parts_missing(b, sizeof b, v, 0, 1), "");
+    /* too long for buf: cut between two ranges */
+    assert_string_equal(ptt_parts_missing(b, 14, v, 5, 1), "1-2, 5-6, ...");
+    assert_string_equal(ptt_parts_missing(b, 10, v, 5, 1), "1-2, ...");
+    unsigned w[] = {1, 1073741825u, 4294967295u};
+    assert_string_equal(ptt_parts_missing(b, sizeof b, w, 3, 1),
+                        "2-1073741824, 1073741826-4294967294");
+}
+
 static void test_list(void **state)
 {
     (void)state;
@@ -292,10 +309,10 @@ static void test_list(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_live),  cmocka_unit_test(test_end_before_start),
-        cmocka_unit_test(test_names), cmocka_unit_test(test_exec),
-        cmocka_unit_test(test_ended), cmocka_unit_test(test_ranges),
-        cmocka_unit_test(test_list),
+        cmocka_unit_test(test_live),    cmocka_unit_test(test_end_before_start),
+        cmocka_unit_test(test_names),   cmocka_unit_test(test_exec),
+        cmocka_unit_test(test_ended),   cmocka_unit_test(test_ranges),
+        cmocka_unit_test(test_missing), cmocka_unit_test(test_list),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

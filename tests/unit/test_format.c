@@ -810,6 +810,44 @@ static void test_dictionary(void **state)
         assert_int_equal(d.args[i], v[order[i]]);
 }
 
+/* What no writer makes is a malformed record, not a value: a use of a slot no record defined
+ * (it would read as 0), a definition of a value that is a literal's (0 among them). */
+static void test_dictionary_damage(void **state)
+{
+    (void)state;
+    static const struct {
+        uint8_t v[4];
+        size_t n;
+        int ok;
+    } cases[] = {
+        {{PTT_CODEC_DEF | 5, 0x61, PTT_CODEC_REF | 5}, 3, 1}, /* defined, then used: 0x61 */
+        {{PTT_CODEC_REF | 5}, 1, 0},
+        {{PTT_CODEC_DEF | 5, 0x61, PTT_CODEC_REF | 6}, 3, 0},
+        {{PTT_CODEC_DEF | 5, 0}, 2, 0},
+        {{PTT_CODEC_DEF | 5, PTT_CODEC_LIT_MAX}, 2, 0},
+        {{PTT_CODEC_DEF | 5, 0x80, 0}, 3, 0}, /* 0 in two bytes */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uint8_t rec[32], *body = rec + 3, *q = body;
+        q = ptt_put_varint(q, (uint64_t)PTT_EV_MUTEX_ACQUIRED << 2);
+        q = ptt_put_varint(q, 5);
+        memcpy(q, cases[i].v, cases[i].n);
+        uintptr_t size;
+        const uint8_t *start = ptt_codec_close(body, q + cases[i].n, &size);
+        struct ptt_dec d;
+        struct ptt_event h;
+        uint64_t t;
+        ptt_dec_start(&d, 0);
+        int k = ptt_dec_next(&d, start, size, &h, &t);
+        if (cases[i].ok) {
+            assert_int_equal(k, (int)size);
+            assert_int_equal(d.args[d.nargs - 1], 0x61);
+        } else if (k != -1) {
+            fail_msg("case %zu: %d, not -1 (malformed)", i, k);
+        }
+    }
+}
+
 /* A chunk of the compact encoding being built (common/codec.h), with the dictionary its writer
  * keeps. */
 struct cchunk {
@@ -1199,6 +1237,7 @@ int main(void)
         T(test_many_streams),     T(test_end_versions),  T(test_unfinished_deep),
         T(test_timeline_buffer_wait),
         T(test_varints),          T(test_compact),       T(test_dictionary),
+        T(test_dictionary_damage),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
