@@ -354,17 +354,18 @@ static int install_first(struct ptt_thread *t, struct ptt_pool *p, uint32_t i, u
     atomic_signal_fence(memory_order_seq_cst);
     struct ptt_desc *d = ptt_pool_desc(p, i);
     uintptr_t data = (uintptr_t)ptt_pool_data(p, i);
-    /* One instruction: a handler numbering its sub-buffer (switch_to) does so before or after,
-     * never with the same number, which a load and a store apart would allow. */
-    uint32_t seq = __atomic_fetch_add(&t->seq, 1, __ATOMIC_RELAXED);
-    *claimed = seq;
-    d->seq = seq;
     t->desc = d;
     t->data = t->last_data = data;
     t->last = last;
     /* before the swap: a handler recording after it counts into the new sub-buffer (one that
      * recorded before takes a sub-buffer of its own, starts its counts, and the swap fails) */
     counts_start(t, c->nev, c->marked, 0);
+    /* The number last, in one instruction: a handler numbering its sub-buffer (switch_to) does so
+     * before or after, never with the same number, which a load and a store apart would allow. A
+     * handler between it and the swap leaves it unused (see number). */
+    uint32_t seq = __atomic_fetch_add(&t->seq, 1, __ATOMIC_RELAXED);
+    *claimed = seq;
+    d->seq = seq;
     atomic_signal_fence(memory_order_seq_cst);
     if (!swap_pos_end(t, cur, 0, ((cur & PTT_POS_TAG) + PTT_POS_ADDR + 1) | (data + used),
                       data + p->buf_size))
