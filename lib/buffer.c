@@ -125,8 +125,9 @@ struct counts {
 /* The counts of the thread's sub-buffer, which it leaves. */
 static struct counts counts_of(const struct ptt_thread *t)
 {
-    return (struct counts){t->nev, (t->named ? PTT_DESC_NAMED : 0) | (t->walk ? PTT_DESC_WALK : 0),
-                           t->marked};
+    return (struct counts){
+        t->nev, (t->named ? PTT_DESC_NAMED : 0) | (t->walk || t->opening ? PTT_DESC_WALK : 0),
+        t->marked};
 }
 
 /* A sub-buffer the thread moves to, whose first records (nev events, TRACE_LOST's count marked)
@@ -206,12 +207,8 @@ void ptt_drop(struct ptt_thread *t, unsigned why, unsigned n)
 /* Set the thread's pos and end (side by side, 16-byte aligned: record.h) to pos1 and end1 if they
  * still hold pos0 and end0, in one instruction: a signal handler on the thread sees both changed or
  * neither. Another thread never writes them. */
-/* Off: with the drain's published counts, a signal handler recording during these switches can
- * leave a sub-buffer with a count short of its records (test_signal_during_release under ASan,
- * about one run in four); the cause is not found yet. The switches are made with signals
- * blocked meanwhile. */
-/* #define PTT_SWAP_POS_END 1 */
-__attribute__((unused)) static int swap_pos_end(struct ptt_thread *t, uintptr_t pos0, uintptr_t end0, uintptr_t pos1,
+#define PTT_SWAP_POS_END 1
+static int swap_pos_end(struct ptt_thread *t, uintptr_t pos0, uintptr_t end0, uintptr_t pos1,
                         uintptr_t end1)
 {
     uint8_t ok;
@@ -339,33 +336,57 @@ static uint32_t buffer_index(struct ptt_pool *p, uintptr_t data)
  * signals open, once per thread: what handlers do not read first (record_nested finds the
  * sub-buffer from end, not from desc and data), then pos and end in one instruction, only if no
  * handler recorded meanwhile. 0: one did, and took a sub-buffer; the switch is then made the usual
- * way (its number, set here, is set again there). */
+ * way (its number, claimed here into *claimed, is kept there only if no handler took one since:
+ * see number). Handlers do read the counts and the next number: those are claimed with one
+ * instruction, or marked (opening). */
 static int install_first(struct ptt_thread *t, struct ptt_pool *p, uint32_t i, uintptr_t used,
-                         uint64_t last, const struct counts *c)
+                         uint64_t last, const struct counts *c, uint32_t *claimed)
 {
 #ifdef PTT_SWAP_POS_END
     uintptr_t cur = t->pos;
     atomic_signal_fence(memory_order_seq_cst);
     if (t->end || t->parked)
         return 0;
+    /* From here a handler that takes a sub-buffer (and fills others after it) may see its counts
+     * replaced by ours below, the swap failing only later: each one handed over meanwhile is
+     * walked. Set before our counts, cleared after the swap, or by resync when it fails. */
+    t->opening = 1;
+    atomic_signal_fence(memory_order_seq_cst);
     struct ptt_desc *d = ptt_pool_desc(p, i);
     uintptr_t data = (uintptr_t)ptt_pool_data(p, i);
-    uint32_t seq = t->seq;
-    d->seq = seq;
-    t->seq = seq + 1;
     t->desc = d;
     t->data = t->last_data = data;
     t->last = last;
     /* before the swap: a handler recording after it counts into the new sub-buffer (one that
      * recorded before takes a sub-buffer of its own, starts its counts, and the swap fails) */
     counts_start(t, c->nev, c->marked, 0);
+    /* The number last, in one instruction: a handler numbering its sub-buffer (switch_to) does so
+     * before or after, never with the same number, which a load and a store apart would allow. A
+     * handler between it and the swap leaves it unused (see number). */
+    uint32_t seq = __atomic_fetch_add(&t->seq, 1, __ATOMIC_RELAXED);
+    *claimed = seq;
+    d->seq = seq;
     atomic_signal_fence(memory_order_seq_cst);
-    return swap_pos_end(t, cur, 0, ((cur & PTT_POS_TAG) + PTT_POS_ADDR + 1) | (data + used),
-                        data + p->buf_size);
+    if (!swap_pos_end(t, cur, 0, ((cur & PTT_POS_TAG) + PTT_POS_ADDR + 1) | (data + used),
+                      data + p->buf_size))
+        return 0;
+    atomic_signal_fence(memory_order_seq_cst);
+    t->opening = 0; /* the counts are the new sub-buffer's, and no handler took another */
+    return 1;
 #else
-    (void)t, (void)p, (void)i, (void)used, (void)last, (void)c;
+    (void)t, (void)p, (void)i, (void)used, (void)last, (void)c, (void)claimed;
     return 0;
 #endif
+}
+
+/* The number of the sub-buffer the thread switches to (signals blocked): the one install_first
+ * claimed if no handler took one since (theirs were before it: it follows them), else the next.
+ * (A claimed number a handler's followed is left unused: the sub-buffer comes after theirs.) */
+static uint32_t number(struct ptt_thread *t, uint32_t claimed)
+{
+    if (claimed != PTT_SEQ_UNSET && t->seq == claimed + 1)
+        return claimed;
+    return t->seq++;
 }
 
 /* After install_first lost to a handler, which may have run before its stores to desc and data:
@@ -373,6 +394,7 @@ static int install_first(struct ptt_thread *t, struct ptt_pool *p, uint32_t i, u
  * blocked.) */
 static void resync(struct ptt_thread *t, struct ptt_pool *p)
 {
+    t->opening = 0;
     if (!t->end) {
         t->desc = 0;
         return;
@@ -411,7 +433,8 @@ int ptt_record_slow(struct ptt_thread *t, uintptr_t w, uintptr_t size, unsigned 
     if (i != PTT_POOL_EMPTY)
         used = open_buffer(t, p, i, &last, waited, &c);
     int first = i != PTT_POOL_EMPTY && !t->end;
-    if (first && install_first(t, p, i, used, last, &c)) {
+    uint32_t claimed = PTT_SEQ_UNSET;
+    if (first && install_first(t, p, i, used, last, &c, &claimed)) {
         errno = saved_errno;
         return 1;
     }
@@ -419,6 +442,8 @@ int ptt_record_slow(struct ptt_thread *t, uintptr_t w, uintptr_t size, unsigned 
     uint64_t mask = block_signals();
     if (first) /* a handler took a sub-buffer during install_first: see there */
         resync(t, p);
+    else if (!t->end) /* none taken (i is empty): desc may be the one a release_open under us */
+        t->desc = 0;  /* hands over itself, after its swap and before forgetting it */
     uintptr_t cur = t->pos;
     struct ptt_desc *old = t->desc;
     /* Nobody moved us: our slot, the last reservation, is no part of the old sub-buffer.
@@ -434,7 +459,7 @@ int ptt_record_slow(struct ptt_thread *t, uintptr_t w, uintptr_t size, unsigned 
         ptt_drop(t, PTT_LOST_NWHY, events);
     } else {
         struct ptt_desc *d = ptt_pool_desc(p, i);
-        d->seq = t->seq++;
+        d->seq = number(t, claimed);
         t->desc = d;
         t->data = t->last_data = (uintptr_t)ptt_pool_data(p, i);
         t->last = last;

@@ -70,6 +70,9 @@ struct ptt_thread {
     uint8_t walk;    /* nev, marked and named may be wrong: a signal handler switched sub-buffers
                         while an event was being written, or one was cut short (the drain reads
                         the records instead) */
+    uint8_t opening; /* the first switch with signals open is storing the counts of its own
+                        sub-buffer, over those of any a handler took meanwhile: whatever is
+                        handed over until it is done is walked (install_first in buffer.c) */
     uint64_t marked; /* the counts of its TRACE_LOST events */
     uint64_t lost;   /* dropped events not yet reported in the stream */
     uint32_t serial;

@@ -59,8 +59,6 @@ def per_thread(tmp_path, traced):
 
 
 @pytest.mark.skipif(not strace_works(), reason="needs strace, allowed to trace")
-@pytest.mark.skip(reason="the first switch and the release with signals open are off "
-                  "(lib/buffer.c, PTT_SWAP_POS_END): a count race with the drain")
 def test_no_system_call_of_libptt_per_thread(tmp_path):
     """Traced, a thread created and joined makes exactly the system calls it makes with libptt
     merely preloaded (glibc's own: clone3, rt_sigprocmask, ...): its first sub-buffer taken and
