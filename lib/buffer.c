@@ -406,8 +406,9 @@ static void resync(struct ptt_thread *t, struct ptt_pool *p)
 }
 
 /* Called with t->nest == 1 when the record (of events events) whose slot was reserved at w
- * (tagged) does not fit: switch sub-buffers. Returns 1 when it is to be reserved again, in the
- * new one; 0 when it is dropped (counted) or not recorded. */
+ * (tagged) does not fit, or when the thread has no sub-buffer (size 0, nothing reserved, w the
+ * pos read): switch sub-buffers. Returns 1 when it is to be reserved again, in the new one; 0
+ * when it is dropped (counted) or not recorded. */
 int ptt_record_slow(struct ptt_thread *t, uintptr_t w, uintptr_t size, unsigned events)
 {
     struct ptt_pool *p = ptt_pool;

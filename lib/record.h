@@ -221,6 +221,14 @@ retry:
         atomic_signal_fence(memory_order_seq_cst); /* data, then end: see ptt_moved */
         end = t->end;
         atomic_signal_fence(memory_order_seq_cst);
+        if (__builtin_expect(!end, 0)) {
+            /* No sub-buffer (a thread's first event): take one before encoding, which would be
+             * done again there (another dictionary, an absolute time). Nothing is reserved: a
+             * handler that takes one meanwhile is handed over as after a reservation. */
+            if (!ptt_record_slow(t, t->pos, 0, 1 + (unsigned)call))
+                return;
+            continue;
+        }
         ts = how == PTT_PUT_NOW ? ptt_now() : t0;
         if (call)
             now = ptt_now();
