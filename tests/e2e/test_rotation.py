@@ -228,7 +228,12 @@ def test_names_from_carried_state(kept):
         mine = [h for h in human if f"({tid})" in h]
         if not mine:
             continue
-        assert all(f"Thread {name} ({tid})" in h for h in mine), mine[:3]
+        # Its start is in a kept part when its first sub-buffer was handed over late (the thread
+        # ran little at first): if it began before main named it, that line names it by its
+        # start routine, as without rotation.
+        rest = [h for h in mine if f"Thread worker ({tid}) starts user function worker " not in h]
+        assert len(mine) - len(rest) <= 1
+        assert all(f"Thread {name} ({tid})" in h for h in rest), rest[:3]
         k = name[1:]
         if any(e.tid == tid and e.name == "MUTEX_LOCK_IN" for e in raw):
             assert any(f"Thread {name} ({tid}) enters function pthread_mutex_lock (mutex own[{k}])"
