@@ -165,11 +165,16 @@ void check_fstep(struct ptt_finding *f, int32_t pid, int32_t tid, uint16_t call,
                  const char *action, int object, uint64_t site, int64_t ns);
 uint64_t check_site_of(const struct ptt_ev *ev);
 
-/* check_misuse.c: before (IN events and MUTEX_INIT: the others are not handed to it) and after
- * the tracker has seen an event. */
-void check_misuse_before(struct ptt_check *c, struct cthread *th, const struct ptt_ev *ev);
-void check_misuse_after(struct ptt_check *c, struct cthread *th, const struct ptt_ev *ev,
-                        const struct ptt_track *res);
+/* check.c, for the pass (ptt_check_event, in check_misuse.c): a thread starts (its handle mapped
+ * to it); pthread_create returned a handle; an event about the trace or a process rather than a
+ * thread's calls (1: nothing more to do with it); what a thread left inside a call was doing. */
+void check_thread_start(struct ptt_check *c, struct cthread *th, const struct ptt_ev *ev);
+void check_thread_created(struct ptt_check *c, const struct ptt_ev *ev, const struct ptt_open *in);
+int check_meta_event(struct ptt_check *c, struct cthread *th, const struct ptt_ev *ev);
+void check_snapshot(struct cthread *th);
+
+/* check_misuse.c: ptt_check_event, which runs its rules before (IN events and MUTEX_INIT) and
+ * after the tracker has seen an event. */
 void check_thread_end(struct ptt_check *c, struct cthread *th, const struct ptt_ev *ev);
 void check_process_end(struct ptt_check *c, int32_t pid, int64_t ns);
 

@@ -71,6 +71,7 @@ struct settled {
 };
 
 struct ptt_names {
+    struct ptt_names_head head; /* first: ptt_names_event reads it */
     struct proc *procs;
     size_t nprocs;
     struct ptt_hmap proc_index; /* pid -> 1 + its index in procs (a trace may hold 250,000) */
@@ -94,8 +95,6 @@ struct ptt_names {
     /* Objects whose born entry is set, by address: most IN events are on them, and need not
      * look the table up (two multiplications and three loads in a row). */
     struct settled settled[64];
-    /* By event id, what ptt_names_event does with it (NAMES_...): most events, nothing. */
-    uint8_t does[PTT_EV_ID_MASK + 1];
 };
 
 #define NAMES_NAMES 1u /* it names a process, module, thread or object */
@@ -116,14 +115,14 @@ struct ptt_names *ptt_names_new(void)
                                       PTT_EV_THREAD_ATTACHED,
                                       PTT_EV_OBJECT_NAME};
     for (size_t i = 0; i < sizeof naming / sizeof naming[0]; i++)
-        n->does[naming[i]] |= NAMES_NAMES;
+        n->head.does[naming[i]] |= NAMES_NAMES;
     unsigned count;
     const struct ptt_evinfo *all = ptt_evinfo_all(&count);
     for (unsigned i = 0; i < count; i++) {
         int obj = all[i].rfield[PTT_RF_OBJECT];
         if (all[i].kind == PTT_KIND_IN && obj >= 0 && all[i].fields[obj].type == PTT_F_OBJ &&
             all[i].site > 0)
-            n->does[all[i].id] |= NAMES_BORN;
+            n->head.does[all[i].id] |= NAMES_BORN;
     }
     return n;
 }
@@ -489,9 +488,9 @@ __attribute__((noinline)) static void names_of(struct ptt_names *n, const struct
     }
 }
 
-void ptt_names_event(struct ptt_names *n, const struct ptt_ev *ev)
+/* What ptt_names_event does with an event whose id does something (NAMES_...). */
+void ptt_names_learn(struct ptt_names *n, const struct ptt_ev *ev, unsigned does)
 {
-    unsigned does = ev->id <= PTT_EV_ID_MASK ? n->does[ev->id] : 0;
     if (does & NAMES_NAMES)
         names_of(n, ev);
     if (does & NAMES_BORN)

@@ -17,9 +17,21 @@
 
 struct ptt_names;
 
+/* The start of struct ptt_names: by event id, what ptt_names_event does with it (most events:
+ * nothing, told here in line, without a call). */
+struct ptt_names_head {
+    uint8_t does[PTT_EV_ID_MASK + 1];
+};
+
 struct ptt_names *ptt_names_new(void);
 /* Learn from one event (feed every event, in order, before asking about it). */
-void ptt_names_event(struct ptt_names *n, const struct ptt_ev *ev);
+void ptt_names_learn(struct ptt_names *n, const struct ptt_ev *ev, unsigned does);
+static inline void ptt_names_event(struct ptt_names *n, const struct ptt_ev *ev)
+{
+    unsigned does = ev->id <= PTT_EV_ID_MASK ? ((const struct ptt_names_head *)n)->does[ev->id] : 0;
+    if (does)
+        ptt_names_learn(n, ev, does);
+}
 /* A map file: lines "ADDRESS NAME" or "SYMBOL NAME" ('#' starts a comment). -1 with a message. */
 int ptt_names_load(struct ptt_names *n, const char *path, char *err, size_t errlen);
 /* NULL when there is no name. The strings live as long as n. */

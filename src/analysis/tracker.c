@@ -89,14 +89,6 @@ struct ptt_open *ptt_tthread_call(struct ptt_tthread *th)
     return NULL;
 }
 
-struct ptt_held *ptt_tthread_holds(struct ptt_tthread *th, uint64_t object)
-{
-    for (unsigned i = 0; i < th->nheld; i++)
-        if (th->held[i].object == object)
-            return &th->held[i];
-    return NULL;
-}
-
 void ptt_tthread_drop(struct ptt_tthread *th, uint64_t object)
 {
     struct ptt_held *h = ptt_tthread_holds(th, object);
