@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analysis/check_int.h"
+#include "analysis/tracker_feed.h"
 #include "ptt_fields.h"
 
 /* A finding's path, out of the per-event one (its buffers would weigh on every event). */
@@ -601,7 +602,7 @@ void ptt_check_event(struct ptt_check *c, const struct ptt_ev *ev)
     if (ev->info->kind == PTT_KIND_IN || ev->id == PTT_EV_MUTEX_INIT) /* all it looks at */
         check_misuse_before(c, th, ev);
     struct ptt_track res;
-    ptt_tracker_feed(th->tt, ev, &res);
+    ptt_tracker_feed_inline(th->tt, ev, &res);
     if ((res.what & PTT_TRK_CLOSED) && !res.unfinished && ev->id == PTT_EV_THREAD_CREATE_OUT &&
         ptt_ev_arg(ev, PTT_F(THREAD_CREATE_OUT, ret), 1) == 0)
         check_thread_created(c, ev, res.closed);

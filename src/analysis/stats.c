@@ -10,7 +10,7 @@
 #include "util/hmap.h"
 #include "analysis/blame.h"
 #include "analysis/stats.h"
-#include "analysis/tracker.h"
+#include "analysis/tracker_feed.h"
 
 /* A thread's statistics; its calls and holds are the tracker's. */
 struct thread {
@@ -456,7 +456,7 @@ void ptt_stats_event(struct ptt_stats *s, const struct ptt_ev *ev)
     struct ptt_track tr;
     if (!t->calls)
         t->calls = ptt_tracker_get(s->calls, ev);
-    unsigned what = ptt_tracker_feed(t->calls, ev, &tr);
+    unsigned what = ptt_tracker_feed_inline(t->calls, ev, &tr);
     if (what & PTT_TRK_RELEASED) /* an unlock, or a condvar wait releasing its mutex */
         hold_end(s, ev, &tr);
     else if (ev->info->role == PTT_ROLE_RELEASE)
