@@ -167,18 +167,26 @@ static inline struct object *object_of(struct ptt_stats *s, int32_t pid, uint64_
     return o && o->pub.addr == addr && o->pub.pid == pid ? o : object_table(s, pid, addr, 1, cls);
 }
 
-static void add_user(struct object *ob, int32_t tid)
+/* add_user for a thread not among users[]. */
+__attribute__((noinline)) static void add_new_user(struct object *ob, int32_t tid)
 {
     struct ptt_stat_object *o = &ob->pub;
-    for (unsigned i = 0; i < o->nusers; i++)
-        if (o->users[i] == tid)
-            return;
     if (o->nusers < PTT_STAT_MAX_USERS)
         o->users[o->nusers++] = tid;
     else if (!ptt_hmap_get(&ob->more, (uint32_t)tid, 0)) {
         ptt_hmap_get(&ob->more, (uint32_t)tid, 1);
         o->more_users++;
     }
+}
+
+/* tid a user of ob. In line: the users[] met already, for every lock call. */
+static inline void add_user(struct object *ob, int32_t tid)
+{
+    struct ptt_stat_object *o = &ob->pub;
+    for (unsigned i = 0; i < o->nusers; i++)
+        if (o->users[i] == tid)
+            return;
+    add_new_user(ob, tid);
 }
 
 /* The classes whose objects have statistics: locks, semaphores, condvars, barriers. */
