@@ -121,6 +121,12 @@ struct ptt_reader {
      * keep); a table, not the caller's function: every skipped event is looked up. */
     uint64_t pass_over[(PTT_EV_ID_MASK + 1) / 64];
     struct ptt_evindex evx;
+    /* By the index of a routine's IN in evx (its ord): the events of its one record (PTT_CALL),
+     * and how many arguments that record has (none: 0), checked once, not for every record. */
+    struct callrec {
+        const struct ptt_evinfo *in, *out;
+        unsigned nargs;
+    } callrec[256];
     long double ns_per_tick;
     uint64_t tick_m; /* ns_per_tick = tick_m * 2^tick_e exactly, when long double is x87's */
     int tick_e;
@@ -825,6 +831,20 @@ static inline int64_t to_ns(const struct ptt_reader *r, uint64_t ticks)
     return to_ns_any(r, ticks);
 }
 
+/* r->callrec, from the table: the routines whose IN and OUT a one record holds, but those of
+ * more than eight arguments (decode_call's fixed-size copies). */
+static void call_records(struct ptt_reader *r)
+{
+    unsigned n;
+    const struct ptt_evinfo *all = ptt_evinfo_all(&n);
+    for (unsigned i = 0; i < n; i++) {
+        const struct ptt_evinfo *in = ptt_evindex_get(r->evx, all[i].id);
+        const struct ptt_evinfo *o = in && in->call_out ? ptt_evindex_get(r->evx, in->call_out) : NULL;
+        if (o && in->nargs <= 8 && o->nargs <= 8)
+            r->callrec[r->evx.ord[in->id]] = (struct callrec){in, o, 1u + in->nargs + o->nargs};
+    }
+}
+
 struct ptt_reader *ptt_reader_open(const char *path, char *err, size_t errlen)
 {
     struct ptt_reader *r = calloc(1, sizeof *r);
@@ -839,6 +859,7 @@ struct ptt_reader *ptt_reader_open(const char *path, char *err, size_t errlen)
     }
     r->is_set = set;
     r->evx = ptt_evindex();
+    call_records(r);
     r->calls = ptt_tracker_new(PTT_TRACK_SERIAL | PTT_TRACK_CALLS_ONLY);
     for (unsigned i = 0; i < r->nparts; i++)
         index_file(r, i, r->parts[i].header_size);
@@ -1229,10 +1250,9 @@ EVERY int decode_call(struct ptt_reader *r, struct stream *s, struct ptt_event h
                       struct ptt_ev *ev)
 {
     const struct ptt_dec *d = s->dec;
-    const struct ptt_evinfo *in =
-        ptt_evindex_get(r->evx, (uint16_t)(h.id & ~PTT_EV_CALL & PTT_EV_ID_MASK));
-    const struct ptt_evinfo *o = in && in->call_out ? ptt_evindex_get(r->evx, in->call_out) : NULL;
-    if (!o || d->nargs != 1u + in->nargs + o->nargs || in->nargs > 8 || o->nargs > 8)
+    const struct callrec *c = &r->callrec[r->evx.ord[h.id & ~PTT_EV_CALL & PTT_EV_ID_MASK]];
+    const struct ptt_evinfo *in = c->in, *o = c->out;
+    if (d->nargs != c->nargs) /* a record's nargs is at least 1: its duration */
         return 0;
     ev->ticks = t;
     ev->ns = 0;
