@@ -131,6 +131,7 @@ struct ptt_reader {
     uint64_t tick_m; /* ns_per_tick = tick_m * 2^tick_e exactly, when long double is x87's */
     int tick_e;
     int tick_shift; /* -tick_e - 64 when tick_e is in (-128, -64] (to_ns in line), else -1 */
+    uint64_t fast_below; /* to_ns in line for a time 1 to this many ticks after the start */
     char err[512];
 };
 
@@ -513,6 +514,7 @@ int ptt_reader_fd(const char *path, char *err, size_t errlen)
 static void split_ns_per_tick(struct ptt_reader *r)
 {
     r->tick_shift = -1;
+    r->fast_below = 0;
 #if LDBL_MANT_DIG == 64
     int e;
     long double f = frexpl(r->ns_per_tick, &e);
@@ -520,8 +522,10 @@ static void split_ns_per_tick(struct ptt_reader *r)
         return;
     r->tick_m = (uint64_t)ldexpl(f, 64);
     r->tick_e = e - 64;
-    if (r->tick_e <= -64 && r->tick_e > -128)
+    if (r->tick_e <= -64 && r->tick_e > -128) {
         r->tick_shift = -r->tick_e - 64;
+        r->fast_below = (1ull << 62) - 1;
+    }
 #else
     (void)r;
 #endif
@@ -815,18 +819,19 @@ static void reader_free(struct ptt_reader *r)
 }
 
 /* Ticks since the start in ns: to_ns_any, with scaled's common case in line (every event comes
- * here): a time after the start, a tick shorter than a ns (tick_shift), and a product whose
+ * here): a time after the start (by less than 2^62 ticks), a tick shorter than a ns (fast_below
+ * set with tick_shift), and a product whose
  * rounding to 64 significant bits cannot carry out of its low word. The rounding adds less than
  * 2^sh, sh the bit length of the high word hi, so at most 2 hi: lo <= ~(2 hi) is enough (the
  * few others go the long way). */
 static inline int64_t to_ns(const struct ptt_reader *r, uint64_t ticks)
 {
     uint64_t d = ticks - r->clk_first.ticks;
-    if ((int64_t)d > 0 && r->tick_shift >= 0) {
+    if (d - 1 < r->fast_below) { /* then hi <= d < 2^62, and v <= hi below 9.2e18 */
         unsigned __int128 p = (unsigned __int128)d * r->tick_m;
-        uint64_t hi = (uint64_t)(p >> 64), lo = (uint64_t)p, v = hi >> r->tick_shift;
-        if (hi && hi < 1ull << 62 && lo <= ~(hi << 1) && v < 9200000000000000000ull)
-            return (int64_t)v;
+        uint64_t hi = (uint64_t)(p >> 64), lo = (uint64_t)p;
+        if (hi && lo <= ~(hi << 1))
+            return (int64_t)(hi >> r->tick_shift);
     }
     return to_ns_any(r, ticks);
 }
@@ -1431,10 +1436,13 @@ void ptt_reader_skip(struct ptt_reader *r, int64_t from_ns, int (*keep)(uint16_t
  * move; else the two change places. */
 const struct ptt_ev *ptt_reader_get(struct ptt_reader *r)
 {
-    if (!r->started)
+    if (!r->has_top) { /* not started yet, or the end */
+        if (r->started)
+            return NULL;
         start(r);
-    if (!r->has_top)
-        return NULL;
+        if (!r->has_top)
+            return NULL;
+    }
     struct stream *s = &r->streams[(uint32_t)r->top.order];
     struct ptt_ev *ev = &s->ev[s->cur];
     s->cur ^= 1;
