@@ -820,10 +820,9 @@ static void reader_free(struct ptt_reader *r)
 
 /* Ticks since the start in ns: to_ns_any, with scaled's common case in line (every event comes
  * here): a time after the start (by less than 2^62 ticks), a tick shorter than a ns (fast_below
- * set with tick_shift), and a product whose
- * rounding to 64 significant bits cannot carry out of its low word. The rounding adds less than
- * 2^sh, sh the bit length of the high word hi, so at most 2 hi: lo <= ~(2 hi) is enough (the
- * few others go the long way). */
+ * is set with tick_shift), and a product whose rounding to 64 significant bits cannot carry out
+ * of its low word. The rounding adds less than 2^sh, sh the bit length of the high word hi, so
+ * at most 2 hi: lo <= ~(2 hi) is enough (the few others go the long way). */
 static inline int64_t to_ns(const struct ptt_reader *r, uint64_t ticks)
 {
     uint64_t d = ticks - r->clk_first.ticks;
