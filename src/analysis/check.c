@@ -313,6 +313,7 @@ static void process_start(struct ptt_check *c, struct cthread *th, const struct 
     if (p->started) {
         p->gen++;
         memset(c->ocache, 0, sizeof c->ocache); /* the old program's objects */
+        c->lobj = NULL;
         p->nmods = 0;
         p->top = 0;
         for (struct cthread *t = p->threads; t; t = t->next)
