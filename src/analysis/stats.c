@@ -34,6 +34,7 @@ struct ptt_stats {
     /* The objects and threads met last, by address and tid: the threads take turns, event by
      * event, and a look-up in the tables costs two multiplications and three loads in a row. */
     struct object *ocache[256];
+    struct object *lobj; /* the object looked up last, or NULL */
     struct thread *tcache[64];
     uint64_t bufwait_ns, bufwaits; /* TRACE_BUFFER_WAIT */
     uint64_t before_attach;        /* calls begun before ptt trace -p attached */
@@ -153,18 +154,29 @@ __attribute__((noinline)) static struct object *object_table(struct ptt_stats *s
     return o;
 }
 
-/* An object met, or NULL. */
+/* An object met, or NULL. The last one first: a lock's events look it up again and again. */
 static inline struct object *find_object(struct ptt_stats *s, int32_t pid, uint64_t addr)
 {
-    struct object *o = *ocache(s, pid, addr);
-    return o && o->pub.addr == addr && o->pub.pid == pid ? o : object_table(s, pid, addr, 0, 0);
+    struct object *o = s->lobj;
+    if (o && o->pub.addr == addr && o->pub.pid == pid)
+        return o;
+    o = *ocache(s, pid, addr);
+    o = o && o->pub.addr == addr && o->pub.pid == pid ? o : object_table(s, pid, addr, 0, 0);
+    if (o)
+        s->lobj = o;
+    return o;
 }
 
 /* An object, made if new (of class cls). */
 static inline struct object *object_of(struct ptt_stats *s, int32_t pid, uint64_t addr, int cls)
 {
-    struct object *o = *ocache(s, pid, addr);
-    return o && o->pub.addr == addr && o->pub.pid == pid ? o : object_table(s, pid, addr, 1, cls);
+    struct object *o = s->lobj;
+    if (o && o->pub.addr == addr && o->pub.pid == pid)
+        return o;
+    o = *ocache(s, pid, addr);
+    return s->lobj = o && o->pub.addr == addr && o->pub.pid == pid
+                         ? o
+                         : object_table(s, pid, addr, 1, cls);
 }
 
 /* add_user for a thread not among users[]. */
@@ -477,10 +489,14 @@ void ptt_stats_event(struct ptt_stats *s, const struct ptt_ev *ev)
         forget_waits(s, ev, &tr);
         return;
     }
-    if (what & PTT_TRK_CLOSED)
-        for (unsigned k = tr.nclosed; k-- > 0;)
-            if (!tr.closed[k].frame)
-                close_call(s, t, ev, &tr.closed[k], tr.unfinished);
+    if (what & PTT_TRK_CLOSED) {
+        if (tr.nclosed == 1 && !tr.closed[0].frame) /* most: a call returned */
+            close_call(s, t, ev, &tr.closed[0], tr.unfinished);
+        else
+            for (unsigned k = tr.nclosed; k-- > 0;)
+                if (!tr.closed[k].frame)
+                    close_call(s, t, ev, &tr.closed[k], tr.unfinished);
+    }
     if (what & PTT_TRK_ACQUIRED) /* after the wait that led to it */
         hold_begin(s, ev, &tr);
 }
