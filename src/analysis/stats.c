@@ -36,6 +36,7 @@ struct ptt_stats {
     struct object *ocache[256];
     struct object *lobj; /* the object looked up last, or NULL */
     struct thread *tcache[64];
+    struct thread *lthread; /* the last event's */
     uint64_t bufwait_ns, bufwaits; /* TRACE_BUFFER_WAIT */
     uint64_t before_attach;        /* calls begun before ptt trace -p attached */
     void (*observe)(void *arg, const struct ptt_stat_interval *iv);
@@ -444,12 +445,9 @@ static void state_only(struct ptt_stats *s, const struct ptt_ev *ev)
     ptt_tracker_feed(t->calls, ev, NULL);
 }
 
-void ptt_stats_event(struct ptt_stats *s, const struct ptt_ev *ev)
+/* ev's thread, by the cache of threads by tid, else the table (made if new). */
+static inline struct thread *thread_of(struct ptt_stats *s, const struct ptt_ev *ev)
 {
-    if (ev->ns < s->from) {
-        state_only(s, ev);
-        return;
-    }
     struct thread **slot = &s->tcache[(uint32_t)ev->tid % 64], *t = *slot;
     if (!t || t->pub.tid != ev->tid || t->pub.pid != ev->pid) {
         t = ptt_hmap_get(&s->threads, ptt_key2((uint64_t)ev->pid, (uint64_t)ev->tid), sizeof *t);
@@ -461,6 +459,18 @@ void ptt_stats_event(struct ptt_stats *s, const struct ptt_ev *ev)
         }
         *slot = t;
     }
+    return t;
+}
+
+void ptt_stats_event(struct ptt_stats *s, const struct ptt_ev *ev)
+{
+    if (ev->ns < s->from) {
+        state_only(s, ev);
+        return;
+    }
+    struct thread *t = s->lthread; /* mostly: the last event's thread */
+    if (!t || t->pub.tid != ev->tid || t->pub.pid != ev->pid)
+        s->lthread = t = thread_of(s, ev);
     t->pub.last = ev->ns;
     if (!ev->info || ev->nested) /* a signal handler's, inside another event */
         return;
