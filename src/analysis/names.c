@@ -64,12 +64,6 @@ struct seen_obj {
     uint64_t addr;
 };
 
-struct settled {
-    int used;
-    int32_t pid;
-    uint64_t addr;
-};
-
 struct ptt_names {
     struct ptt_names_head head; /* first: ptt_names_event reads it */
     struct proc *procs;
@@ -92,13 +86,10 @@ struct ptt_names {
                             num the site, aux its place in order + 1 */
     struct user_name *user;
     size_t nuser;
-    /* Objects whose born entry is set, by address: most IN events are on them, and need not
-     * look the table up (two multiplications and three loads in a row). */
-    struct settled settled[64];
 };
 
-#define NAMES_NAMES 1u /* it names a process, module, thread or object */
-#define NAMES_BORN 2u  /* an IN event on an object, with a call site: born() */
+#define NAMES_NAMES PTT_NAMES_NAMES /* it names a process, module, thread or object */
+#define NAMES_BORN PTT_NAMES_BORN   /* an IN event on an object, with a call site: born() */
 
 struct ptt_names *ptt_names_new(void)
 {
@@ -121,8 +112,11 @@ struct ptt_names *ptt_names_new(void)
     for (unsigned i = 0; i < count; i++) {
         int obj = all[i].rfield[PTT_RF_OBJECT];
         if (all[i].kind == PTT_KIND_IN && obj >= 0 && all[i].fields[obj].type == PTT_F_OBJ &&
-            all[i].site > 0)
+            all[i].site > 0) {
             n->head.does[all[i].id] |= NAMES_BORN;
+            n->head.obj[all[i].id] = (uint8_t)obj;
+            n->head.site[all[i].id] = (uint8_t)all[i].site;
+        }
     }
     return n;
 }
@@ -364,14 +358,14 @@ __attribute__((noinline)) static void born_set(struct ptt_names *n, const struct
 /* born() of an object not settled yet, or of an init: its entry looked up, set if need be.
  * Out of line: the per-event path stays free of its registers. */
 __attribute__((noinline)) static void born_entry(struct ptt_names *n, const struct ptt_ev *ev,
-                                                 struct settled *known, uint64_t addr,
+                                                 struct ptt_names_settled *known, uint64_t addr,
                                                  uint64_t site, int init)
 {
     struct entry *b = map_get(&n->born, ptt_key2((uint64_t)ev->pid, addr), 1);
     if (b && (!b->aux || !b->str || (init && b->str[0] != '!')))
         born_set(n, ev, b, addr, site, init);
     if (b && b->aux && b->str)
-        *known = (struct settled){1, ev->pid, addr};
+        *known = (struct ptt_names_settled){1, ev->pid, addr};
 }
 
 /* An IN event on an object, with its call site (NAMES_BORN): the object's born entry, set if
@@ -385,7 +379,7 @@ static inline void born(struct ptt_names *n, const struct ptt_ev *ev)
         return;
     int init = info->role == PTT_ROLE_CREATE;
     uint64_t addr = ev->args[obj];
-    struct settled *known = &n->settled[(addr >> 4 ^ addr >> 12) % 64];
+    struct ptt_names_settled *known = &n->head.settled[(addr >> 4 ^ addr >> 12) % 64];
     if (!init && known->used && known->addr == addr && known->pid == ev->pid)
         return; /* a use of an object whose first use is known */
     born_entry(n, ev, known, addr, ev->args[site], init);
