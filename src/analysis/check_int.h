@@ -112,7 +112,7 @@ struct ptt_check {
     const struct ptt_names *names;
     struct cproc *last_proc; /* the last process looked up */
     struct cobj *ocache[PTT_CHECK_OCACHE];
-    struct cobj *lobj; /* the object looked up last (check_obj), or NULL */
+    struct cobj *lobj;                        /* the object looked up last (check_obj), or NULL */
     struct cthread *tcache[PTT_CHECK_TCACHE]; /* by tid: threads take turns, event by event */
 };
 
@@ -151,8 +151,8 @@ static inline struct cobj *check_obj(struct ptt_check *c, int32_t pid, uint64_t 
     if (o && o->addr == addr && o->pid == pid)
         return o;
     o = *check_ocache(c, pid, addr);
-    return c->lobj = o && o->addr == addr && o->pid == pid ? o
-                                                          : check_obj_table(c, pid, addr, cls, 1);
+    return c->lobj =
+               o && o->addr == addr && o->pid == pid ? o : check_obj_table(c, pid, addr, cls, 1);
 }
 /* The same, or NULL if not met. */
 static inline struct cobj *check_obj_find(struct ptt_check *c, int32_t pid, uint64_t addr)

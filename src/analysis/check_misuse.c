@@ -552,7 +552,7 @@ static void call_done(struct ptt_check *c, struct cthread *th, const struct ptt_
 }
 
 static void check_misuse_after(struct ptt_check *c, struct cthread *th, const struct ptt_ev *ev,
-                        const struct ptt_track *res)
+                               const struct ptt_track *res)
 {
     if (res->what & PTT_TRK_RELEASED) {
         struct cobj *o = check_obj_find(c, ev->pid, res->released.object);

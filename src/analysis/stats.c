@@ -36,7 +36,7 @@ struct ptt_stats {
     struct object *ocache[256];
     struct object *lobj; /* the object looked up last, or NULL */
     struct thread *tcache[64];
-    struct thread *lthread; /* the last event's */
+    struct thread *lthread;        /* the last event's */
     uint64_t bufwait_ns, bufwaits; /* TRACE_BUFFER_WAIT */
     uint64_t before_attach;        /* calls begun before ptt trace -p attached */
     void (*observe)(void *arg, const struct ptt_stat_interval *iv);

@@ -78,8 +78,8 @@ PTT_TRK_EVERY struct ptt_open *push(struct ptt_tthread *th, const struct ptt_ev 
     return o;
 }
 
-PTT_TRK_EVERY void hold(struct ptt_tthread *th, const struct ptt_ev *ev, uint64_t obj, int cls, int shared,
-                uint64_t site, struct ptt_track *res)
+PTT_TRK_EVERY void hold(struct ptt_tthread *th, const struct ptt_ev *ev, uint64_t obj, int cls,
+                        int shared, uint64_t site, struct ptt_track *res)
 {
     struct ptt_held *h = ptt_tthread_holds(th, obj);
     if (h) {
@@ -106,7 +106,8 @@ PTT_TRK_EVERY void release(struct ptt_tthread *th, uint64_t obj, int all, struct
 }
 
 /* What an IN event lets go: the object it unlocks, the mutex of a condvar wait. */
-PTT_TRK_EVERY void release_in(struct ptt_tthread *th, const struct ptt_ev *ev, struct ptt_track *res)
+PTT_TRK_EVERY void release_in(struct ptt_tthread *th, const struct ptt_ev *ev,
+                              struct ptt_track *res)
 {
     const struct ptt_evinfo *e = ev->info;
     uint64_t v;

@@ -843,7 +843,8 @@ static void call_records(struct ptt_reader *r)
     const struct ptt_evinfo *all = ptt_evinfo_all(&n);
     for (unsigned i = 0; i < n; i++) {
         const struct ptt_evinfo *in = ptt_evindex_get(r->evx, all[i].id);
-        const struct ptt_evinfo *o = in && in->call_out ? ptt_evindex_get(r->evx, in->call_out) : NULL;
+        const struct ptt_evinfo *o =
+            in && in->call_out ? ptt_evindex_get(r->evx, in->call_out) : NULL;
         if (o && in->nargs <= 8 && o->nargs <= 8)
             r->callrec[r->evx.ord[in->id]] = (struct callrec){in, o, 1u + in->nargs + o->nargs};
     }
