@@ -5,13 +5,6 @@
 
 #include "analysis/blame.h"
 
-/* A hold of the object, and what it has been charged so far. */
-struct ptt_blame_hold {
-    int32_t tid;
-    uint64_t take;
-    uint64_t ns, waits;
-};
-
 /* A holder thread and the site where it took the object. */
 struct who {
     int32_t tid;
@@ -70,11 +63,9 @@ static long entry_of(struct ptt_blame *b, int32_t tid, uint64_t take, uint64_t r
     return (long)(b->hint = b->ne++);
 }
 
-void ptt_blame_hold(struct ptt_blame *b, int32_t tid, uint64_t take)
+void ptt_blame_grow(struct ptt_blame *b)
 {
-    if (b->nholds == b->holds_cap)
-        b->holds = grow_u(b->holds, &b->holds_cap, sizeof *b->holds);
-    b->holds[b->nholds++] = (struct ptt_blame_hold){tid, take, 0, 0};
+    b->holds = grow_u(b->holds, &b->holds_cap, sizeof *b->holds);
 }
 
 /* Whether w is charged to (tid, take) for the first time: a wait counts once per holder and
@@ -129,7 +120,7 @@ __attribute__((noinline)) static void charge_release(struct ptt_blame *b, struct
     b->e[x].waits += h->waits;
 }
 
-void ptt_blame_release(struct ptt_blame *b, int32_t tid, uint64_t release, int64_t now)
+void ptt_blame_release_any(struct ptt_blame *b, int32_t tid, uint64_t release, int64_t now)
 {
     unsigned i = b->nholds;
     while (i-- > 0 && b->holds[i].tid != tid)

@@ -30,7 +30,12 @@ struct ptt_blame_entry {
     uint64_t waits, ns;     /* the waits it caused (each counted once), the time charged */
 };
 
-struct ptt_blame_hold;
+/* A hold of the object, and what it has been charged so far. */
+struct ptt_blame_hold {
+    int32_t tid;
+    uint64_t take;
+    uint64_t ns, waits;
+};
 struct ptt_blame_waiter;
 
 struct ptt_blame {
@@ -45,10 +50,32 @@ struct ptt_blame {
     int64_t last_ns;
 };
 
-/* tid takes the object at call site take. */
-void ptt_blame_hold(struct ptt_blame *b, int32_t tid, uint64_t take);
-/* tid releases the object (a hold not seen taken: taken at site 0). */
-void ptt_blame_release(struct ptt_blame *b, int32_t tid, uint64_t release, int64_t now);
+/* The holds' array made bigger; ptt_blame_release past its common case. */
+void ptt_blame_grow(struct ptt_blame *b);
+void ptt_blame_release_any(struct ptt_blame *b, int32_t tid, uint64_t release, int64_t now);
+/* tid takes the object at call site take. In line: every lock. */
+static inline void ptt_blame_hold(struct ptt_blame *b, int32_t tid, uint64_t take)
+{
+    if (b->nholds == b->holds_cap)
+        ptt_blame_grow(b);
+    b->holds[b->nholds++] = (struct ptt_blame_hold){tid, take, 0, 0};
+}
+/* tid releases the object (a hold not seen taken: taken at site 0). In line, the common case:
+ * the last hold is tid's, nobody waits, nothing was charged to it. */
+static inline void ptt_blame_release(struct ptt_blame *b, int32_t tid, uint64_t release,
+                                     int64_t now)
+{
+    struct ptt_blame_hold *h = b->nholds ? &b->holds[b->nholds - 1] : NULL;
+    if (!h || h->tid != tid || b->nwaiters || h->ns || h->waits) {
+        ptt_blame_release_any(b, tid, release, now);
+        return;
+    }
+    b->nholds--;
+    b->last_tid = tid;
+    b->last_take = h->take;
+    b->last_release = release;
+    b->last_ns = now;
+}
 /* tid, in a lock call entered at since, is seen waiting. */
 void ptt_blame_wait(struct ptt_blame *b, int32_t tid, int64_t since);
 /* tid's lock call entered at since ends at now, a wait as ptt stat counts it; acquired: it got

@@ -248,7 +248,7 @@ uint64_t check_site_of(const struct ptt_ev *ev)
 }
 
 /* A thread starts: map its handle to it, with what its creation asked (detached). */
-static void thread_start(struct ptt_check *c, struct cthread *th, const struct ptt_ev *ev)
+void check_thread_start(struct ptt_check *c, struct cthread *th, const struct ptt_ev *ev)
 {
     if (th->ended) { /* a new thread with an old id */
         struct ptt_tthread *tt = th->tt;
@@ -268,7 +268,7 @@ static void thread_start(struct ptt_check *c, struct cthread *th, const struct p
 }
 
 /* pthread_create returned a handle: the thread already started, or is yet to. */
-static void thread_created(struct ptt_check *c, const struct ptt_ev *ev, const struct ptt_open *in)
+void check_thread_created(struct ptt_check *c, const struct ptt_ev *ev, const struct ptt_open *in)
 {
     uint64_t handle = ptt_ev_arg(ev, PTT_F(THREAD_CREATE_OUT, thread), 0);
     int det = (int)ptt_ev_arg(&in->in, PTT_F(THREAD_CREATE_IN, detached), 0);
@@ -313,6 +313,7 @@ static void process_start(struct ptt_check *c, struct cthread *th, const struct 
     if (p->started) {
         p->gen++;
         memset(c->ocache, 0, sizeof c->ocache); /* the old program's objects */
+        c->lobj = NULL;
         p->nmods = 0;
         p->top = 0;
         for (struct cthread *t = p->threads; t; t = t->next)
@@ -341,7 +342,7 @@ static int crash_signal(int sig)
 }
 
 /* Events about the trace and the processes rather than a thread's calls. */
-static int meta_event(struct ptt_check *c, struct cthread *th, const struct ptt_ev *ev)
+int check_meta_event(struct ptt_check *c, struct cthread *th, const struct ptt_ev *ev)
 {
     switch (ev->id) {
     case PTT_EV_MODULE_LOAD: module_load(c, ev); return 1;
@@ -370,7 +371,7 @@ static int meta_event(struct ptt_check *c, struct cthread *th, const struct ptt_
 
 /* Keep what a thread was doing when it was left inside a call: the end of the trace, or of its
  * process. */
-static void snapshot(struct cthread *th)
+void check_snapshot(struct cthread *th)
 {
     struct ptt_open *o = ptt_tthread_call(th->tt);
     if (th->final || !o)
@@ -382,32 +383,6 @@ static void snapshot(struct cthread *th)
         th->fheld = ptt_must(malloc(th->nfheld * sizeof *th->fheld));
         memcpy(th->fheld, th->tt->held, th->nfheld * sizeof *th->fheld);
     }
-}
-
-void ptt_check_event(struct ptt_check *c, const struct ptt_ev *ev)
-{
-    if (!ev->info)
-        return;
-    c->end_ns = ev->ns;
-    struct cthread *th = check_thread(c, ev->pid, ev->tid);
-    if (ev->info->kind == PTT_KIND_META) {
-        if (ev->id == PTT_EV_TRACE_UNFINISHED)
-            snapshot(th);
-        if (meta_event(c, th, ev))
-            return;
-    }
-    if (ev->info->role == PTT_ROLE_THREAD_START)
-        thread_start(c, th, ev);
-    else if (ev->info->role == PTT_ROLE_THREAD_END)
-        check_thread_end(c, th, ev);
-    if (ev->info->kind == PTT_KIND_IN || ev->id == PTT_EV_MUTEX_INIT) /* all it looks at */
-        check_misuse_before(c, th, ev);
-    struct ptt_track res;
-    ptt_tracker_feed(th->tt, ev, &res);
-    if ((res.what & PTT_TRK_CLOSED) && !res.unfinished && ev->id == PTT_EV_THREAD_CREATE_OUT &&
-        ptt_ev_arg(ev, PTT_F(THREAD_CREATE_OUT, ret), 1) == 0)
-        thread_created(c, ev, res.closed);
-    check_misuse_after(c, th, ev, &res);
 }
 
 static int finding_cmp(const void *a, const void *b)
@@ -436,7 +411,7 @@ struct ptt_finding **ptt_check_end(struct ptt_check *c, size_t *n)
         for (size_t i = 0; i < c->threads.cap; i++) {
             struct cthread *th = ptt_hmap_slot(&c->threads, i);
             if (th && !th->ended)
-                snapshot(th);
+                check_snapshot(th);
         }
         check_block_end(c);
     }

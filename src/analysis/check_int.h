@@ -112,6 +112,7 @@ struct ptt_check {
     const struct ptt_names *names;
     struct cproc *last_proc; /* the last process looked up */
     struct cobj *ocache[PTT_CHECK_OCACHE];
+    struct cobj *lobj;                        /* the object looked up last (check_obj), or NULL */
     struct cthread *tcache[PTT_CHECK_TCACHE]; /* by tid: threads take turns, event by event */
 };
 
@@ -142,17 +143,28 @@ static inline struct cobj **check_ocache(struct ptt_check *c, int32_t pid, uint6
     return &c->ocache[(addr >> 3 ^ addr >> 11 ^ (uint32_t)pid) % PTT_CHECK_OCACHE];
 }
 struct cobj *check_obj_table(struct ptt_check *c, int32_t pid, uint64_t addr, int cls, int make);
-/* An object of the process's current program, made (of class cls) if new. */
+/* An object of the process's current program, made (of class cls) if new. The last one first:
+ * an event's rules look its object up again and again. */
 static inline struct cobj *check_obj(struct ptt_check *c, int32_t pid, uint64_t addr, int cls)
 {
-    struct cobj *o = *check_ocache(c, pid, addr);
-    return o && o->addr == addr && o->pid == pid ? o : check_obj_table(c, pid, addr, cls, 1);
+    struct cobj *o = c->lobj;
+    if (o && o->addr == addr && o->pid == pid)
+        return o;
+    o = *check_ocache(c, pid, addr);
+    return c->lobj =
+               o && o->addr == addr && o->pid == pid ? o : check_obj_table(c, pid, addr, cls, 1);
 }
 /* The same, or NULL if not met. */
 static inline struct cobj *check_obj_find(struct ptt_check *c, int32_t pid, uint64_t addr)
 {
-    struct cobj *o = *check_ocache(c, pid, addr);
-    return o && o->addr == addr && o->pid == pid ? o : check_obj_table(c, pid, addr, 0, 0);
+    struct cobj *o = c->lobj;
+    if (o && o->addr == addr && o->pid == pid)
+        return o;
+    o = *check_ocache(c, pid, addr);
+    o = o && o->addr == addr && o->pid == pid ? o : check_obj_table(c, pid, addr, 0, 0);
+    if (o)
+        c->lobj = o;
+    return o;
 }
 
 /* A new finding (count 1), or the one of the same key, counted once more. */
@@ -165,11 +177,16 @@ void check_fstep(struct ptt_finding *f, int32_t pid, int32_t tid, uint16_t call,
                  const char *action, int object, uint64_t site, int64_t ns);
 uint64_t check_site_of(const struct ptt_ev *ev);
 
-/* check_misuse.c: before (IN events and MUTEX_INIT: the others are not handed to it) and after
- * the tracker has seen an event. */
-void check_misuse_before(struct ptt_check *c, struct cthread *th, const struct ptt_ev *ev);
-void check_misuse_after(struct ptt_check *c, struct cthread *th, const struct ptt_ev *ev,
-                        const struct ptt_track *res);
+/* check.c, for the pass (ptt_check_event, in check_misuse.c): a thread starts (its handle mapped
+ * to it); pthread_create returned a handle; an event about the trace or a process rather than a
+ * thread's calls (1: nothing more to do with it); what a thread left inside a call was doing. */
+void check_thread_start(struct ptt_check *c, struct cthread *th, const struct ptt_ev *ev);
+void check_thread_created(struct ptt_check *c, const struct ptt_ev *ev, const struct ptt_open *in);
+int check_meta_event(struct ptt_check *c, struct cthread *th, const struct ptt_ev *ev);
+void check_snapshot(struct cthread *th);
+
+/* check_misuse.c: ptt_check_event, which runs its rules before (IN events and MUTEX_INIT) and
+ * after the tracker has seen an event. */
 void check_thread_end(struct ptt_check *c, struct cthread *th, const struct ptt_ev *ev);
 void check_process_end(struct ptt_check *c, int32_t pid, int64_t ns);
 

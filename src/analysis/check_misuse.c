@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analysis/check_int.h"
+#include "analysis/tracker_feed.h"
 #include "ptt_fields.h"
 
 /* A finding's path, out of the per-event one (its buffers would weigh on every event). */
@@ -426,7 +427,7 @@ static int sync_class(int cls)
            cls == PTT_CLASS_sem;
 }
 
-void check_misuse_before(struct ptt_check *c, struct cthread *th, const struct ptt_ev *ev)
+static void check_misuse_before(struct ptt_check *c, struct cthread *th, const struct ptt_ev *ev)
 {
     const struct ptt_evinfo *e = ev->info;
     if (e->kind != PTT_KIND_IN) {
@@ -550,8 +551,8 @@ static void call_done(struct ptt_check *c, struct cthread *th, const struct ptt_
     }
 }
 
-void check_misuse_after(struct ptt_check *c, struct cthread *th, const struct ptt_ev *ev,
-                        const struct ptt_track *res)
+static void check_misuse_after(struct ptt_check *c, struct cthread *th, const struct ptt_ev *ev,
+                               const struct ptt_track *res)
 {
     if (res->what & PTT_TRK_RELEASED) {
         struct cobj *o = check_obj_find(c, ev->pid, res->released.object);
@@ -578,4 +579,32 @@ void check_misuse_after(struct ptt_check *c, struct cthread *th, const struct pt
     if (!err)
         call_done(c, th, ev, &res->closed[0]);
     call_returned(c, th, ev, &res->closed[0], err);
+}
+
+/* One event through the checker (check.h). Here, with the rules it runs before and after the
+ * tracker, which the compiler then puts in line: every event comes here. */
+void ptt_check_event(struct ptt_check *c, const struct ptt_ev *ev)
+{
+    if (!ev->info)
+        return;
+    c->end_ns = ev->ns;
+    struct cthread *th = check_thread(c, ev->pid, ev->tid);
+    if (ev->info->kind == PTT_KIND_META) {
+        if (ev->id == PTT_EV_TRACE_UNFINISHED)
+            check_snapshot(th);
+        if (check_meta_event(c, th, ev))
+            return;
+    }
+    if (ev->info->role == PTT_ROLE_THREAD_START)
+        check_thread_start(c, th, ev);
+    else if (ev->info->role == PTT_ROLE_THREAD_END)
+        check_thread_end(c, th, ev);
+    if (ev->info->kind == PTT_KIND_IN || ev->id == PTT_EV_MUTEX_INIT) /* all it looks at */
+        check_misuse_before(c, th, ev);
+    struct ptt_track res;
+    ptt_tracker_feed_inline(th->tt, ev, &res);
+    if ((res.what & PTT_TRK_CLOSED) && !res.unfinished && ev->id == PTT_EV_THREAD_CREATE_OUT &&
+        ptt_ev_arg(ev, PTT_F(THREAD_CREATE_OUT, ret), 1) == 0)
+        check_thread_created(c, ev, res.closed);
+    check_misuse_after(c, th, ev, &res);
 }

@@ -64,13 +64,8 @@ struct seen_obj {
     uint64_t addr;
 };
 
-struct settled {
-    int used;
-    int32_t pid;
-    uint64_t addr;
-};
-
 struct ptt_names {
+    struct ptt_names_head head; /* first: ptt_names_event reads it */
     struct proc *procs;
     size_t nprocs;
     struct ptt_hmap proc_index; /* pid -> 1 + its index in procs (a trace may hold 250,000) */
@@ -91,15 +86,10 @@ struct ptt_names {
                             num the site, aux its place in order + 1 */
     struct user_name *user;
     size_t nuser;
-    /* Objects whose born entry is set, by address: most IN events are on them, and need not
-     * look the table up (two multiplications and three loads in a row). */
-    struct settled settled[64];
-    /* By event id, what ptt_names_event does with it (NAMES_...): most events, nothing. */
-    uint8_t does[PTT_EV_ID_MASK + 1];
 };
 
-#define NAMES_NAMES 1u /* it names a process, module, thread or object */
-#define NAMES_BORN 2u  /* an IN event on an object, with a call site: born() */
+#define NAMES_NAMES PTT_NAMES_NAMES /* it names a process, module, thread or object */
+#define NAMES_BORN PTT_NAMES_BORN   /* an IN event on an object, with a call site: born() */
 
 struct ptt_names *ptt_names_new(void)
 {
@@ -116,14 +106,17 @@ struct ptt_names *ptt_names_new(void)
                                       PTT_EV_THREAD_ATTACHED,
                                       PTT_EV_OBJECT_NAME};
     for (size_t i = 0; i < sizeof naming / sizeof naming[0]; i++)
-        n->does[naming[i]] |= NAMES_NAMES;
+        n->head.does[naming[i]] |= NAMES_NAMES;
     unsigned count;
     const struct ptt_evinfo *all = ptt_evinfo_all(&count);
     for (unsigned i = 0; i < count; i++) {
         int obj = all[i].rfield[PTT_RF_OBJECT];
         if (all[i].kind == PTT_KIND_IN && obj >= 0 && all[i].fields[obj].type == PTT_F_OBJ &&
-            all[i].site > 0)
-            n->does[all[i].id] |= NAMES_BORN;
+            all[i].site > 0) {
+            n->head.does[all[i].id] |= NAMES_BORN;
+            n->head.obj[all[i].id] = (uint8_t)obj;
+            n->head.site[all[i].id] = (uint8_t)all[i].site;
+        }
     }
     return n;
 }
@@ -365,14 +358,14 @@ __attribute__((noinline)) static void born_set(struct ptt_names *n, const struct
 /* born() of an object not settled yet, or of an init: its entry looked up, set if need be.
  * Out of line: the per-event path stays free of its registers. */
 __attribute__((noinline)) static void born_entry(struct ptt_names *n, const struct ptt_ev *ev,
-                                                 struct settled *known, uint64_t addr,
+                                                 struct ptt_names_settled *known, uint64_t addr,
                                                  uint64_t site, int init)
 {
     struct entry *b = map_get(&n->born, ptt_key2((uint64_t)ev->pid, addr), 1);
     if (b && (!b->aux || !b->str || (init && b->str[0] != '!')))
         born_set(n, ev, b, addr, site, init);
     if (b && b->aux && b->str)
-        *known = (struct settled){1, ev->pid, addr};
+        *known = (struct ptt_names_settled){1, ev->pid, addr};
 }
 
 /* An IN event on an object, with its call site (NAMES_BORN): the object's born entry, set if
@@ -386,7 +379,7 @@ static inline void born(struct ptt_names *n, const struct ptt_ev *ev)
         return;
     int init = info->role == PTT_ROLE_CREATE;
     uint64_t addr = ev->args[obj];
-    struct settled *known = &n->settled[(addr >> 4 ^ addr >> 12) % 64];
+    struct ptt_names_settled *known = &n->head.settled[(addr >> 4 ^ addr >> 12) % 64];
     if (!init && known->used && known->addr == addr && known->pid == ev->pid)
         return; /* a use of an object whose first use is known */
     born_entry(n, ev, known, addr, ev->args[site], init);
@@ -489,9 +482,9 @@ __attribute__((noinline)) static void names_of(struct ptt_names *n, const struct
     }
 }
 
-void ptt_names_event(struct ptt_names *n, const struct ptt_ev *ev)
+/* What ptt_names_event does with an event whose id does something (NAMES_...). */
+void ptt_names_learn(struct ptt_names *n, const struct ptt_ev *ev, unsigned does)
 {
-    unsigned does = ev->id <= PTT_EV_ID_MASK ? n->does[ev->id] : 0;
     if (does & NAMES_NAMES)
         names_of(n, ev);
     if (does & NAMES_BORN)

@@ -17,9 +17,44 @@
 
 struct ptt_names;
 
+/* An object whose born entry is set (names.c's born()). */
+struct ptt_names_settled {
+    int used;
+    int32_t pid;
+    uint64_t addr;
+};
+#define PTT_NAMES_NAMES 1u /* the event names a process, module, thread or object */
+#define PTT_NAMES_BORN 2u  /* an IN event on an object, with a call site */
+/* The start of struct ptt_names, what ptt_names_event tells in line, without a call: by event
+ * id, what it does with it (most events: nothing), and for PTT_NAMES_BORN the fields of the
+ * object and the site; the objects whose born entry is set, by address (most IN events are on
+ * them: nothing to do). */
+struct ptt_names_head {
+    uint8_t does[PTT_EV_ID_MASK + 1];
+    uint8_t obj[PTT_EV_ID_MASK + 1], site[PTT_EV_ID_MASK + 1];
+    struct ptt_names_settled settled[64];
+};
+
 struct ptt_names *ptt_names_new(void);
 /* Learn from one event (feed every event, in order, before asking about it). */
-void ptt_names_event(struct ptt_names *n, const struct ptt_ev *ev);
+void ptt_names_learn(struct ptt_names *n, const struct ptt_ev *ev, unsigned does);
+static inline void ptt_names_event(struct ptt_names *n, const struct ptt_ev *ev)
+{
+    const struct ptt_names_head *h = (const struct ptt_names_head *)n;
+    unsigned does = ev->id <= PTT_EV_ID_MASK ? h->does[ev->id] : 0;
+    if (!does)
+        return;
+    if (does == PTT_NAMES_BORN && ev->info->role != PTT_ROLE_CREATE) {
+        unsigned obj = h->obj[ev->id], site = h->site[ev->id];
+        if (obj < ev->nargs && site < ev->nargs) {
+            uint64_t addr = ev->args[obj];
+            const struct ptt_names_settled *k = &h->settled[(addr >> 4 ^ addr >> 12) % 64];
+            if (k->used && k->addr == addr && k->pid == ev->pid)
+                return; /* a use of an object whose first use is known */
+        }
+    }
+    ptt_names_learn(n, ev, does);
+}
 /* A map file: lines "ADDRESS NAME" or "SYMBOL NAME" ('#' starts a comment). -1 with a message. */
 int ptt_names_load(struct ptt_names *n, const char *path, char *err, size_t errlen);
 /* NULL when there is no name. The strings live as long as n. */

@@ -10,7 +10,7 @@
 #include "util/hmap.h"
 #include "analysis/blame.h"
 #include "analysis/stats.h"
-#include "analysis/tracker.h"
+#include "analysis/tracker_feed.h"
 
 /* A thread's statistics; its calls and holds are the tracker's. */
 struct thread {
@@ -34,7 +34,9 @@ struct ptt_stats {
     /* The objects and threads met last, by address and tid: the threads take turns, event by
      * event, and a look-up in the tables costs two multiplications and three loads in a row. */
     struct object *ocache[256];
+    struct object *lobj; /* the object looked up last, or NULL */
     struct thread *tcache[64];
+    struct thread *lthread;        /* the last event's */
     uint64_t bufwait_ns, bufwaits; /* TRACE_BUFFER_WAIT */
     uint64_t before_attach;        /* calls begun before ptt trace -p attached */
     void (*observe)(void *arg, const struct ptt_stat_interval *iv);
@@ -153,32 +155,51 @@ __attribute__((noinline)) static struct object *object_table(struct ptt_stats *s
     return o;
 }
 
-/* An object met, or NULL. */
+/* An object met, or NULL. The last one first: a lock's events look it up again and again. */
 static inline struct object *find_object(struct ptt_stats *s, int32_t pid, uint64_t addr)
 {
-    struct object *o = *ocache(s, pid, addr);
-    return o && o->pub.addr == addr && o->pub.pid == pid ? o : object_table(s, pid, addr, 0, 0);
+    struct object *o = s->lobj;
+    if (o && o->pub.addr == addr && o->pub.pid == pid)
+        return o;
+    o = *ocache(s, pid, addr);
+    o = o && o->pub.addr == addr && o->pub.pid == pid ? o : object_table(s, pid, addr, 0, 0);
+    if (o)
+        s->lobj = o;
+    return o;
 }
 
 /* An object, made if new (of class cls). */
 static inline struct object *object_of(struct ptt_stats *s, int32_t pid, uint64_t addr, int cls)
 {
-    struct object *o = *ocache(s, pid, addr);
-    return o && o->pub.addr == addr && o->pub.pid == pid ? o : object_table(s, pid, addr, 1, cls);
+    struct object *o = s->lobj;
+    if (o && o->pub.addr == addr && o->pub.pid == pid)
+        return o;
+    o = *ocache(s, pid, addr);
+    return s->lobj = o && o->pub.addr == addr && o->pub.pid == pid
+                         ? o
+                         : object_table(s, pid, addr, 1, cls);
 }
 
-static void add_user(struct object *ob, int32_t tid)
+/* add_user for a thread not among users[]. */
+__attribute__((noinline)) static void add_new_user(struct object *ob, int32_t tid)
 {
     struct ptt_stat_object *o = &ob->pub;
-    for (unsigned i = 0; i < o->nusers; i++)
-        if (o->users[i] == tid)
-            return;
     if (o->nusers < PTT_STAT_MAX_USERS)
         o->users[o->nusers++] = tid;
     else if (!ptt_hmap_get(&ob->more, (uint32_t)tid, 0)) {
         ptt_hmap_get(&ob->more, (uint32_t)tid, 1);
         o->more_users++;
     }
+}
+
+/* tid a user of ob. In line: the users[] met already, for every lock call. */
+static inline void add_user(struct object *ob, int32_t tid)
+{
+    struct ptt_stat_object *o = &ob->pub;
+    for (unsigned i = 0; i < o->nusers; i++)
+        if (o->users[i] == tid)
+            return;
+    add_new_user(ob, tid);
 }
 
 /* The classes whose objects have statistics: locks, semaphores, condvars, barriers. */
@@ -424,12 +445,9 @@ static void state_only(struct ptt_stats *s, const struct ptt_ev *ev)
     ptt_tracker_feed(t->calls, ev, NULL);
 }
 
-void ptt_stats_event(struct ptt_stats *s, const struct ptt_ev *ev)
+/* ev's thread, by the cache of threads by tid, else the table (made if new). */
+static inline struct thread *thread_of(struct ptt_stats *s, const struct ptt_ev *ev)
 {
-    if (ev->ns < s->from) {
-        state_only(s, ev);
-        return;
-    }
     struct thread **slot = &s->tcache[(uint32_t)ev->tid % 64], *t = *slot;
     if (!t || t->pub.tid != ev->tid || t->pub.pid != ev->pid) {
         t = ptt_hmap_get(&s->threads, ptt_key2((uint64_t)ev->pid, (uint64_t)ev->tid), sizeof *t);
@@ -441,6 +459,18 @@ void ptt_stats_event(struct ptt_stats *s, const struct ptt_ev *ev)
         }
         *slot = t;
     }
+    return t;
+}
+
+void ptt_stats_event(struct ptt_stats *s, const struct ptt_ev *ev)
+{
+    if (ev->ns < s->from) {
+        state_only(s, ev);
+        return;
+    }
+    struct thread *t = s->lthread; /* mostly: the last event's thread */
+    if (!t || t->pub.tid != ev->tid || t->pub.pid != ev->pid)
+        s->lthread = t = thread_of(s, ev);
     t->pub.last = ev->ns;
     if (!ev->info || ev->nested) /* a signal handler's, inside another event */
         return;
@@ -456,7 +486,7 @@ void ptt_stats_event(struct ptt_stats *s, const struct ptt_ev *ev)
     struct ptt_track tr;
     if (!t->calls)
         t->calls = ptt_tracker_get(s->calls, ev);
-    unsigned what = ptt_tracker_feed(t->calls, ev, &tr);
+    unsigned what = ptt_tracker_feed_inline(t->calls, ev, &tr);
     if (what & PTT_TRK_RELEASED) /* an unlock, or a condvar wait releasing its mutex */
         hold_end(s, ev, &tr);
     else if (ev->info->role == PTT_ROLE_RELEASE)
@@ -469,10 +499,14 @@ void ptt_stats_event(struct ptt_stats *s, const struct ptt_ev *ev)
         forget_waits(s, ev, &tr);
         return;
     }
-    if (what & PTT_TRK_CLOSED)
-        for (unsigned k = tr.nclosed; k-- > 0;)
-            if (!tr.closed[k].frame)
-                close_call(s, t, ev, &tr.closed[k], tr.unfinished);
+    if (what & PTT_TRK_CLOSED) {
+        if (tr.nclosed == 1 && !tr.closed[0].frame) /* most: a call returned */
+            close_call(s, t, ev, &tr.closed[0], tr.unfinished);
+        else
+            for (unsigned k = tr.nclosed; k-- > 0;)
+                if (!tr.closed[k].frame)
+                    close_call(s, t, ev, &tr.closed[k], tr.unfinished);
+    }
     if (what & PTT_TRK_ACQUIRED) /* after the wait that led to it */
         hold_begin(s, ev, &tr);
 }

@@ -129,8 +129,14 @@ void ptt_tracker_reset(struct ptt_tracker *t, int32_t pid, uint32_t key);
 struct ptt_tthread *ptt_tracker_next(struct ptt_tracker *t, size_t *i);
 /* The innermost open call of a thread (frames skipped), or NULL. */
 struct ptt_open *ptt_tthread_call(struct ptt_tthread *th);
-/* The object th holds, or NULL. */
-struct ptt_held *ptt_tthread_holds(struct ptt_tthread *th, uint64_t object);
+/* The object th holds, or NULL. In line: the checker asks for every lock and unlock. */
+static inline struct ptt_held *ptt_tthread_holds(struct ptt_tthread *th, uint64_t object)
+{
+    for (unsigned i = 0; i < th->nheld; i++)
+        if (th->held[i].object == object)
+            return &th->held[i];
+    return NULL;
+}
 /* Forget that th holds object (another thread unlocked it for th: glibc lets a default mutex be
  * unlocked by any thread). */
 void ptt_tthread_drop(struct ptt_tthread *th, uint64_t object);

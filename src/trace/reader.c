@@ -121,10 +121,17 @@ struct ptt_reader {
      * keep); a table, not the caller's function: every skipped event is looked up. */
     uint64_t pass_over[(PTT_EV_ID_MASK + 1) / 64];
     struct ptt_evindex evx;
+    /* By the index of a routine's IN in evx (its ord): the events of its one record (PTT_CALL),
+     * and how many arguments that record has (none: 0), checked once, not for every record. */
+    struct callrec {
+        const struct ptt_evinfo *in, *out;
+        unsigned nargs;
+    } callrec[256];
     long double ns_per_tick;
     uint64_t tick_m; /* ns_per_tick = tick_m * 2^tick_e exactly, when long double is x87's */
     int tick_e;
     int tick_shift; /* -tick_e - 64 when tick_e is in (-128, -64] (to_ns in line), else -1 */
+    uint64_t fast_below; /* to_ns in line for a time 1 to this many ticks after the start */
     char err[512];
 };
 
@@ -514,6 +521,7 @@ int ptt_reader_fd(const char *path, char *err, size_t errlen)
 static void split_ns_per_tick(struct ptt_reader *r)
 {
     r->tick_shift = -1;
+    r->fast_below = 0;
 #if LDBL_MANT_DIG == 64
     int e;
     long double f = frexpl(r->ns_per_tick, &e);
@@ -521,8 +529,10 @@ static void split_ns_per_tick(struct ptt_reader *r)
         return;
     r->tick_m = (uint64_t)ldexpl(f, 64);
     r->tick_e = e - 64;
-    if (r->tick_e <= -64 && r->tick_e > -128)
+    if (r->tick_e <= -64 && r->tick_e > -128) {
         r->tick_shift = -r->tick_e - 64;
+        r->fast_below = (1ull << 62) - 1;
+    }
 #else
     (void)r;
 #endif
@@ -814,20 +824,35 @@ static void reader_free(struct ptt_reader *r)
 }
 
 /* Ticks since the start in ns: to_ns_any, with scaled's common case in line (every event comes
- * here): a time after the start, a tick shorter than a ns (tick_shift), and a product whose
- * rounding to 64 significant bits cannot carry out of its low word. The rounding adds less than
- * 2^sh, sh the bit length of the high word hi, so at most 2 hi: lo <= ~(2 hi) is enough (the
- * few others go the long way). */
+ * here): a time after the start (by less than 2^62 ticks), a tick shorter than a ns (fast_below
+ * is set with tick_shift), and a product whose rounding to 64 significant bits cannot carry out
+ * of its low word. The rounding adds less than 2^sh, sh the bit length of the high word hi, so
+ * at most 2 hi: lo <= ~(2 hi) is enough (the few others go the long way). */
 static inline int64_t to_ns(const struct ptt_reader *r, uint64_t ticks)
 {
     uint64_t d = ticks - r->clk_first.ticks;
-    if ((int64_t)d > 0 && r->tick_shift >= 0) {
+    if (d - 1 < r->fast_below) { /* then hi <= d < 2^62, and v <= hi below 9.2e18 */
         unsigned __int128 p = (unsigned __int128)d * r->tick_m;
-        uint64_t hi = (uint64_t)(p >> 64), lo = (uint64_t)p, v = hi >> r->tick_shift;
-        if (hi && hi < 1ull << 62 && lo <= ~(hi << 1) && v < 9200000000000000000ull)
-            return (int64_t)v;
+        uint64_t hi = (uint64_t)(p >> 64), lo = (uint64_t)p;
+        if (hi && lo <= ~(hi << 1))
+            return (int64_t)(hi >> r->tick_shift);
     }
     return to_ns_any(r, ticks);
+}
+
+/* r->callrec, from the table: the routines whose IN and OUT a one record holds, but those of
+ * more than eight arguments (decode_call's fixed-size copies). */
+static void call_records(struct ptt_reader *r)
+{
+    unsigned n;
+    const struct ptt_evinfo *all = ptt_evinfo_all(&n);
+    for (unsigned i = 0; i < n; i++) {
+        const struct ptt_evinfo *in = ptt_evindex_get(r->evx, all[i].id);
+        const struct ptt_evinfo *o =
+            in && in->call_out ? ptt_evindex_get(r->evx, in->call_out) : NULL;
+        if (o && in->nargs <= 8 && o->nargs <= 8)
+            r->callrec[r->evx.ord[in->id]] = (struct callrec){in, o, 1u + in->nargs + o->nargs};
+    }
 }
 
 struct ptt_reader *ptt_reader_open(const char *path, char *err, size_t errlen)
@@ -844,6 +869,7 @@ struct ptt_reader *ptt_reader_open(const char *path, char *err, size_t errlen)
     }
     r->is_set = set;
     r->evx = ptt_evindex();
+    call_records(r);
     r->calls = ptt_tracker_new(PTT_TRACK_SERIAL | PTT_TRACK_CALLS_ONLY);
     for (unsigned i = 0; i < r->nparts; i++)
         index_file(r, i, r->parts[i].header_size);
@@ -1234,10 +1260,9 @@ EVERY int decode_call(struct ptt_reader *r, struct stream *s, struct ptt_event h
                       struct ptt_ev *ev)
 {
     const struct ptt_dec *d = s->dec;
-    const struct ptt_evinfo *in =
-        ptt_evindex_get(r->evx, (uint16_t)(h.id & ~PTT_EV_CALL & PTT_EV_ID_MASK));
-    const struct ptt_evinfo *o = in && in->call_out ? ptt_evindex_get(r->evx, in->call_out) : NULL;
-    if (!o || d->nargs != 1u + in->nargs + o->nargs || in->nargs > 8 || o->nargs > 8)
+    const struct callrec *c = &r->callrec[r->evx.ord[h.id & ~PTT_EV_CALL & PTT_EV_ID_MASK]];
+    const struct ptt_evinfo *in = c->in, *o = c->out;
+    if (d->nargs != c->nargs) /* a record's nargs is at least 1: its duration */
         return 0;
     ev->ticks = t;
     ev->ns = 0;
@@ -1411,15 +1436,39 @@ void ptt_reader_skip(struct ptt_reader *r, int64_t from_ns, int (*keep)(uint16_t
         r->streams[i].skipping = 1;
 }
 
-/* The stream whose event comes next is r->top, out of the heap: while its next event is still
- * before the heap's first (a thread's events mostly come a few in a row), one comparison and no
- * move; else the two change places. */
-const struct ptt_ev *ptt_reader_get(struct ptt_reader *r)
+/* The merge after ev of stream s (r->top) was given, its next event decoded, and ev's time in
+ * ns. */
+EVERY const struct ptt_ev *merge_step(struct ptt_reader *r, struct stream *s, struct ptt_ev *ev)
 {
-    if (!r->started)
+    struct heapent e = {s->ev[s->cur].ticks, r->top.order};
+    if (r->nheap && before(&r->heap[0], &e)) {
+        r->top = r->heap[0];
+        sift_down(r, 0, e);
+    } else
+        r->top.ticks = e.ticks;
+    ev->ns = to_ns(r, ev->ticks);
+    return ev;
+}
+
+/* merge_step, out of line: what get_in does not do in line. */
+__attribute__((noinline)) static const struct ptt_ev *merge_any(struct ptt_reader *r,
+                                                                struct stream *s, struct ptt_ev *ev)
+{
+    return merge_step(r, s, ev);
+}
+
+/* Any event: the stream whose event comes next is r->top, out of the heap: while its next event
+ * is still before the heap's first (a thread's events mostly come a few in a row), one
+ * comparison and no move; else the two change places. */
+__attribute__((noinline)) static const struct ptt_ev *get_any(struct ptt_reader *r)
+{
+    if (!r->has_top) { /* not started yet, or the end */
+        if (r->started)
+            return NULL;
         start(r);
-    if (!r->has_top)
-        return NULL;
+        if (!r->has_top)
+            return NULL;
+    }
     struct stream *s = &r->streams[(uint32_t)r->top.order];
     struct ptt_ev *ev = &s->ev[s->cur];
     s->cur ^= 1;
@@ -1433,6 +1482,30 @@ const struct ptt_ev *ptt_reader_get(struct ptt_reader *r)
     } else
         pop_top(r);
     ev->ns = to_ns(r, ev->ticks);
+    return ev;
+}
+
+/* ptt_reader_get: the IN of a call's one record, its OUT made next (deliver_out), the stream
+ * staying first and its time to_ns's in-line case: in a few registers, no call (half the
+ * events of most traces). The rest: get_any, merge_any. */
+const struct ptt_ev *ptt_reader_get(struct ptt_reader *r)
+{
+    struct stream *s;
+    if (!r->has_top || !(s = &r->streams[(uint32_t)r->top.order])->call_out)
+        return get_any(r);
+    struct ptt_ev *ev = &s->ev[s->cur];
+    s->cur ^= 1;
+    deliver_out(s);
+    struct heapent e = {s->ev[s->cur].ticks, r->top.order};
+    uint64_t d = ev->ticks - r->clk_first.ticks;
+    if ((r->nheap && before(&r->heap[0], &e)) || d - 1 >= r->fast_below)
+        return merge_any(r, s, ev);
+    unsigned __int128 p = (unsigned __int128)d * r->tick_m; /* as to_ns */
+    uint64_t hi = (uint64_t)(p >> 64), lo = (uint64_t)p;
+    if (!hi || lo > ~(hi << 1))
+        return merge_any(r, s, ev);
+    r->top.ticks = e.ticks;
+    ev->ns = (int64_t)(hi >> r->tick_shift);
     return ev;
 }
 

@@ -9,7 +9,7 @@
 #include "util/term.h"
 #include "util/util.h"
 
-unsigned ptt_progress_count;
+unsigned ptt_progress_left = 16384;
 
 static struct {
     const char *cmd;
@@ -53,7 +53,7 @@ static const char *human_size(char *buf, size_t len, uint64_t b)
 
 void ptt_progress_check(void)
 {
-    ptt_progress_count = 0;
+    ptt_progress_left = 16384;
     if (!pg.r)
         return;
     uint64_t now = ptt_mono_ns();

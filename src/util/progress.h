@@ -10,12 +10,13 @@ struct ptt_reader;
 void ptt_progress_command(const char *cmd);
 /* Follow cmd's reading of r (a NULL r: nothing shown). */
 void ptt_progress_start(const char *cmd, const struct ptt_reader *r);
-/* Called for each event read: a counter; the clock is read every 16384 events. */
-extern unsigned ptt_progress_count;
+/* Called for each event read: a counter down to 0 (one decrement in memory, its flags the
+ * test); the clock is read every 16384 events. */
+extern unsigned ptt_progress_left;
 void ptt_progress_check(void);
 static inline void ptt_progress_tick(void)
 {
-    if (++ptt_progress_count >= 16384)
+    if (!--ptt_progress_left)
         ptt_progress_check();
 }
 /* The line cleared, if shown; reading r is over. */
