@@ -1472,15 +1472,9 @@ __attribute__((noinline)) static const struct ptt_ev *get_any(struct ptt_reader 
     struct stream *s = &r->streams[(uint32_t)r->top.order];
     struct ptt_ev *ev = &s->ev[s->cur];
     s->cur ^= 1;
-    if (advance(r, s)) {
-        struct heapent e = {s->ev[s->cur].ticks, r->top.order};
-        if (r->nheap && before(&r->heap[0], &e)) {
-            r->top = r->heap[0];
-            sift_down(r, 0, e);
-        } else
-            r->top.ticks = e.ticks;
-    } else
-        pop_top(r);
+    if (advance(r, s))
+        return merge_step(r, s, ev);
+    pop_top(r);
     ev->ns = to_ns(r, ev->ticks);
     return ev;
 }
