@@ -83,13 +83,15 @@ PTT_EXPORT int prctl(int option, ...)
     va_end(ap);
     if (option != PR_SET_NAME || !ptt_on())
         return REAL(prctl)(option, a2, a3, a4, a5);
-    /* The name is read only once the kernel took it, and from its copy (the thread's own name,
-     * 15 bytes at most): the argument may be no string at all (EFAULT, never a crash of ours).
-     * Both events come after the call, which never blocks. */
+    /* The name is read only once the kernel took it: then it read the same bytes (up to 15, or a
+     * NUL) without a fault, and no system call of ours is needed; before, the argument may be no
+     * string at all (EFAULT, never a crash of ours). Both events come after the call, which
+     * never blocks. */
     int r = REAL(prctl)(option, a2, a3, a4, a5), e = errno;
     char name[16] = "";
-    if (r == 0)
-        REAL(prctl)(PR_GET_NAME, (unsigned long)name, 0ul, 0ul, 0ul);
+    const char *s = (const char *)a2;
+    for (int i = 0; r == 0 && i < 15 && s[i]; i++)
+        name[i] = s[i];
     PTT_REC_STR(PRCTL_IN, name, PTT_I(option));
     PTT_REC(PRCTL_OUT, PTT_I(r), (uint64_t)(r ? e : 0));
     errno = e;
