@@ -126,8 +126,8 @@ void ptt_pool_reserve_rest(const struct ptt_pool_geom *g, int fd, uint32_t from)
 /* How many sub-buffers are reserved before the program starts: all, but for a large pool with
  * --overflow=block whose rest a guardian reserves. Then FIRST_STEP only: the guardian's first
  * look finds fewer than half a step free and reserves the next step at once, beside the
- * program's start rather than before it (about 1 ms of zeroed pages per MiB on this kind of
- * machine, on the session's start). */
+ * program's start rather than before it (zeroed pages: 1.2 ms for 4 MiB on an idle machine here,
+ * docs/performance.md). */
 #define FIRST_STEP (1u << 20)
 static uint32_t first_step(const struct ptt_pool_config *c, uint32_t n, int guardian)
 {
