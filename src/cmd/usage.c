@@ -105,6 +105,8 @@ static const struct {
         "\n"
         "environment:\n"
         "  PTT_DIR                 where the default FILE, ptt.data, is\n"
+        "  PTT_READ_AHEAD          0: read on one thread only; 1: on two even with one CPU (default: two\n"
+        "                          if it has two CPUs)\n"
         "  PTT_PAGER, PAGER        the pager on a terminal (default: less -FRX; '' or cat: none)\n"
         "  NO_COLOR                set and not empty: no colours in auto mode\n"},
     {"stat",
@@ -136,6 +138,8 @@ static const struct {
         "\n"
         "environment:\n"
         "  PTT_DIR                 where the default FILE, ptt.data, is\n"
+        "  PTT_READ_AHEAD          0: read on one thread only; 1: on two even with one CPU (default: two\n"
+        "                          if it has two CPUs)\n"
         "  PTT_PAGER, PAGER        the pager on a terminal (default: less -FRX; '' or cat: none)\n"
         "  NO_COLOR                set and not empty: no colours in auto mode\n"},
     {"check",
@@ -165,6 +169,8 @@ static const struct {
         "\n"
         "environment:\n"
         "  PTT_DIR                 where the default FILE, ptt.data, is\n"
+        "  PTT_READ_AHEAD          0: read on one thread only; 1: on two even with one CPU (default: two\n"
+        "                          if it has two CPUs)\n"
         "  PTT_PAGER, PAGER        the pager on a terminal (default: less -FRX; '' or cat: none)\n"
         "  NO_COLOR                set and not empty: no colours in auto mode\n"},
     {"paje",
@@ -187,7 +193,9 @@ static const struct {
         "      --from=SECONDS, --to=SECONDS  a time span, since the start of the trace\n"
         "\n"
         "environment:\n"
-        "  PTT_DIR                 where the default FILE, ptt.data, is\n"},
+        "  PTT_DIR                 where the default FILE, ptt.data, is\n"
+        "  PTT_READ_AHEAD          0: read on one thread only; 1: on two even with one CPU (default: two\n"
+        "                          if it has two CPUs)\n"},
     {"export",
         "usage: ptt export --format=FORMAT [--names=FILE] [FILE] -o OUT\n"
         "                  [--pid=PID,...] [--tid=TID|NAME,...] [--object=ADDR|NAME,...] [--event=NAME|GLOB,...]\n"
@@ -218,7 +226,9 @@ static const struct {
         "      --from=SECONDS, --to=SECONDS  a time span, since the start of the trace\n"
         "\n"
         "environment:\n"
-        "  PTT_DIR                 where the default FILE, ptt.data, is\n"},
+        "  PTT_DIR                 where the default FILE, ptt.data, is\n"
+        "  PTT_READ_AHEAD          0: read on one thread only; 1: on two even with one CPU (default: two\n"
+        "                          if it has two CPUs)\n"},
     {"report",
         "usage: ptt report [--names=FILE] [FILE] -o REPORT.html\n"
         "       ptt export --format=report [--names=FILE] [FILE] -o REPORT.html\n"
@@ -239,7 +249,9 @@ static const struct {
         "      --from=SECONDS, --to=SECONDS  a time span, since the start of the trace\n"
         "\n"
         "environment:\n"
-        "  PTT_DIR                 where the default FILE, ptt.data, is\n"},
+        "  PTT_DIR                 where the default FILE, ptt.data, is\n"
+        "  PTT_READ_AHEAD          0: read on one thread only; 1: on two even with one CPU (default: two\n"
+        "                          if it has two CPUs)\n"},
     {"ctl",
         "usage: ptt ctl list\n"
         "       ptt ctl SESSION status\n"

@@ -18,6 +18,7 @@
 #include "ptt_fields.h"
 #include "trace/parts.h"
 #include "trace/reader.h"
+#include "trace/readahead.h"
 #include "trace/decode.h"
 #include "analysis/tracker.h"
 #include "util/util.h"
@@ -132,8 +133,18 @@ struct ptt_reader {
     int tick_e;
     int tick_shift; /* -tick_e - 64 when tick_e is in (-128, -64] (to_ns in line), else -1 */
     uint64_t fast_below; /* to_ns in line for a time 1 to this many ticks after the start */
+    /* Bytes of the chunks read or passed over so far: written by the thread that merges, read by
+     * the progress line (relaxed atomics: only a figure to show). */
+    uint64_t bytes_done;
+    struct ptt_readahead *ra; /* the merge on a thread of its own, or NULL */
+    int ra_decided;
     char err[512];
 };
+
+static void count_chunk(struct ptt_reader *r, const struct chunkref *c)
+{
+    __atomic_store_n(&r->bytes_done, r->bytes_done + c->size, __ATOMIC_RELAXED);
+}
 
 static void set_err(struct ptt_reader *r, const char *fmt, ...)
 {
@@ -904,6 +915,7 @@ RARE static int load_chunk(struct ptt_reader *r, struct stream *s)
     if (s->next_chunk >= s->nchunks)
         return 0;
     struct chunkref *c = &s->chunks[s->next_chunk++];
+    count_chunk(r, c);
     struct ptt_rec_chunk h;
     size_t len = c->size - sizeof h;
     if (len > s->buf_cap) {
@@ -1001,10 +1013,10 @@ EVERY void track_calls(struct ptt_reader *r, struct stream *s, struct ptt_ev *ev
 
 /* After a corrupt event: the stream's chunks left in the same file are passed over; 1 when some
  * remain in the next parts (a set's), to read on from. */
-static int skip_part(struct stream *s)
+static int skip_part(struct ptt_reader *r, struct stream *s)
 {
     while (s->next_chunk < s->nchunks && s->chunks[s->next_chunk].part == s->part)
-        s->next_chunk++;
+        count_chunk(r, &s->chunks[s->next_chunk++]);
     s->pos = s->len;
     return s->next_chunk < s->nchunks;
 }
@@ -1127,7 +1139,7 @@ static int next_raw(struct ptt_reader *r, struct stream *s, struct ptt_event *h,
                 goto decoded;
             part_err(r, s->part, "corrupt record at offset %llu",
                      (unsigned long long)(s->data_off + s->pos));
-            if (!skip_part(s)) /* the rest of this thread in this file cannot be trusted */
+            if (!skip_part(r, s)) /* the rest of this thread in this file cannot be trusted */
                 return 0;
             continue;
         }
@@ -1140,7 +1152,7 @@ static int next_raw(struct ptt_reader *r, struct stream *s, struct ptt_event *h,
             (h->id & PTT_EV_ID_MASK) == 0) {
             part_err(r, s->part, "corrupt event (id 0x%04x, size %u) at offset %llu", h->id,
                      h->size, (unsigned long long)(s->data_off + s->pos));
-            if (!skip_part(s)) /* the rest of this thread in this file cannot be trusted */
+            if (!skip_part(r, s)) /* the rest of this thread in this file cannot be trusted */
                 return 0;
             continue;
         }
@@ -1423,7 +1435,7 @@ void ptt_reader_skip(struct ptt_reader *r, int64_t from_ns, int (*keep)(uint16_t
     /* A tick or two less than from_ns: what is skipped is surely before it (the events just
      * before are decoded, for the caller to leave out). */
     long double k = (long double)from_ns / r->ns_per_tick - 2;
-    if (r->started || !(k > 0) || k > 1.8e19L)
+    if (r->started || r->ra_decided || !(k > 0) || k > 1.8e19L)
         return;
     r->skip_below = r->clk_first.ticks + (uint64_t)k;
     unsigned n;
@@ -1479,10 +1491,10 @@ __attribute__((noinline)) static const struct ptt_ev *get_any(struct ptt_reader 
     return ev;
 }
 
-/* ptt_reader_get: the IN of a call's one record, its OUT made next (deliver_out), the stream
+/* The merge itself: the IN of a call's one record, its OUT made next (deliver_out), the stream
  * staying first and its time to_ns's in-line case: in a few registers, no call (half the
  * events of most traces). The rest: get_any, merge_any. */
-const struct ptt_ev *ptt_reader_get(struct ptt_reader *r)
+EVERY const struct ptt_ev *merge_get(struct ptt_reader *r)
 {
     struct stream *s;
     if (!r->has_top || !(s = &r->streams[(uint32_t)r->top.order])->call_out)
@@ -1503,6 +1515,30 @@ const struct ptt_ev *ptt_reader_get(struct ptt_reader *r)
     return ev;
 }
 
+/* merge_get for the read-ahead thread. */
+static const struct ptt_ev *merge_get_fn(struct ptt_reader *r)
+{
+    return merge_get(r);
+}
+
+/* At the first event: the merge goes to a thread of its own where a second CPU can run it. */
+RARE static const struct ptt_ev *first_get(struct ptt_reader *r)
+{
+    r->ra_decided = 1;
+    if (ptt_readahead_wanted() && (r->ra = ptt_readahead_start(r, merge_get_fn, r->err)))
+        return ptt_readahead_get(r->ra);
+    return merge_get(r);
+}
+
+const struct ptt_ev *ptt_reader_get(struct ptt_reader *r)
+{
+    if (r->ra)
+        return ptt_readahead_get(r->ra);
+    if (!r->ra_decided)
+        return first_get(r);
+    return merge_get(r);
+}
+
 int ptt_reader_next(struct ptt_reader *r, struct ptt_ev *ev)
 {
     const struct ptt_ev *e = ptt_reader_get(r);
@@ -1515,6 +1551,8 @@ int ptt_reader_next(struct ptt_reader *r, struct ptt_ev *ev)
 
 const char *ptt_reader_error(const struct ptt_reader *r)
 {
+    if (r->ra && !ptt_readahead_err_seen(r->ra))
+        return NULL; /* not met yet by the events taken: the thread's may be on its way */
     return r->err[0] ? r->err : NULL;
 }
 
@@ -1553,6 +1591,7 @@ void ptt_reader_close(struct ptt_reader *r)
 {
     if (!r)
         return;
+    ptt_readahead_stop(r->ra);
     for (size_t i = 0; i < r->nstreams; i++) {
         free(r->streams[i].chunks);
         free(r->streams[i].buf);
@@ -1568,15 +1607,14 @@ void ptt_reader_close(struct ptt_reader *r)
 
 void ptt_reader_progress(const struct ptt_reader *r, uint64_t *done, uint64_t *total)
 {
-    *done = *total = 0;
+    /* The index is not changed by the merge: only bytes_done is. */
+    *total = 0;
     for (size_t i = 0; i < r->nstreams; i++) {
         const struct stream *s = &r->streams[i];
-        for (size_t k = 0; k < s->nchunks; k++) {
+        for (size_t k = 0; k < s->nchunks; k++)
             *total += s->chunks[k].size;
-            if (k < s->next_chunk)
-                *done += s->chunks[k].size;
-        }
     }
+    *done = __atomic_load_n(&r->bytes_done, __ATOMIC_RELAXED);
 }
 
 const struct ptt_reader_parts *ptt_reader_parts(const struct ptt_reader *r)

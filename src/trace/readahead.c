@@ -1,0 +1,212 @@
+/* Reading ahead on a second thread (readahead.h). Batches of packed events: each event's header
+ * and its recorded arguments only (an event has up to PTT_EVENT_MAX_ARGS; most have 2 to 4), 8-byte
+ * aligned; a batch keeps a whole struct ptt_ev of room after its last event, so that an event is a
+ * valid struct ptt_ev to read up to its nargs. A mutex and two condition variables per batch
+ * handed over: a few thousand events each, so the locking costs nothing per event. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace/readahead.h"
+
+/* Four batches of 512 KiB: measured against 16 KiB to 2 MiB, 4 to 16 batches (docs/performance.md,
+ * "Reading ahead"), a ring larger than a core's L2 cost least: the events reach the consumer
+ * from the shared L3, not line by line from the producer's L2, and the producer's stores find
+ * their lines there too. The pages are touched only as used: a small trace takes little. */
+#define NBATCH 4
+#define BATCH_BYTES (512u * 1024)
+
+struct batch {
+    unsigned char *buf; /* BATCH_BYTES + room for one whole event */
+    size_t used;        /* bytes of events */
+    size_t err_at;      /* once the event ending here is taken, the error is known; else SIZE_MAX */
+    int last;           /* no event after this batch */
+};
+
+struct ptt_readahead {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t room, ready; /* a batch free for the producer, a batch full for the consumer */
+    unsigned filled, taken;     /* batches published, batches given back (mod 2^32) */
+    int stop;
+    struct batch b[NBATCH];
+    /* Producer's. */
+    _Alignas(128) struct ptt_reader *r;
+    ptt_readahead_fn get;
+    const char *err;
+    /* Consumer's, on lines of their own: written at every event, they would otherwise take
+     * the producer's lines from its core at every event too. */
+    _Alignas(128) struct batch *cur; /* being taken, or NULL */
+    size_t pos;
+    int ended, err_seen;
+};
+
+static size_t entry_size(unsigned nargs)
+{
+    return offsetof(struct ptt_ev, args) + (size_t)nargs * sizeof(uint64_t);
+}
+
+int ptt_readahead_wanted(void)
+{
+    const char *e = getenv("PTT_READ_AHEAD");
+    if (e && *e)
+        return strcmp(e, "0") != 0;
+    cpu_set_t set;
+    return sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 1;
+}
+
+/* Fill b from the reader: full, or up to the end, or up to the event the error came with. */
+static void fill(struct ptt_readahead *ra, struct batch *b, int *err_known)
+{
+    struct ptt_reader *r = ra->r;
+    ptt_readahead_fn get = ra->get;
+    const char *err = ra->err;
+    unsigned char *buf = b->buf;
+    size_t used = 0;
+    b->err_at = SIZE_MAX;
+    b->last = 0;
+    while (used < BATCH_BYTES) {
+        const struct ptt_ev *ev = get(r);
+        if (!ev) {
+            b->last = 1;
+            break;
+        }
+        size_t n = entry_size(ev->nargs);
+        memcpy(buf + used, ev, n);
+        used += n;
+        if (!*err_known && err[0]) {
+            *err_known = 1;
+            b->err_at = used;
+            break;
+        }
+    }
+    b->used = used;
+}
+
+static void *produce(void *arg)
+{
+    struct ptt_readahead *ra = arg;
+    int err_known = ra->err[0] != 0;
+    for (;;) {
+        pthread_mutex_lock(&ra->mu);
+        while (ra->filled - ra->taken == NBATCH && !ra->stop)
+            pthread_cond_wait(&ra->room, &ra->mu);
+        int stop = ra->stop;
+        pthread_mutex_unlock(&ra->mu);
+        if (stop)
+            return NULL;
+        struct batch *b = &ra->b[ra->filled % NBATCH];
+        fill(ra, b, &err_known);
+        pthread_mutex_lock(&ra->mu);
+        ra->filled++;
+        pthread_cond_signal(&ra->ready);
+        pthread_mutex_unlock(&ra->mu);
+        if (b->last)
+            return NULL;
+    }
+}
+
+static void free_batches(struct ptt_readahead *ra)
+{
+    for (int i = 0; i < NBATCH; i++)
+        free(ra->b[i].buf);
+    free(ra);
+}
+
+struct ptt_readahead *ptt_readahead_start(struct ptt_reader *r, ptt_readahead_fn get,
+                                          const char *err)
+{
+    struct ptt_readahead *ra = aligned_alloc(_Alignof(struct ptt_readahead), sizeof *ra);
+    if (!ra)
+        return NULL;
+    memset(ra, 0, sizeof *ra);
+    for (int i = 0; i < NBATCH; i++)
+        if (!(ra->b[i].buf = malloc(BATCH_BYTES + sizeof(struct ptt_ev)))) {
+            free_batches(ra);
+            return NULL;
+        }
+    ra->r = r;
+    ra->get = get;
+    ra->err = err;
+    ra->err_seen = err[0] != 0; /* met before any event: known from the start, as without */
+    pthread_mutex_init(&ra->mu, NULL);
+    pthread_cond_init(&ra->room, NULL);
+    pthread_cond_init(&ra->ready, NULL);
+    /* The producer needs no signal: blocked in it, they go to the command's thread. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int e = pthread_create(&ra->thread, NULL, produce, ra);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (e) {
+        free_batches(ra);
+        return NULL;
+    }
+    return ra;
+}
+
+/* Give the batch taken back and wait for the next one; NULL at the end. */
+__attribute__((noinline)) static const struct ptt_ev *next_batch(struct ptt_readahead *ra)
+{
+    for (;;) {
+        if (ra->ended)
+            return NULL;
+        pthread_mutex_lock(&ra->mu);
+        if (ra->cur) {
+            ra->ended = ra->cur->last;
+            ra->cur = NULL;
+            ra->taken++;
+            pthread_cond_signal(&ra->room);
+        }
+        while (!ra->ended && ra->filled == ra->taken)
+            pthread_cond_wait(&ra->ready, &ra->mu);
+        if (!ra->ended) {
+            ra->cur = &ra->b[ra->taken % NBATCH];
+            ra->pos = 0;
+        }
+        pthread_mutex_unlock(&ra->mu);
+        if (ra->ended) {
+            ra->err_seen = 1; /* the producer is done: its error, if any, is final */
+            return NULL;
+        }
+        if (ra->cur->used)
+            return ptt_readahead_get(ra);
+    }
+}
+
+const struct ptt_ev *ptt_readahead_get(struct ptt_readahead *ra)
+{
+    struct batch *b = ra->cur;
+    if (!b || ra->pos >= b->used)
+        return next_batch(ra);
+    const struct ptt_ev *ev = (const void *)(b->buf + ra->pos);
+    ra->pos += entry_size(ev->nargs);
+    if (ra->pos >= b->err_at)
+        ra->err_seen = 1;
+    return ev;
+}
+
+int ptt_readahead_err_seen(const struct ptt_readahead *ra)
+{
+    return ra->err_seen;
+}
+
+void ptt_readahead_stop(struct ptt_readahead *ra)
+{
+    if (!ra)
+        return;
+    pthread_mutex_lock(&ra->mu);
+    ra->stop = 1;
+    pthread_cond_signal(&ra->room);
+    pthread_mutex_unlock(&ra->mu);
+    pthread_join(ra->thread, NULL);
+    pthread_mutex_destroy(&ra->mu);
+    pthread_cond_destroy(&ra->room);
+    pthread_cond_destroy(&ra->ready);
+    free_batches(ra);
+}

@@ -1,0 +1,156 @@
+"""Reading ahead (src/trace/readahead.c; PTT_READ_AHEAD in docs/view.md): a second thread merges
+and decodes the trace while the command works on the events. What every reader prints must be
+exactly what it prints on one thread: the same events in the same order, the same error line
+after the same events, the same exit status, when it reads all, stops after a window, or meets a
+truncated or damaged file. The trace holds many batches of the thread's ring (320,000 events:
+about 26 MB of decoded events against batches of 512 KiB)."""
+
+import os
+import shutil
+import subprocess
+import time
+
+import pytest
+
+from conftest import PTT, TIMEOUT, prog, require_build, run
+
+READERS = [
+    ["view", "--format=raw"],
+    ["view", "--summary"],
+    ["stat"],
+    ["stat", "--format=json"],
+    ["check"],
+    ["check", "--format=json"],
+]
+
+
+@pytest.fixture(scope="module")
+def trace(tmp_path_factory):
+    require_build()
+    d = tmp_path_factory.mktemp("readahead")
+    path = d / "t.ptt"
+    p = run([PTT, "trace", "-q", "-o", path, "--", prog("flood"), 2, 40000])
+    assert p.returncode == 0, p.stderr
+    return path
+
+
+def read(args, path, ahead):
+    env = dict(os.environ, PTT_READ_AHEAD=ahead)
+    p = subprocess.run([str(a) for a in [PTT, *args, path]], capture_output=True, env=env,
+                       timeout=TIMEOUT)
+    return p.returncode, p.stdout, p.stderr
+
+
+def assert_same(args, path, rc):
+    one = read(args, path, "0")
+    two = read(args, path, "1")
+    assert one[0] == rc, one[2]
+    assert one[1], f"{args}: nothing printed"
+    assert two == one
+
+
+@pytest.mark.parametrize("args", READERS, ids=lambda a: " ".join(a))
+def test_whole_trace(trace, args):
+    assert_same(args, trace, 0)
+
+
+@pytest.mark.parametrize("args", READERS, ids=lambda a: " ".join(a))
+def test_window(trace, args):
+    """--from skips what precedes without decoding it; --to stops the reading (and the thread)
+    in the middle of the trace."""
+    dur = float(next(line.split()[1] for line in read(["view", "--summary"], trace, "0")[1]
+                     .decode().splitlines() if line.startswith("duration:")))
+    assert_same([*args, f"--from={dur * 0.3:.6f}", f"--to={dur * 0.6:.6f}"], trace, 0)
+
+
+@pytest.mark.parametrize("args", READERS, ids=lambda a: " ".join(a))
+def test_truncated(trace, tmp_path, args):
+    cut = tmp_path / "cut.ptt"
+    data = trace.read_bytes()
+    cut.write_bytes(data[: len(data) * 6 // 10])
+    assert_same(args, cut, 2)
+
+
+@pytest.mark.parametrize("args", READERS, ids=lambda a: " ".join(a))
+def test_damaged(trace, tmp_path, args):
+    """Bytes overwritten in the middle of the file: the reader says so after the events before."""
+    bad = tmp_path / "bad.ptt"
+    data = bytearray(trace.read_bytes())
+    mid = len(data) // 2
+    data[mid : mid + 64] = b"\xff" * 64
+    bad.write_bytes(bytes(data))
+    one = read(args, bad, "0")
+    assert one[2], "the damage was not seen"
+    assert read(args, bad, "1") == one
+
+
+def threads_of(pid):
+    return len(os.listdir(f"/proc/{pid}/task"))
+
+
+@pytest.mark.parametrize("ahead,want", [("0", 1), ("1", 2)])
+def test_thread(trace, ahead, want):
+    """The second thread is there while the command waits on its output (a pipe nobody reads
+    yet), and only when asked; the output is whole once read."""
+    env = dict(os.environ, PTT_READ_AHEAD=ahead)
+    p = subprocess.Popen([str(PTT), "view", "--format=raw", str(trace)], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=env)
+    try:
+        deadline = time.monotonic() + 10
+        seen = threads_of(p.pid)
+        while seen < want and time.monotonic() < deadline:
+            time.sleep(0.01)
+            seen = threads_of(p.pid)
+        time.sleep(0.2)  # it would have started by now: the count must not grow past want
+        seen = threads_of(p.pid)
+        out, err = p.communicate(timeout=TIMEOUT)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert seen == want
+    assert p.returncode == 0 and err == b""
+    assert out == read(["view", "--format=raw"], trace, "0")[1]
+
+
+def test_one_cpu(trace):
+    """On one CPU (taskset), no second thread by default; the output is the same."""
+    if not shutil.which("taskset"):
+        pytest.skip("no taskset")
+    env = {k: v for k, v in os.environ.items() if k != "PTT_READ_AHEAD"}
+    p = subprocess.Popen(["taskset", "-c", "0", str(PTT), "view", "--format=raw", str(trace)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    try:
+        time.sleep(0.3)  # the pipe is full by now: the command waits on it
+        seen = threads_of(p.pid)
+        out, _ = p.communicate(timeout=TIMEOUT)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert seen == 1 and p.returncode == 0
+    assert out == read(["view", "--format=raw"], trace, "0")[1]
+
+
+def test_damage_just_after_window(trace, tmp_path):
+    """The thread reads past --to and meets damage there: the command, which stops at --to,
+    must not say so (on one thread the damage is never reached). The damage is put at the first
+    place after the middle of the file that one thread, stopping at the middle of the trace's
+    time, does not reach: within the thread's look-ahead (2 MiB of events)."""
+    data = trace.read_bytes()
+    dur = float(next(line.split()[1] for line in read(["view", "--summary"], trace, "0")[1]
+                     .decode().splitlines() if line.startswith("duration:")))
+    window = [f"--to={dur * 0.5:.6f}"]
+    bad = tmp_path / "bad.ptt"
+    for at in range(len(data) // 2, len(data) * 9 // 10, len(data) // 100):
+        damaged = bytearray(data)
+        damaged[at : at + 64] = b"\xff" * 64
+        bad.write_bytes(bytes(damaged))
+        if read(["stat", *window], bad, "0")[0] == 0:
+            break
+    else:
+        pytest.fail("no damage after the window found")
+    assert read(["stat"], bad, "0")[0] == 2  # the whole file does meet it
+    # view --format=raw first: the slowest of the three, its thread is always the ring ahead
+    for args in (["view", "--format=raw"], ["stat"], ["check"]):
+        assert_same([*args, *window], bad, 0)
