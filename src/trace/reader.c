@@ -131,7 +131,7 @@ struct ptt_reader {
     long double ns_per_tick;
     uint64_t tick_m; /* ns_per_tick = tick_m * 2^tick_e exactly, when long double is x87's */
     int tick_e;
-    int tick_shift; /* -tick_e - 64 when tick_e is in (-128, -64] (to_ns in line), else -1 */
+    int tick_shift;      /* -tick_e - 64 when tick_e is in (-128, -64] (to_ns in line), else -1 */
     uint64_t fast_below; /* to_ns in line for a time 1 to this many ticks after the start */
     /* Bytes of the chunks read or passed over so far: written by the thread that merges, read by
      * the progress line (relaxed atomics: only a figure to show). */
@@ -1209,7 +1209,7 @@ EVERY void decode(const struct ptt_reader *r, const struct stream *s, struct ptt
     ev->nested = (h.id & PTT_EVF_NEST) != 0;
     ev->info = ptt_evindex_get(r->evx, ev->id);
     ev->offset = s->data_off + s->pos;
-    if (s->compact) { /* its arguments decoded already (ptt_dec_next) */
+    if (s->compact) {                         /* its arguments decoded already (ptt_dec_next) */
         if ((ev->nargs = s->dec->nargs) <= 8) /* most: a fixed-size copy, inlined */
             copy8(ev->args, s->dec->args);
         else
@@ -1352,7 +1352,8 @@ EVERY int advance(struct ptt_reader *r, struct stream *s)
         if (s->held.nargs <= 8) /* fixed sizes, inlined */
             memcpy(ev, &s->held, offsetof(struct ptt_ev, args) + 8 * sizeof ev->args[0]);
         else
-            memcpy(ev, &s->held, offsetof(struct ptt_ev, args) + s->held.nargs * sizeof ev->args[0]);
+            memcpy(ev, &s->held,
+                   offsetof(struct ptt_ev, args) + s->held.nargs * sizeof ev->args[0]);
         return 1;
     }
     if (s->compact)
