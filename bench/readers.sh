@@ -8,7 +8,8 @@
 # which a shared machine inflates less), peak memory, and the size of every export per million
 # events. Then a window of one second in the middle of the paced trace (--from/--to) is read by
 # every reader: the exports that need no state from before skip what precedes it, and all stop
-# after it. Prints the commit and the machine's load before and after.
+# after it. `stat` and `check` run twice: as they are (reading ahead on a second thread when they
+# have two CPUs) and with PTT_READ_AHEAD=0. Prints the commit and the load before and after.
 set -e
 build=${1:-build}
 threads=${2:-4}
@@ -57,7 +58,9 @@ readers() {
     run "view --summary" "$n" - "$ptt" view --summary "$@" "$t"
     run "view --format=raw" "$n" - "$ptt" view --format=raw "$@" "$t"
     run "stat" "$n" - "$ptt" stat "$@" "$t"
+    run "stat, one thread" "$n" - env PTT_READ_AHEAD=0 "$ptt" stat "$@" "$t"
     run "check" "$n" - "$ptt" check "$@" "$t"
+    run "check, one thread" "$n" - env PTT_READ_AHEAD=0 "$ptt" check "$@" "$t"
     run "report" "$n" "$dir/r.html" "$ptt" report "$@" "$t" -o "$dir/r.html"
     run "paje" "$n" "$dir/t.paje" "$ptt" paje "$@" "$t" -o "$dir/t.paje"
     run "export --format=chrome" "$n" "$dir/t.json" "$ptt" export --format=chrome "$@" "$t" -o "$dir/t.json"
