@@ -118,9 +118,11 @@ def test_killed_anywhere_leaves_nothing(tmp_path):
 
 def test_program_runs_on_after_sigkill(tmp_path):
     """SIGKILL to ptt trace while the program records events into a small pool: the program
-    runs on untraced at once (the longest pause between two of its iterations, as it measures
-    it, stays well below the second a writer used to wait for a dead ptt trace), ends normally,
-    and nothing of the session is left."""
+    runs on untraced (ends normally, and nothing of the session is left). Its writer notices
+    the death (the guardian marks the pool abandoned; else a heartbeat still for 50 ms) instead
+    of waiting out the 10 s after which a writer gives up on a pool: the longest pause between
+    two iterations, as the program measures it, stays far below those 10 s. The bound is that
+    far (5 s) so that a loaded machine's scheduling, which has paused it 0.6 s, does not count."""
     env, ctl_dir = private_env(tmp_path)
     n = 5_000_000
     live = Live([prog("gap_flood"), n], tmp_path / "t.ptt", opts=["--buffer=4M"], env=env)
@@ -131,7 +133,7 @@ def test_program_runs_on_after_sigkill(tmp_path):
     gap = float(live.value("max_gap_ms"))
     assert live.value("done") == str(n)
     print(f"longest pause of the program after ptt trace's SIGKILL: {gap} ms")
-    assert gap < 500, f"the program paused {gap} ms"
+    assert gap < 5000, f"the program paused {gap} ms"
     wait_until(lambda: not leftovers(live.pid, ctl_dir), timeout=5, what="the session's removal")
 
 
