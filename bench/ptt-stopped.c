@@ -163,8 +163,7 @@ static int libptt_loaded(void)
 static int setup(void)
 {
     return pthread_barrier_init(&barrier, NULL, 1) || pthread_key_create(&key, NULL) ||
-           pthread_setspecific(key, &key) || sem_init(&sem, 0, 0) ||
-           pthread_once(&once, init_once);
+           pthread_setspecific(key, &key) || sem_init(&sem, 0, 0) || pthread_once(&once, init_once);
 }
 
 static int child(const char *name, long n)
