@@ -5,7 +5,7 @@ PREFIX ?= /usr/local
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE ?= cmake
 
-.PHONY: all everything check check-fast check-san check-yama3 stress demo bench bench-lifetime bench-readers bench-peers bench-attach check-peers check-speed opts install clean events-md docs format
+.PHONY: all everything check check-fast check-san check-yama3 stress demo bench bench-lifetime bench-stopped bench-readers bench-peers bench-attach check-peers check-speed opts install clean events-md docs format
 
 # ptt and libptt.so only: what a user needs, in well under a minute. The test programs, the
 # benchmarks and the example are built by the targets that use them ('everything').
@@ -63,6 +63,11 @@ bench: everything
 # "Session lifetime"). BEFORE=OTHER/bin/ptt measures another build in the same rounds.
 bench-lifetime: everything
 	$(BUILD)/bench/ptt-lifetime --rounds=3 $(BEFORE) $(BUILD)/bin/ptt
+
+# Instructions per call of the common calls, libptt preloaded and in a stopped session (callgrind:
+# bench/stopped.sh; needs valgrind; about a minute).
+bench-stopped: everything
+	bench/stopped.sh $(BUILD)
 
 # What helgrind, DRD and ThreadSanitizer report on the corpus of ptt check, against the expected
 # findings, with their run times (bench/check_peers.py; needs valgrind and gcc's libtsan; about

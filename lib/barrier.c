@@ -1,4 +1,5 @@
 /* Barriers: the release of each waiter, and which one was the serial thread. */
+#define PTT_ONLY_CLASS PTT_CLASS_barrier /* every event here is of this class (record.h) */
 #define _GNU_SOURCE
 #include <pthread.h>
 

@@ -1,6 +1,7 @@
 /* Cancellation requests and settings. Where a thread is cancelled is seen from the trace: the
  * thread's start wrapper records THREAD_END (cancelled) after its cleanup handlers, and the
  * reader names the call it was inside (THREAD_CANCELLED). */
+#define PTT_ONLY_CLASS PTT_CLASS_cancel /* every event here is of this class (record.h) */
 #define _GNU_SOURCE
 #include <pthread.h>
 

@@ -1,5 +1,6 @@
 /* Condition variables. The waiter's wake-up (COND_WOKEN) is recorded as soon as the wait
  * returns, the mutex held again. */
+#define PTT_ONLY_CLASS PTT_CLASS_cond /* every event here is of this class (record.h) */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>

@@ -1,5 +1,6 @@
 /* Thread-specific data (class key, off by default: getspecific and setspecific are hot in real
- * programs) and pthread_once (who runs the init routine, who waits for it). */
+ * programs) and pthread_once (who runs the init routine, who waits for it). Two classes: each
+ * interposer is off as soon as its own is not recorded (ptt_on_class, record.h). */
 #define _GNU_SOURCE
 #include <pthread.h>
 
@@ -7,7 +8,7 @@
 
 PTT_EXPORT int pthread_key_create(pthread_key_t *k, void (*destructor)(void *))
 {
-    if (!ptt_on())
+    if (!ptt_on_class(PTT_CLASS_key))
         return REAL(pthread_key_create)(k, destructor);
     PTT_CALL_IN(call, KEY_CREATE, PTT_U(k), PTT_U(destructor));
     int r = REAL(pthread_key_create)(k, destructor);
@@ -17,7 +18,7 @@ PTT_EXPORT int pthread_key_create(pthread_key_t *k, void (*destructor)(void *))
 
 PTT_EXPORT int pthread_key_delete(pthread_key_t k)
 {
-    if (!ptt_on())
+    if (!ptt_on_class(PTT_CLASS_key))
         return REAL(pthread_key_delete)(k);
     PTT_CALL_IN(call, KEY_DELETE, (uint64_t)k);
     int r = REAL(pthread_key_delete)(k);
@@ -33,7 +34,7 @@ PTT_EXPORT int pthread_key_delete(pthread_key_t k)
 #endif
 PTT_EXPORT int pthread_setspecific(pthread_key_t k, const void *v)
 {
-    if (!ptt_on())
+    if (!ptt_on_class(PTT_CLASS_key))
         return REAL(pthread_setspecific)(k, v);
     PTT_CALL_IN(call, THREAD_SETSPECIFIC, (uint64_t)k, PTT_U(v));
     int (*real)(pthread_key_t, const void *) = REAL(pthread_setspecific);
@@ -47,7 +48,7 @@ PTT_EXPORT int pthread_setspecific(pthread_key_t k, const void *v)
 
 PTT_EXPORT void *pthread_getspecific(pthread_key_t k)
 {
-    if (!ptt_on())
+    if (!ptt_on_class(PTT_CLASS_key))
         return REAL(pthread_getspecific)(k);
     PTT_CALL_IN(call, THREAD_GETSPECIFIC, (uint64_t)k);
     void *r = REAL(pthread_getspecific)(k);
@@ -75,7 +76,7 @@ static void once_trampoline(void)
 
 PTT_EXPORT int pthread_once(pthread_once_t *once, void (*init)(void))
 {
-    if (!ptt_on())
+    if (!ptt_on_class(PTT_CLASS_once))
         return REAL(pthread_once)(once, init);
     /* glibc's state word: bit 1 done, bit 0 running (the init routine of another thread). */
     int st = __atomic_load_n((int *)once, __ATOMIC_ACQUIRE);

@@ -1,4 +1,5 @@
 /* Message queues. */
+#define PTT_ONLY_CLASS PTT_CLASS_mq /* every event here is of this class (record.h) */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>

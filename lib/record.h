@@ -420,11 +420,21 @@ static inline __attribute__((always_inline)) void ptt_call_end(struct ptt_thread
       PTT_CLASS_OF(PTT_EV_##name)) &                                              \
      1)
 
+/* In a file of one class (PTT_ONLY_CLASS, see ptt_on), an event of another class would never be
+ * recorded while that class is off: refused at compile time. */
+#ifdef PTT_ONLY_CLASS
+#define PTT_SAME_CLASS_(name) \
+    _Static_assert(PTT_CLASS_OF(PTT_EV_##name) == PTT_ONLY_CLASS, #name " is of another class")
+#else
+#define PTT_SAME_CLASS_(name) _Static_assert(1, "")
+#endif
+
 /* Record event NAME with its arguments; the count is checked against the table at compile time. */
 #define PTT_NARGS_(...) (sizeof((uint64_t[]){0, __VA_ARGS__}) / sizeof(uint64_t) - 1)
 #define PTT_REC(name, ...)                                                                       \
     do {                                                                                         \
         _Static_assert(PTT_NARGS_(__VA_ARGS__) == PTT_NARGS_##name, "argument count of " #name); \
+        PTT_SAME_CLASS_(name);                                                                   \
         if (PTT_RECORDS(name)) {                                                                 \
             const uint64_t ptt_a_[] = {0, __VA_ARGS__};                                          \
             ptt_write(&ptt_self, PTT_EV_##name, PTT_NARGS_##name, ptt_a_ + 1);                   \
@@ -433,6 +443,7 @@ static inline __attribute__((always_inline)) void ptt_call_end(struct ptt_thread
 #define PTT_REC0(name)                                                     \
     do {                                                                   \
         _Static_assert(PTT_NARGS_##name == 0, "argument count of " #name); \
+        PTT_SAME_CLASS_(name);                                             \
         if (PTT_RECORDS(name))                                             \
             ptt_write(&ptt_self, PTT_EV_##name, 0, 0);                     \
     } while (0)
@@ -445,6 +456,7 @@ static inline __attribute__((always_inline)) void ptt_call_end(struct ptt_thread
     uint32_t tok = 0;                                                                            \
     do {                                                                                         \
         _Static_assert(PTT_NARGS_(__VA_ARGS__) == PTT_NARGS_##stem##_IN, "arguments of " #stem); \
+        PTT_SAME_CLASS_(stem##_IN);                                                              \
         _Static_assert((int)PTT_CALLOUT_##stem##_IN == (int)PTT_EV_##stem##_OUT,                 \
                        "PTT_CALL of " #stem);                                                    \
         _Static_assert(PTT_NARGS_##stem##_IN <= PTT_CALL_MAX_ARGS, "arguments of " #stem);       \
@@ -461,6 +473,7 @@ static inline __attribute__((always_inline)) void ptt_call_end(struct ptt_thread
     uint32_t tok = 0;                                                            \
     do {                                                                         \
         _Static_assert(PTT_NARGS_##stem##_IN == 0, "arguments of " #stem);       \
+        PTT_SAME_CLASS_(stem##_IN);                                              \
         _Static_assert((int)PTT_CALLOUT_##stem##_IN == (int)PTT_EV_##stem##_OUT, \
                        "PTT_CALL of " #stem);                                    \
         if (PTT_RECORDS(stem##_IN))                                              \
@@ -510,6 +523,7 @@ static inline unsigned ptt_pack_str(uint64_t *w, const char *s)
 #define PTT_REC_STR(name, str, ...)                                                              \
     do {                                                                                         \
         _Static_assert(PTT_NARGS_(__VA_ARGS__) == PTT_NARGS_##name, "argument count of " #name); \
+        PTT_SAME_CLASS_(name);                                                                   \
         if (PTT_RECORDS(name)) {                                                                 \
             uint64_t ptt_a_[PTT_NARGS_##name + PTT_STR_WORDS] = {__VA_ARGS__};                   \
             unsigned ptt_k_ = ptt_pack_str(ptt_a_ + PTT_NARGS_##name, (str));                    \
@@ -517,21 +531,34 @@ static inline unsigned ptt_pack_str(uint64_t *w, const char *s)
         }                                                                                        \
     } while (0)
 
-/* Whether the calling thread records: libptt is active and not calling out. The interposers of
- * a file whose events are all of one class (it defines PTT_ONLY_CLASS before its includes: mutex,
- * rwlock, spin) are off as soon as that class is not recorded: before a pool is attached
- * (ptt_masks is all zeros then) and while stopped (ptt ctl stop: masks[0] holds meta alone, and
- * masks[1] is never more than masks[0]), the call goes straight on after one load and branch,
- * as with libptt merely preloaded. */
+/* Whether the calling thread records: libptt is active and not calling out. */
+static inline int ptt_on_any(void)
+{
+    return __builtin_expect(ptt_active && !ptt_self.guard, 1);
+}
+
+/* ptt_on_any, for an interposer whose events are all of class cls and which keeps nothing up to
+ * date for a later start: off as soon as cls is not recorded, its bit in masks[0] clear (masks[1]
+ * is never more than masks[0]). Before a pool is attached ptt_masks is all zeros, and while
+ * stopped (ptt ctl stop) masks[0] holds meta alone: the call then goes straight on after one load
+ * and a branch, as with libptt merely preloaded. */
+static inline int ptt_on_class(unsigned cls)
+{
+    if (__builtin_expect(!((atomic_load_explicit(&ptt_masks[0], memory_order_relaxed) >> cls) & 1),
+                         0))
+        return 0;
+    return ptt_on_any();
+}
+
+/* The interposers' test. A file whose events are all of one class defines PTT_ONLY_CLASS before
+ * its includes (each PTT_REC and PTT_CALL_IN checks it at compile time): ptt_on_class of it. */
 static inline int ptt_on(void)
 {
 #ifdef PTT_ONLY_CLASS
-    if (__builtin_expect(
-            !((atomic_load_explicit(&ptt_masks[0], memory_order_relaxed) >> PTT_ONLY_CLASS) & 1),
-            0))
-        return 0;
+    return ptt_on_class(PTT_ONLY_CLASS);
+#else
+    return ptt_on_any();
 #endif
-    return __builtin_expect(ptt_active && !ptt_self.guard, 1);
 }
 
 #define PTT_U(x) ((uint64_t)(uintptr_t)(x))

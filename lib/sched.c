@@ -1,5 +1,6 @@
 /* Thread identity and scheduling: names (later tools name threads by them), priorities,
  * affinity, yields. */
+#define PTT_ONLY_CLASS PTT_CLASS_sched /* every event here is of this class (record.h) */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>

@@ -1,6 +1,7 @@
 /* Semaphores, unnamed and named. The value is read (sem_getvalue) before and after waits and
  * posts. A wait tries without blocking first, to see whether it has to wait; since glibc's
  * sem_wait acts on a pending cancellation even when it need not block, so does that path. */
+#define PTT_ONLY_CLASS PTT_CLASS_sem /* every event here is of this class (record.h) */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>

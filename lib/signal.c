@@ -1,6 +1,8 @@
 /* Signals: sending, masks, synchronous waits, and the delivery of a signal to a handler, seen by
  * wrapping the handlers the program installs (no signal of our own: the program's handler runs
- * from a trampoline that records its start and end; sigaction reports the program's handler). */
+ * from a trampoline that records its start and end; sigaction reports the program's handler).
+ * The calls are off as soon as class signal is not recorded (ptt_on_class, record.h); sigaction
+ * is not: a handler installed while stopped is wrapped too, for its deliveries after a start. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
@@ -21,7 +23,7 @@ static uint64_t mask_of(const sigset_t *set)
 
 PTT_EXPORT int pthread_kill(pthread_t th, int sig)
 {
-    if (!ptt_on())
+    if (!ptt_on_class(PTT_CLASS_signal))
         return REAL(pthread_kill)(th, sig);
     PTT_CALL_IN(call, THREAD_KILL, PTT_U(th), PTT_I(sig));
     int r = REAL(pthread_kill)(th, sig);
@@ -31,7 +33,7 @@ PTT_EXPORT int pthread_kill(pthread_t th, int sig)
 
 PTT_EXPORT int pthread_sigqueue(pthread_t th, int sig, const union sigval v)
 {
-    if (!ptt_on())
+    if (!ptt_on_class(PTT_CLASS_signal))
         return REAL(pthread_sigqueue)(th, sig, v);
     PTT_CALL_IN(call, THREAD_SIGQUEUE, PTT_U(th), PTT_I(sig), PTT_U(v.sival_ptr));
     int r = REAL(pthread_sigqueue)(th, sig, v);
@@ -41,7 +43,7 @@ PTT_EXPORT int pthread_sigqueue(pthread_t th, int sig, const union sigval v)
 
 PTT_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 {
-    if (!ptt_on())
+    if (!ptt_on_class(PTT_CLASS_signal))
         return REAL(pthread_sigmask)(how, set, old);
     PTT_CALL_IN(call, THREAD_SIGMASK, PTT_I(how), mask_of(set));
     sigset_t o;
@@ -53,7 +55,7 @@ PTT_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 
 PTT_EXPORT int sigwait(const sigset_t *set, int *sig)
 {
-    if (!ptt_on())
+    if (!ptt_on_class(PTT_CLASS_signal))
         return REAL(sigwait)(set, sig);
     PTT_REC(SIGNAL_WAIT_IN, mask_of(set));
     int r = REAL(sigwait)(set, sig);
@@ -63,7 +65,7 @@ PTT_EXPORT int sigwait(const sigset_t *set, int *sig)
 
 PTT_EXPORT int sigwaitinfo(const sigset_t *set, siginfo_t *info)
 {
-    if (!ptt_on())
+    if (!ptt_on_class(PTT_CLASS_signal))
         return REAL(sigwaitinfo)(set, info);
     PTT_REC(SIGNAL_WAITINFO_IN, mask_of(set));
     siginfo_t i;
@@ -76,7 +78,7 @@ PTT_EXPORT int sigwaitinfo(const sigset_t *set, siginfo_t *info)
 
 PTT_EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *timeout)
 {
-    if (!ptt_on())
+    if (!ptt_on_class(PTT_CLASS_signal))
         return REAL(sigtimedwait)(set, info, timeout);
     PTT_REC(SIGNAL_TIMEDWAIT_IN, mask_of(set), ptt_ts_arg(timeout));
     siginfo_t i;

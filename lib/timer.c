@@ -1,5 +1,7 @@
 /* POSIX timers. A SIGEV_THREAD timer runs its notification function in threads glibc starts
- * itself (not through pthread_create): the function is wrapped to show which thread runs it. */
+ * itself (not through pthread_create): the function is wrapped to show which thread runs it, also
+ * by a timer_create of a stopped session (for its notifications after ptt ctl start); the other
+ * calls are off as soon as class timer is not recorded (ptt_on_class, record.h). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
@@ -66,7 +68,7 @@ PTT_EXPORT int timer_create(clockid_t clock, struct sigevent *sev, timer_t *id)
 PTT_EXPORT int timer_settime(timer_t id, int flags, const struct itimerspec *v,
                              struct itimerspec *old)
 {
-    if (!ptt_on())
+    if (!ptt_on_class(PTT_CLASS_timer))
         return REAL(timer_settime)(id, flags, v, old);
     PTT_CALL_IN(call, TIMER_SETTIME, PTT_U(id), PTT_I(flags), v ? ts_ns(&v->it_value) : 0,
                 v ? ts_ns(&v->it_interval) : 0);
@@ -77,7 +79,7 @@ PTT_EXPORT int timer_settime(timer_t id, int flags, const struct itimerspec *v,
 
 PTT_EXPORT int timer_delete(timer_t id)
 {
-    if (!ptt_on())
+    if (!ptt_on_class(PTT_CLASS_timer))
         return REAL(timer_delete)(id);
     PTT_CALL_IN(call, TIMER_DELETE, PTT_U(id));
     int r = REAL(timer_delete)(id);

@@ -1,9 +1,10 @@
 # Programs of the robustness tests (tests/e2e: test_process, test_crash, test_hang, test_control,
 # test_flight, test_signals_storm, test_cancel_storm, test_sessions, test_env, test_large,
-# test_kill_on_hang, test_control_robust), built like those of CMakeLists.txt.
+# test_kill_on_hang, test_control_robust, test_control_stopped), built like those of
+# CMakeLists.txt.
 set(PTT_ROBUST_PROGS proc_chain proc_other crash_loop timed_work sig_storm cancel_storm abba
   idle_sleep numbered phases setname_flood hang_busy gap_work sig_blocked_storm proc_churn
-  rwlock_hang attach_loop attach_inflight)
+  rwlock_hang attach_loop attach_inflight stopped_calls)
 foreach(p ${PTT_ROBUST_PROGS})
   add_executable(e2eprog_${p} ${p}.c)
   target_link_libraries(e2eprog_${p} PRIVATE pthread)

@@ -1,0 +1,63 @@
+"""A stopped session passes the calls of every class straight on (lib/record.h, ptt_on_class):
+ptt ctl start and stop switch, and between the switches exactly the calls made are recorded; a
+call begun while stopped records nothing, even when it returns after the start
+(tests/progs/stopped_calls.c)."""
+
+import collections
+
+from conftest import CLASSES, parse_raw, prog, view
+from robust_util import Live, ctl_ok
+
+# One phase's calls (stopped_calls.c's calls()), as ptt view --format=raw gives them back.
+CALLS = [
+    "COND_SIGNAL_IN", "COND_SIGNAL_OUT", "COND_BROADCAST_IN", "COND_BROADCAST_OUT",
+    "MUTEX_LOCK_IN", "MUTEX_LOCK_OUT",
+    "COND_TIMEDWAIT_IN", "COND_WOKEN", "COND_TIMEDWAIT_OUT",
+    "MUTEX_UNLOCK_IN", "MUTEX_UNLOCK_OUT",
+    "SEM_POST_IN", "SEM_POST_OUT", "SEM_WAIT_IN", "SEM_WAIT_OUT",
+    "SEM_TRYWAIT_IN", "SEM_TRYWAIT_OUT",
+    "THREAD_SETSPECIFIC_IN", "THREAD_SETSPECIFIC_OUT",
+    "THREAD_GETSPECIFIC_IN", "THREAD_GETSPECIFIC_OUT",
+    "BARRIER_WAIT_IN", "BARRIER_RELEASED", "BARRIER_WAIT_OUT",
+    "SCHED_YIELD_IN", "SCHED_YIELD_OUT",
+    "THREAD_ONCE_IN", "THREAD_ONCE_OUT",
+    "THREAD_TESTCANCEL_IN", "THREAD_TESTCANCEL_OUT",
+    "THREAD_SETCANCELSTATE_IN", "THREAD_SETCANCELSTATE_OUT",
+    "THREAD_SIGMASK_IN", "THREAD_SIGMASK_OUT",
+]
+
+# The ptt ctl request before each phase (the first runs stopped, as the session starts), and
+# main's events in it. Phase 2: main's post of the semaphore the worker blocked on while stopped,
+# then its calls; the worker's sem_wait, begun stopped, records nothing.
+STEPS = [
+    (None, []),
+    ("start", ["SEM_POST_IN", "SEM_POST_OUT"] + CALLS),
+    ("stop", []),
+    ("start", CALLS),
+    ("stop", []),
+]
+
+
+def test_stopped_calls(tmp_path):
+    path = tmp_path / "t.ptt"
+    live = Live([prog("stopped_calls"), len(STEPS)], path,
+                opts=["--start-stopped", "--events=" + ",".join(CLASSES)])
+    session = live.wait_session()
+    pid = int(live.value("pid"))
+    for n, (req, _main) in enumerate(STEPS, 1):
+        if req:
+            assert ctl_ok(session, req).startswith("ok: ")
+        live.send("go")
+        live.wait_line(f"phase={n}")
+    live.finish(0)
+    events = parse_raw(view("--format=raw", path))
+    cuts = [e.ns for e in events if e.name == "TRACE_CONTROL"]
+    assert len(cuts) == len(STEPS) - 1
+    phases = collections.defaultdict(lambda: collections.defaultdict(list))
+    for e in events:
+        if e.pid == pid:
+            phases[sum(1 for c in cuts if c <= e.ns)][e.tid].append(e.name)
+    expected = {n: {pid: main} for n, (_req, main) in enumerate(STEPS) if main}
+    expected[0] = {pid: ["PROCESS_START"]}
+    expected[len(STEPS) - 1] = {pid: ["PROCESS_EXIT"]}  # ptt trace's, after the stop
+    assert {n: dict(v) for n, v in phases.items()} == expected
