@@ -105,8 +105,8 @@ static const struct {
         "\n"
         "environment:\n"
         "  PTT_DIR                 where the default FILE, ptt.data, is\n"
-        "  PTT_READ_AHEAD          0: read on one thread only; 1: on two even with one CPU (default: two\n"
-        "                          if it has two CPUs)\n"
+        "  PTT_READ_AHEAD          0: read on one thread only; 1: on two (default: two if it has two\n"
+        "                          CPUs, not for --summary)\n"
         "  PTT_PAGER, PAGER        the pager on a terminal (default: less -FRX; '' or cat: none)\n"
         "  NO_COLOR                set and not empty: no colours in auto mode\n"},
     {"stat",

@@ -51,11 +51,13 @@ static size_t entry_size(unsigned nargs)
     return offsetof(struct ptt_ev, args) + (size_t)nargs * sizeof(uint64_t);
 }
 
-int ptt_readahead_wanted(void)
+int ptt_readahead_wanted(int asked)
 {
     const char *e = getenv("PTT_READ_AHEAD");
     if (e && *e)
         return strcmp(e, "0") != 0;
+    if (!asked)
+        return 0;
     cpu_set_t set;
     return sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 1;
 }

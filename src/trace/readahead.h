@@ -14,9 +14,9 @@ struct ptt_readahead;
  * written by the producer only, once, before the event it was met with is published. */
 typedef const struct ptt_ev *(*ptt_readahead_fn)(struct ptt_reader *r);
 
-/* Whether to read ahead: more than one CPU to run on, and PTT_READ_AHEAD not "0" (PTT_READ_AHEAD
- * "1" forces it). */
-int ptt_readahead_wanted(void);
+/* Whether to read ahead: PTT_READ_AHEAD "0" never, "1" always; else when the command asks for it
+ * (by default) and has more than one CPU to run on. */
+int ptt_readahead_wanted(int asked);
 /* Start the thread (NULL when it cannot be had: the caller reads on its own). */
 struct ptt_readahead *ptt_readahead_start(struct ptt_reader *r, ptt_readahead_fn get,
                                           const char *err);

@@ -1522,11 +1522,18 @@ static const struct ptt_ev *merge_get_fn(struct ptt_reader *r)
     return merge_get(r);
 }
 
+static int ahead_asked = 1;
+
+void ptt_reader_set_ahead(int on)
+{
+    ahead_asked = on;
+}
+
 /* At the first event: the merge goes to a thread of its own where a second CPU can run it. */
 RARE static const struct ptt_ev *first_get(struct ptt_reader *r)
 {
     r->ra_decided = 1;
-    if (ptt_readahead_wanted() && (r->ra = ptt_readahead_start(r, merge_get_fn, r->err)))
+    if (ptt_readahead_wanted(ahead_asked) && (r->ra = ptt_readahead_start(r, merge_get_fn, r->err)))
         return ptt_readahead_get(r->ra);
     return merge_get(r);
 }

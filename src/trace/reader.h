@@ -56,6 +56,10 @@ struct ptt_reader *ptt_reader_open(const char *path, char *err, size_t errlen);
 int ptt_reader_next(struct ptt_reader *r, struct ptt_ev *ev);
 /* The same without a copy: the event, valid until the next call; NULL at the end. */
 const struct ptt_ev *ptt_reader_get(struct ptt_reader *r);
+/* Whether the readers opened from now on may merge and decode on a second thread, ahead of the
+ * command (the default; they do when there are two CPUs, or PTT_READ_AHEAD says). Off for a
+ * command whose own work per event is so light that copying the events over costs more. */
+void ptt_reader_set_ahead(int on);
 /* Before the first event: the calls' events before from_ns (since the start) are passed over,
  * not decoded (but those keep, which may be NULL, wants); the others still come, and a few
  * events just before from_ns. The calls left unfinished are told as without it. */
