@@ -296,9 +296,12 @@ retry:
         t->last_data = data;
         /* Counted before it is whole: a handler that finds no record in progress hands the
          * sub-buffer over with exact counts (record_nested in buffer.c). Events that name things
-         * and TRACE_LOST are rare: for an id known at compile time, the test is a constant. */
+         * and TRACE_LOST are rare: for an id known at compile time, the test is a constant, and
+         * an event that names things (a thread's start and end) sets its flag in one store. */
         ptt_count(&t->nev, 1 + (unsigned)call);
-        if (__builtin_expect(ptt_ev_names(id) || id == PTT_EV_TRACE_LOST, 0))
+        if (__builtin_constant_p(id) && ptt_ev_names(id))
+            t->named = 1;
+        else if (__builtin_expect(ptt_ev_names(id) || id == PTT_EV_TRACE_LOST, 0))
             ptt_count_rare(t, id, n ? a[0] : 0);
         atomic_signal_fence(memory_order_seq_cst);
         /* The length last: the daemon reads a dead process's sub-buffer up to the first empty
