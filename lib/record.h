@@ -266,9 +266,7 @@ retry:
         q = ptt_put_varint(q, abs ? ts : d);
         if (call)
             q = ptt_put_varint(q, dur);
-        /* Unrolled: n and m are constants where the event is known (no loop counter per
-         * argument). */
-#pragma GCC unroll 16
+#pragma GCC unroll 16 /* n and m are constants where the event is known: no loop counter */
         for (unsigned i = 0; i < n; i++)
             q = dict ? ptt_put_val(q, a[i], t->dict) : ptt_put_lit(q, a[i]);
 #pragma GCC unroll 16
