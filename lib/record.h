@@ -91,8 +91,10 @@ struct ptt_thread {
     uint32_t parked_len;
     struct ptt_call call;
     /* The dictionary of the compact encoding (common/codec.h), for the sub-buffer whose pos tag
-     * is dict_tag (any other value: empty it first). */
+     * is dict_tag (any other value: empty it first). dict_used: 0 while it has never held a
+     * value (a new thread's, zeroed with its TLS): nothing to empty then. */
     uintptr_t dict_tag;
+    uint8_t dict_used;
     uint64_t dict[PTT_DICT_SLOTS];
 };
 
@@ -247,8 +249,14 @@ retry:
         if (call)
             dur = (int64_t)(now - ts) > 0 ? now - ts : 0;
         if (__builtin_expect(t->dict_tag != tag, 0)) {
-            __builtin_memset(t->dict, 0, sizeof t->dict);
+            /* A thread's first sub-buffer finds it empty still: no 512 bytes to clear for a
+             * thread of a few events. Marked used before any slot is filled (a record cut short
+             * by a cancellation leaves it marked). */
+            if (t->dict_used)
+                __builtin_memset(t->dict, 0, sizeof t->dict);
+            t->dict_used = 1;
             t->dict_tag = tag;
+            atomic_signal_fence(memory_order_seq_cst);
         }
         uint8_t *body = buf + 3, *q = body;
         uint32_t head = ptt_head_word(id); /* a constant where id is */
@@ -258,8 +266,10 @@ retry:
         q = ptt_put_varint(q, abs ? ts : d);
         if (call)
             q = ptt_put_varint(q, dur);
+#pragma GCC unroll 16 /* n and m are constants where the event is known: no loop counter */
         for (unsigned i = 0; i < n; i++)
             q = dict ? ptt_put_val(q, a[i], t->dict) : ptt_put_lit(q, a[i]);
+#pragma GCC unroll 16
         for (unsigned i = 0; i < m; i++)
             q = dict ? ptt_put_val(q, b[i], t->dict) : ptt_put_lit(q, b[i]);
         rec = ptt_codec_close(body, q, &size);
@@ -284,9 +294,12 @@ retry:
         t->last_data = data;
         /* Counted before it is whole: a handler that finds no record in progress hands the
          * sub-buffer over with exact counts (record_nested in buffer.c). Events that name things
-         * and TRACE_LOST are rare: for an id known at compile time, the test is a constant. */
+         * and TRACE_LOST are rare: for an id known at compile time, the test is a constant, and
+         * an event that names things (a thread's start and end) sets its flag in one store. */
         ptt_count(&t->nev, 1 + (unsigned)call);
-        if (__builtin_expect(ptt_ev_names(id) || id == PTT_EV_TRACE_LOST, 0))
+        if (__builtin_constant_p(id) && ptt_ev_names(id))
+            t->named = 1;
+        else if (__builtin_expect(ptt_ev_names(id) || id == PTT_EV_TRACE_LOST, 0))
             ptt_count_rare(t, id, n ? a[0] : 0);
         atomic_signal_fence(memory_order_seq_cst);
         /* The length last: the daemon reads a dead process's sub-buffer up to the first empty
