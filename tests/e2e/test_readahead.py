@@ -88,28 +88,34 @@ def threads_of(pid):
     return len(os.listdir(f"/proc/{pid}/task"))
 
 
-@pytest.mark.parametrize("ahead,want", [("0", 1), ("1", 2)])
-def test_thread(trace, ahead, want):
-    """The second thread is there while the command waits on its output (a pipe nobody reads
-    yet), and only when asked; the output is whole once read."""
-    env = dict(os.environ, PTT_READ_AHEAD=ahead)
-    p = subprocess.Popen([str(PTT), "view", "--format=raw", str(trace)], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, env=env)
+def threads_while_blocked(argv, env, want):
+    """Run argv (ptt view --format=raw of a trace far larger than a pipe) without reading its
+    output at first: the command then waits on its output. Its thread count once it is at
+    want (or 10 s passed) and 0.2 s later, when any thread it would start has started; then its
+    whole output, status and stderr."""
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     try:
         deadline = time.monotonic() + 10
-        seen = threads_of(p.pid)
-        while seen < want and time.monotonic() < deadline:
+        while threads_of(p.pid) < want and time.monotonic() < deadline:
             time.sleep(0.01)
-            seen = threads_of(p.pid)
-        time.sleep(0.2)  # it would have started by now: the count must not grow past want
+        time.sleep(0.2)
         seen = threads_of(p.pid)
         out, err = p.communicate(timeout=TIMEOUT)
     finally:
         if p.poll() is None:
             p.kill()
             p.wait()
-    assert seen == want
-    assert p.returncode == 0 and err == b""
+    return seen, out, p.returncode, err
+
+
+@pytest.mark.parametrize("ahead,want", [("0", 1), ("1", 2)])
+def test_thread(trace, ahead, want):
+    """The second thread is there while the command waits on its output, and only when asked;
+    the output is whole once read."""
+    env = dict(os.environ, PTT_READ_AHEAD=ahead)
+    seen, out, rc, err = threads_while_blocked([str(PTT), "view", "--format=raw", str(trace)],
+                                               env, want)
+    assert (seen, rc, err) == (want, 0, b"")
     assert out == read(["view", "--format=raw"], trace, "0")[1]
 
 
@@ -118,17 +124,9 @@ def test_one_cpu(trace):
     if not shutil.which("taskset"):
         pytest.skip("no taskset")
     env = {k: v for k, v in os.environ.items() if k != "PTT_READ_AHEAD"}
-    p = subprocess.Popen(["taskset", "-c", "0", str(PTT), "view", "--format=raw", str(trace)],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    try:
-        time.sleep(0.3)  # the pipe is full by now: the command waits on it
-        seen = threads_of(p.pid)
-        out, _ = p.communicate(timeout=TIMEOUT)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-    assert seen == 1 and p.returncode == 0
+    seen, out, rc, err = threads_while_blocked(
+        ["taskset", "-c", "0", str(PTT), "view", "--format=raw", str(trace)], env, 1)
+    assert (seen, rc, err) == (1, 0, b"")
     assert out == read(["view", "--format=raw"], trace, "0")[1]
 
 
