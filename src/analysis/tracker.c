@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "util/hmap.h"
+#include "util/util.h"
 #include "analysis/tracker_feed.h"
 #include "ptt_fields.h"
 
@@ -21,8 +22,7 @@ void *ptt_tracker_grow(void *p, unsigned *cap, size_t size)
     unsigned n = *cap ? 2 * *cap : 8;
     p = realloc(p, n * size);
     if (!p) {
-        fprintf(stderr, "ptt: out of memory\n");
-        exit(2);
+        ptt_out_of_memory();
     }
     *cap = n;
     return p;
@@ -32,8 +32,7 @@ struct ptt_tracker *ptt_tracker_new(int key)
 {
     struct ptt_tracker *t = calloc(1, sizeof *t);
     if (!t) {
-        fprintf(stderr, "ptt: out of memory\n");
-        exit(2);
+        ptt_out_of_memory();
     }
     t->key = (enum ptt_tracker_key)(key & ~PTT_TRACK_CALLS_ONLY);
     t->calls_only = (key & PTT_TRACK_CALLS_ONLY) != 0;

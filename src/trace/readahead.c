@@ -4,6 +4,7 @@
  * valid struct ptt_ev to read up to its nargs. A mutex and two condition variables per batch
  * handed over: a few thousand events each, so the locking costs nothing per event. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "trace/readahead.h"
+#include "util/util.h"
 
 /* Four batches of 512 KiB: measured against 16 KiB to 2 MiB, 4 to 16 batches (docs/performance.md,
  * "Reading ahead"), a ring larger than a core's L2 cost least: the events reach the consumer
@@ -26,6 +28,7 @@ struct batch {
     size_t used;        /* bytes of events */
     size_t err_at;      /* once the event ending here is taken, the error is known; else SIZE_MAX */
     int last;           /* no event after this batch */
+    int oom;            /* the producer ran out of memory after this batch's events */
 };
 
 struct ptt_readahead {
@@ -39,6 +42,8 @@ struct ptt_readahead {
     _Alignas(128) struct ptt_reader *r;
     ptt_readahead_fn get;
     const char *err;
+    struct batch *filling; /* and the bytes in it so far: what an out-of-memory hands over */
+    size_t filling_used;
     /* Consumer's, on lines of their own: written at every event, they would otherwise take
      * the producer's lines from its core at every event too. */
     _Alignas(128) struct batch *cur; /* being taken, or NULL */
@@ -54,12 +59,14 @@ static size_t entry_size(unsigned nargs)
 int ptt_readahead_wanted(int asked)
 {
     const char *e = getenv("PTT_READ_AHEAD");
-    if (e && *e)
-        return strcmp(e, "0") != 0;
+    if (e && (!strcmp(e, "0") || !strcmp(e, "1")))
+        return *e == '1';
     if (!asked)
         return 0;
     cpu_set_t set;
-    return sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 1;
+    if (sched_getaffinity(0, sizeof set, &set) < 0)
+        return errno == EINVAL; /* more CPU ids than a cpu_set_t holds: surely more than one */
+    return CPU_COUNT(&set) > 1;
 }
 
 /* Fill b from the reader: full, or up to the end, or up to the event the error came with. */
@@ -71,8 +78,12 @@ static void fill(struct ptt_readahead *ra, struct batch *b, int *err_known)
     unsigned char *buf = b->buf;
     size_t used = 0;
     b->err_at = SIZE_MAX;
-    b->last = 0;
-    while (used < BATCH_BYTES) {
+    b->last = b->oom = 0;
+    ra->filling = b;
+    for (unsigned k = 0; used < BATCH_BYTES; k++) {
+        if (!(k % 256) && __atomic_load_n(&ra->stop, __ATOMIC_RELAXED))
+            break; /* closed: what is in the batch is never taken */
+        ra->filling_used = used;
         const struct ptt_ev *ev = get(r);
         if (!ev) {
             b->last = 1;
@@ -90,9 +101,34 @@ static void fill(struct ptt_readahead *ra, struct batch *b, int *err_known)
     b->used = used;
 }
 
+/* Publish the batch filled (or the last). */
+static void publish(struct ptt_readahead *ra)
+{
+    pthread_mutex_lock(&ra->mu);
+    ra->filled++;
+    pthread_cond_signal(&ra->ready);
+    pthread_mutex_unlock(&ra->mu);
+}
+
+static _Thread_local struct ptt_readahead *producing;
+
+/* ptt_oom_hook of the producer: the events of the batch being filled go over as the last, and
+ * the command's thread says "out of memory" after them, as it would have on one thread. */
+static void producer_oom(void)
+{
+    struct ptt_readahead *ra = producing;
+    struct batch *b = ra->filling;
+    b->used = ra->filling_used;
+    b->last = b->oom = 1;
+    publish(ra);
+    pthread_exit(NULL);
+}
+
 static void *produce(void *arg)
 {
     struct ptt_readahead *ra = arg;
+    producing = ra;
+    ptt_oom_hook = producer_oom;
     int err_known = ra->err[0] != 0;
     for (;;) {
         pthread_mutex_lock(&ra->mu);
@@ -104,10 +140,7 @@ static void *produce(void *arg)
             return NULL;
         struct batch *b = &ra->b[ra->filled % NBATCH];
         fill(ra, b, &err_known);
-        pthread_mutex_lock(&ra->mu);
-        ra->filled++;
-        pthread_cond_signal(&ra->ready);
-        pthread_mutex_unlock(&ra->mu);
+        publish(ra);
         if (b->last)
             return NULL;
     }
@@ -139,9 +172,14 @@ struct ptt_readahead *ptt_readahead_start(struct ptt_reader *r, ptt_readahead_fn
     pthread_mutex_init(&ra->mu, NULL);
     pthread_cond_init(&ra->room, NULL);
     pthread_cond_init(&ra->ready, NULL);
-    /* The producer needs no signal: blocked in it, they go to the command's thread. */
+    /* The producer needs no signal: blocked in it, they go to the command's thread. Not those
+     * of a fault, which, blocked, would kill the process without its handlers (the sanitizers',
+     * a fuzzer's) running. */
+    static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS};
     sigset_t all, old;
     sigfillset(&all);
+    for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++)
+        sigdelset(&all, faults[i]);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     int e = pthread_create(&ra->thread, NULL, produce, ra);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -160,6 +198,8 @@ __attribute__((noinline)) static const struct ptt_ev *next_batch(struct ptt_read
             return NULL;
         pthread_mutex_lock(&ra->mu);
         if (ra->cur) {
+            if (ra->cur->oom)
+                ptt_out_of_memory(); /* after the events read before, as on one thread */
             ra->ended = ra->cur->last;
             ra->cur = NULL;
             ra->taken++;
@@ -203,7 +243,7 @@ void ptt_readahead_stop(struct ptt_readahead *ra)
     if (!ra)
         return;
     pthread_mutex_lock(&ra->mu);
-    ra->stop = 1;
+    __atomic_store_n(&ra->stop, 1, __ATOMIC_RELAXED);
     pthread_cond_signal(&ra->room);
     pthread_mutex_unlock(&ra->mu);
     pthread_join(ra->thread, NULL);

@@ -235,8 +235,7 @@ static void *grow(void *p, size_t *cap, size_t need, size_t elem)
         n *= 2;
     void *q = realloc(p, n * elem);
     if (!q) {
-        fprintf(stderr, "ptt: out of memory\n");
-        exit(2);
+        ptt_out_of_memory();
     }
     *cap = n;
     return q;
@@ -257,8 +256,7 @@ static struct stream *stream_for(struct ptt_reader *r, int32_t pid, uint32_t ser
         size_t cap = r->hash_cap ? r->hash_cap * 2 : 64;
         size_t *h = calloc(cap, sizeof *h);
         if (!h) {
-            fprintf(stderr, "ptt: out of memory\n");
-            exit(2);
+            ptt_out_of_memory();
         }
         for (size_t i = 0; i < r->nstreams; i++) {
             size_t j = hash_key(r->streams[i].pid, r->streams[i].serial) & (cap - 1);
@@ -1419,7 +1417,7 @@ static void start(struct ptt_reader *r)
     r->started = 1;
     r->heap = malloc((r->nstreams + 1) * sizeof *r->heap);
     if (!r->heap)
-        exit(2);
+        ptt_out_of_memory();
     for (size_t i = 0; i < r->nstreams; i++) {
         struct stream *s = &r->streams[i];
         if (advance(r, s))
@@ -1436,7 +1434,7 @@ void ptt_reader_skip(struct ptt_reader *r, int64_t from_ns, int (*keep)(uint16_t
     /* A tick or two less than from_ns: what is skipped is surely before it (the events just
      * before are decoded, for the caller to leave out). */
     long double k = (long double)from_ns / r->ns_per_tick - 2;
-    if (r->started || r->ra_decided || !(k > 0) || k > 1.8e19L)
+    if (r->ra_decided || r->started || !(k > 0) || k > 1.8e19L)
         return;
     r->skip_below = r->clk_first.ticks + (uint64_t)k;
     unsigned n;

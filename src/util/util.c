@@ -89,12 +89,20 @@ uint64_t ptt_real_ns(void)
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
+_Thread_local void (*ptt_oom_hook)(void);
+
+void ptt_out_of_memory(void)
+{
+    if (ptt_oom_hook)
+        ptt_oom_hook(); /* a reader's second thread: does not return */
+    fprintf(stderr, "ptt: out of memory\n");
+    exit(2);
+}
+
 void *ptt_must(void *p)
 {
-    if (!p) {
-        fprintf(stderr, "ptt: out of memory\n");
-        exit(2);
-    }
+    if (!p)
+        ptt_out_of_memory();
     return p;
 }
 

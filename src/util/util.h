@@ -16,6 +16,11 @@ void ptt_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void ptt_bad_option(const char *cmd, char **argv);
 /* p, or exit with "ptt: out of memory" (status 2) when it is NULL: the tools' tables cannot
  * do without the memory they ask for. */
+/* "ptt: out of memory" and exit status 2. On a thread that set ptt_oom_hook (a reader's
+ * read-ahead), the hook runs instead: it hands what was read over and ends the thread, and the
+ * command's thread says it after the events read before. */
+__attribute__((noreturn)) void ptt_out_of_memory(void);
+extern _Thread_local void (*ptt_oom_hook)(void);
 void *ptt_must(void *p);
 uint64_t ptt_mono_ns(void);
 /* The default trace file, as perf's perf.data: ptt.data in $PTT_DIR, else in the current
@@ -23,8 +28,8 @@ uint64_t ptt_mono_ns(void);
  * said why, as cmd) when $PTT_DIR is too long. */
 #define PTT_DEFAULT_TRACE "ptt.data"
 const char *ptt_default_trace(const char *cmd);
-/* The readers' one FILE after their options (argv[first], first: getopt's optind), else the default trace; NULL
- * (having said why, as cmd) for more than one file. */
+/* The readers' one FILE after their options (argv[first], first: getopt's optind), else the default
+ * trace; NULL (having said why, as cmd) for more than one file. */
 const char *ptt_trace_arg(const char *cmd, int argc, char **argv, int first);
 /* After path could not be read: a hint to append when it is the default and is missing, else "". */
 const char *ptt_default_hint(const char *path);
