@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "export/export.h"
+#include "trace/writer.h"
 #include "util/hmap.h"
 #include "util/json.h"
 #include "util/obuf.h"
@@ -510,9 +511,8 @@ int ptt_export_chrome(const struct ptt_export_opts *o, char *err, size_t errlen)
     pick_top_locks(&c);
 
     int r = 0;
-    c.f = fopen(o->out, "w");
+    c.f = ptt_output_fopen(o->out, err, errlen);
     if (!c.f) {
-        snprintf(err, errlen, "%s: %m", o->out);
         r = -1;
         goto out;
     }

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "export/export.h"
+#include "trace/writer.h"
 #include "util/hmap.h"
 #include "util/obuf.h"
 #include "analysis/timeline.h"
@@ -682,9 +683,8 @@ int ptt_export_paje(const struct ptt_export_opts *o, char *err, size_t errlen)
         r = -1;
         goto out;
     }
-    FILE *out = fopen(o->out, "w");
+    FILE *out = ptt_output_fopen(o->out, err, errlen);
     if (!out) {
-        snprintf(err, errlen, "%s: %m", o->out);
         r = -1;
         goto out;
     }

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "export/export.h"
+#include "trace/writer.h"
 #include "util/hmap.h"
 #include "util/json.h"
 #include "analysis/stats.h"
@@ -866,11 +867,9 @@ static void write_page(FILE *f, struct rep *R, const struct header *H, const cha
 static int write_report(const struct ptt_export_opts *o, struct rep *R, const struct header *H,
                         int damaged, const char *terr, char *err, size_t errlen)
 {
-    FILE *f = fopen(o->out, "w");
-    if (!f) {
-        snprintf(err, errlen, "%s: %s", o->out, strerror(errno));
+    FILE *f = ptt_output_fopen(o->out, err, errlen);
+    if (!f)
         return -1;
-    }
     static char obuf[1 << 16];
     setvbuf(f, obuf, _IOFBF, sizeof obuf);
     const char *base = strrchr(o->in, '/') ? strrchr(o->in, '/') + 1 : o->in;

@@ -312,3 +312,23 @@ void ptt_output_undo(const char *path, const struct ptt_output *o)
     if (o->kept_old && snprintf(old, sizeof old, "%s.old", path) < (int)sizeof old)
         rename(old, path);
 }
+
+FILE *ptt_output_fopen(const char *path, char *err, size_t errlen)
+{
+    int fd;
+    if (!strcmp(path, "-"))
+        fd = dup(STDOUT_FILENO); /* the caller's fclose leaves standard output open */
+    else {
+        struct ptt_output o;
+        if (ptt_output_open(path, 1, 1, &o, err, errlen))
+            return NULL;
+        fd = o.fd;
+    }
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+    if (!f) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+    }
+    return f;
+}

@@ -60,5 +60,10 @@ int ptt_output_open(const char *path, int force, int open_it, struct ptt_output 
                     size_t errlen);
 /* The program could not run: remove the new file, give FILE back its previous content. */
 void ptt_output_undo(const char *path, const struct ptt_output *o);
+/* A file an export writes, as a stream: "-" is standard output; else made as ptt_output_open
+ * makes it (created exclusively, 0600, no planted link followed), overwriting an earlier one
+ * (a file made again from the trace is worth no FILE.old). NULL with one line in err. */
+#include <stdio.h>
+FILE *ptt_output_fopen(const char *path, char *err, size_t errlen);
 
 #endif

@@ -7,10 +7,11 @@ target untouched."""
 import os
 import shutil
 import stat
+import subprocess
 
 import pytest
 
-from conftest import ATTACKER, PTT, VICTIM, run, sticky_dir, trace_prog
+from conftest import ATTACKER, PTT, TIMEOUT, VICTIM, run, sticky_dir, trace_prog
 
 # (format, a file the export writes first in DIR)
 FORMATS = [("ctf", "metadata"), ("sco", "tracemap.h")]
@@ -138,4 +139,50 @@ def test_planted_link_in_open_dir_refused(sticky, fmt, first):
     link = os.path.join(out, first)
     as_attacker("ln", "-s", victim_file, link)
     refused(sticky, fmt, out, f"{link}: a symbolic link: refused, ptt export follows none")
+    assert os.readlink(link) == victim_file and os.lstat(link).st_uid == ATTACKER
+
+
+# The exports of one file: made as ptt trace makes its file (docs/security.md), "-" is standard
+# output.
+ONE_FILE = [["export", "--format=chrome"], ["paje"], ["report"]]
+
+
+def one_file(trace, cmd, out, uid=None):
+    argv = [PTT, *cmd, str(trace), "-o", str(out)]
+    if uid is not None:
+        argv = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--", *argv]
+    return run(argv)
+
+
+@pytest.mark.parametrize("cmd", ONE_FILE, ids=lambda c: c[-1])
+def test_one_file_private_and_to_stdout(traced, tmp_path, cmd):
+    """The file is 0600 whatever the umask; "-o -" writes the same bytes to standard output and
+    makes no file named "-"."""
+    out = tmp_path / "out"
+    p = one_file(traced.path, cmd, out)
+    assert p.returncode == 0, p.stderr
+    assert mode(out) == 0o600
+    p = subprocess.run([str(PTT), *cmd, str(traced.path), "-o", "-"], capture_output=True,
+                       cwd=tmp_path, timeout=TIMEOUT)
+    assert p.returncode == 0, p.stderr
+    assert not (tmp_path / "-").exists()
+    if cmd[0] != "report":  # the report names the time it was made
+        assert p.stdout == out.read_bytes()
+    else:
+        assert p.stdout.startswith(b"<!DOCTYPE html>")
+
+
+@pytest.mark.parametrize("cmd", ONE_FILE, ids=lambda c: c[-1])
+def test_one_file_planted_link_refused(sticky, cmd):
+    """The attacker's link in a sticky directory, in place of the victim's output: refused in
+    one line, exit status 2, the link's target untouched."""
+    base, shared, trace, victim_file, victim_dir = sticky
+    link = os.path.join(shared, "out")
+    as_attacker("ln", "-s", victim_file, link)
+    p = one_file(trace, cmd, link, uid=VICTIM)
+    assert p.returncode == 2, p.stderr
+    lines = p.stderr.splitlines()
+    assert len(lines) == 1 and f"refusing to write through {link}" in lines[0], p.stderr
+    with open(victim_file) as f:
+        assert f.read() == "precious\n"
     assert os.readlink(link) == victim_file and os.lstat(link).st_uid == ATTACKER
