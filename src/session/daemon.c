@@ -77,14 +77,6 @@ static int create_pool(struct ptt_daemon *d, char *err, size_t errlen)
     return -1;
 }
 
-/* Reserving memory in /dev/shm costs the kernel a zeroed page each (about 20 ms for 64 MiB, and
- * half that again to free them at the end): with --overflow=block and a guardian, a pool larger
- * than this has only this much reserved before the program starts, the rest by the guardian
- * meanwhile, in steps (guardian.h; a separate process, it goes on if ptt trace is stopped). A
- * sub-buffer goes on the free list only once reserved: a writer never touches memory /dev/shm
- * could refuse. */
-#define RESERVE_STEP (4u << 20)
-
 static void reserve_error(int e, uint64_t total, char *err, size_t errlen)
 {
     struct rlimit fs;
@@ -101,7 +93,7 @@ static void reserve_error(int e, uint64_t total, char *err, size_t errlen)
 }
 
 /* Reserve sub-buffers [from, upto) and put them on the free list: 0, or an errno. */
-static int reserve_bufs(const struct ptt_pool_geom *g, int fd, uint32_t from, uint32_t upto)
+int ptt_pool_reserve(const struct ptt_pool_geom *g, int fd, uint32_t from, uint32_t upto)
 {
     int e = posix_fallocate(fd, (off_t)(g->data_offset + (uint64_t)from * g->buf_size),
                             (off_t)((uint64_t)(upto - from) * g->buf_size));
@@ -112,19 +104,11 @@ static int reserve_bufs(const struct ptt_pool_geom *g, int fd, uint32_t from, ui
     return 0;
 }
 
-void ptt_pool_reserve_rest(const struct ptt_pool_geom *g, int fd, uint32_t from)
-{
-    uint32_t step = RESERVE_STEP / g->buf_size;
-    while (from < g->nbufs && !atomic_load(&g->base->abandoned)) {
-        uint32_t upto = g->nbufs - from > step ? from + step : g->nbufs;
-        if (reserve_bufs(g, fd, from, upto))
-            return; /* /dev/shm filled up since the start: the pool stays smaller */
-        from = upto;
-    }
-}
-
 /* How many sub-buffers are reserved before the program starts: all, but for a large pool with
- * --overflow=block whose rest a guardian reserves. Then FIRST_STEP only: the guardian's first
+ * --overflow=block whose rest a guardian reserves as the writers need it (guardian.c: each page
+ * reserved in /dev/shm is a page the kernel zeroes, and frees at the end; a sub-buffer goes on
+ * the free list only once reserved, so a writer never touches memory /dev/shm could refuse).
+ * Then FIRST_STEP only: the guardian's first
  * look finds fewer than half a step free and reserves the next step at once, beside the
  * program's start rather than before it (zeroed pages: 1.2 ms for 4 MiB on an idle machine here,
  * docs/performance.md). */
@@ -192,7 +176,7 @@ static int create(struct ptt_daemon *d, const struct ptt_pool_config *c, char *e
         d->pool = m;
         d->geom = (struct ptt_pool_geom){m, n, c->buf_size, head, data, total};
         fill_header(d, m, c, n, head, data, total);
-        e = reserve_bufs(&d->geom, fd, 0, first);
+        e = ptt_pool_reserve(&d->geom, fd, 0, first);
         if (e)
             munmap(m, total);
     }

@@ -59,9 +59,9 @@ int ptt_daemon_create(struct ptt_daemon *d, const struct ptt_pool_config *c, cha
                       size_t errlen);
 /* Put sub-buffer i on the free list (ptt trace's side and the guardian's push; writers pop). */
 void ptt_pool_push_free(const struct ptt_pool_geom *g, uint32_t i);
-/* Reserve sub-buffers from `from` to the end of pool p (file fd) in /dev/shm, in steps, each
- * step put on the free list once reserved; stops when the pool is abandoned or /dev/shm full. */
-void ptt_pool_reserve_rest(const struct ptt_pool_geom *g, int fd, uint32_t from);
+/* Reserve sub-buffers from `from` up to `upto` of pool g (file fd) in /dev/shm, then put them on
+ * the free list. 0, or posix_fallocate's error (/dev/shm full: none is put on the list). */
+int ptt_pool_reserve(const struct ptt_pool_geom *g, int fd, uint32_t from, uint32_t upto);
 /* The same, the pool's name told to a guardian (guardian.h) before it is created; d owns the
  * guardian's pipe from then on, even on an error. */
 int ptt_daemon_create_guarded(struct ptt_daemon *d, const struct ptt_pool_config *c, int guardian,

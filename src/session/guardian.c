@@ -101,22 +101,27 @@ static void abandon_pool(void)
     close(fd);
 }
 
-/* The rest of the pool, from sub-buffer `from` on, reserved as the writers need it: zeroing pages
- * costs the kernel about 20 ms of CPU per 64 MiB (and freeing them half that), which on a busy
- * machine the program's start would share. Over the first READY_MS of the session, a step (as
- * daemon.c's, 4 MiB) whenever fewer than half a step's sub-buffers are free, looked at every
- * LOOK_MS; after that, all the rest at once (ptt_pool_reserve_rest), as ptt trace goes on. A
- * program done by then (/bin/true) has none of it reserved. The pool stays open and mapped here:
- * the last to let go of its memory frees it, and the guardian's end, not ptt trace's, waits for
- * it. */
+/* The rest of the pool, from sub-buffer `from` on, reserved as the writers need it, for the whole
+ * session: zeroing pages costs the kernel about 20 ms of CPU per 64 MiB and freeing them as much
+ * again with the accounting (measured: a 0.46 s pigz session's guardian used 47 to 53 ms of CPU
+ * when it reserved the whole pool), which the program shares. A step (as daemon.c's, 4 MiB)
+ * whenever fewer than half a step's sub-buffers are free, looked at every LOOK_MS over the first
+ * READY_MS of the session (the program's start, its first threads); after that a step whenever
+ * fewer than a whole step's are free, looked at after twice as long each time nothing was
+ * needed, up to LATE_LOOK_MS (an idle session wakes the guardian about 60 times a second). The
+ * drain gives sub-buffers back as it writes them: the pool grows only while the writers get
+ * ahead of it. The pool stays open and mapped here: the last to let go of its memory frees it,
+ * and the guardian's end, not ptt trace's, waits for it. */
 #define STEP_BYTES (4u << 20)
 #define LOOK_MS 2
 #define READY_MS 200
+#define LATE_LOOK_MS 16
 static struct {
     struct ptt_pool_geom g; /* read once, while the pool was ours alone (common/pool.h) */
     int fd;
     uint32_t from; /* the first sub-buffer not reserved */
     uint64_t since;
+    int late_wait; /* ms between two looks after READY_MS */
 } rest = {.fd = -1};
 
 static uint64_t mono_ms(void)
@@ -130,8 +135,8 @@ static uint64_t mono_ms(void)
  * and ready bits, then the sub-buffers, to the end). */
 static int geom_of(struct ptt_pool *p, uint64_t size, struct ptt_pool_geom *g)
 {
-    *g = (struct ptt_pool_geom){p, p->nbufs, p->buf_size, p->desc_offset, p->data_offset,
-                                p->total_size};
+    *g = (struct ptt_pool_geom){
+        p, p->nbufs, p->buf_size, p->desc_offset, p->data_offset, p->total_size};
     uint64_t descs = (uint64_t)g->nbufs * sizeof(struct ptt_desc) + PTT_POOL_READY_BYTES(g->nbufs);
     if (g->total_size == size && g->buf_size && g->desc_offset >= sizeof *p &&
         g->desc_offset <= g->data_offset && g->data_offset <= size &&
@@ -155,6 +160,7 @@ static void rest_open(const char *first)
             rest.fd = fd;
             rest.from = (uint32_t)strtoul(first, NULL, 10);
             rest.since = mono_ms();
+            rest.late_wait = LOOK_MS;
             return;
         }
         if (m != MAP_FAILED)
@@ -168,34 +174,32 @@ static int rest_needed(const struct ptt_pool_geom *g, uint32_t step)
 {
     uint32_t free = 0;
     for (uint32_t i = 0; i < rest.from && free < step / 2; i++)
-        free += atomic_load_explicit(&ptt_geom_desc(g, i)->state, memory_order_relaxed) ==
-                PTT_BUF_FREE;
+        free +=
+            atomic_load_explicit(&ptt_geom_desc(g, i)->state, memory_order_relaxed) == PTT_BUF_FREE;
     return free < step / 2;
 }
 
-/* One look: a step if needed, the rest once READY_MS are over. The time to the next look (ms),
- * or -1: nothing left to reserve. */
+/* One look: a step if needed. The time to the next look (ms), or -1: nothing left to reserve. */
 static int rest_look(void)
 {
     const struct ptt_pool_geom *g = &rest.g;
     if (!g->base || rest.from >= g->nbufs || atomic_load(&g->base->abandoned))
         return -1;
-    if (mono_ms() - rest.since >= READY_MS) {
-        ptt_pool_reserve_rest(g, rest.fd, rest.from);
-        rest.from = g->nbufs;
-        return -1;
-    }
+    int late = mono_ms() - rest.since >= READY_MS;
     uint32_t step = STEP_BYTES / g->buf_size;
-    if (!rest_needed(g, step ? step : 1))
-        return LOOK_MS;
+    step = step ? step : 1;
+    if (!rest_needed(g, late ? 2 * step : step)) { /* late: a step ahead, the looks far apart */
+        if (!late)
+            return LOOK_MS;
+        rest.late_wait = rest.late_wait * 2 > LATE_LOOK_MS ? LATE_LOOK_MS : rest.late_wait * 2;
+        return rest.late_wait;
+    }
+    rest.late_wait = LOOK_MS;
     uint32_t upto = g->nbufs - rest.from > step ? rest.from + step : g->nbufs;
-    if (posix_fallocate(rest.fd, (off_t)(g->data_offset + (uint64_t)rest.from * g->buf_size),
-                        (off_t)((uint64_t)(upto - rest.from) * g->buf_size))) {
+    if (ptt_pool_reserve(g, rest.fd, rest.from, upto)) {
         rest.from = g->nbufs; /* /dev/shm filled up since the start: the pool stays smaller */
         return -1;
     }
-    for (uint32_t i = upto; i-- > rest.from;)
-        ptt_pool_push_free(g, i);
     rest.from = upto;
     return 0;
 }
