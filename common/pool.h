@@ -76,7 +76,12 @@ struct ptt_pool {
     _Atomic uint32_t idle;
     char proc_socket[108]; /* where a process announces itself (src/session/procs.h); "": nowhere */
     uint8_t secret[PTT_POOL_SECRET]; /* random, also in PTT_SHM: libptt attaches no other pool */
-    uint8_t pad0[48];
+    /* The guardian that reserves the pool's rest as the writers need it (0: none, or nothing
+     * left to reserve). A writer that finds no free sub-buffer sets reserve_wanted and wakes it
+     * (SIGURG), once until it looks again. */
+    _Atomic int32_t reserver_pid;
+    _Atomic uint32_t reserve_wanted;
+    uint8_t pad0[40];
 
     /* What is recorded, read on every event and written only by the daemon (ptt ctl): bit n of
      * masks[0] records the calls (IN, OUT) and META events of class n, of masks[1] its STATE

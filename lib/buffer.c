@@ -78,6 +78,17 @@ static void abandon(void)
     ptt_forget_pool();
 }
 
+/* No free sub-buffer while the guardian still reserves the pool's rest: wake it, once until it
+ * looks (it may be sleeping up to 16 ms; a burst of new threads, each taking a sub-buffer,
+ * would otherwise wait that long). The pid comes from a pool of the user's: a signal the
+ * thread could send anyway. */
+static void wake_reserver(struct ptt_pool *p)
+{
+    int32_t pid = atomic_load_explicit(&p->reserver_pid, memory_order_relaxed);
+    if (pid > 0 && !atomic_exchange_explicit(&p->reserve_wanted, 1, memory_order_relaxed))
+        kill(pid, SIGURG);
+}
+
 /* Take a free sub-buffer, waiting for the daemon when the pool is exhausted (the default), or
  * giving up at once with --overflow=discard. */
 static uint32_t take_buffer(struct ptt_pool *p, uint64_t *waited)
@@ -94,6 +105,7 @@ static uint32_t take_buffer(struct ptt_pool *p, uint64_t *waited)
         return i;
     }
     long us = 20;
+    wake_reserver(p);
     while ((i = pool_pop(p)) == PTT_POOL_EMPTY) {
         pause_us(us);
         if (us < 1000)

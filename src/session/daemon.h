@@ -47,7 +47,7 @@ struct ptt_pool_config {
     int stopped;        /* start with recording off (ptt ctl start) */
     unsigned backtrace; /* --backtrace=N */
     int reserve_later;  /* with --overflow=block and a guardian, a large pool's rest is
-                           reserved by the guardian while the program starts */
+                           reserved by the guardian as the writers need it */
 };
 
 /* Create and map the pool, its memory reserved before any writer uses it, so that a full

@@ -124,6 +124,12 @@ static struct {
     int late_wait; /* ms between two looks after READY_MS */
 } rest = {.fd = -1};
 
+/* A writer's wake-up (SIGURG): it only ends the guardian's poll, which then looks. */
+static void on_wanted(int sig)
+{
+    (void)sig;
+}
+
 static uint64_t mono_ms(void)
 {
     struct timespec ts;
@@ -161,6 +167,9 @@ static void rest_open(const char *first)
             rest.from = (uint32_t)strtoul(first, NULL, 10);
             rest.since = mono_ms();
             rest.late_wait = LOOK_MS;
+            sigaction(SIGURG, &(struct sigaction){.sa_handler = on_wanted}, NULL); /* no restart */
+            atomic_store(&rest.g.base->reserve_wanted, 0);
+            atomic_store(&rest.g.base->reserver_pid, (int32_t)getpid());
             return;
         }
         if (m != MAP_FAILED)
@@ -179,12 +188,21 @@ static int rest_needed(const struct ptt_pool_geom *g, uint32_t step)
     return free < step / 2;
 }
 
-/* One look: a step if needed. The time to the next look (ms), or -1: nothing left to reserve. */
+/* One look: a step if needed. The time to the next look (ms), or -1: nothing left to reserve. A
+ * writer that found no free sub-buffer has woken the guardian (reserve_wanted): the looks start
+ * again from LOOK_MS. /dev/shm full (another's use since the start): tried again after
+ * FULL_RETRY_MS, the pool meanwhile as it is (writers wait for the drain). */
+#define FULL_RETRY_MS 100
 static int rest_look(void)
 {
     const struct ptt_pool_geom *g = &rest.g;
-    if (!g->base || rest.from >= g->nbufs || atomic_load(&g->base->abandoned))
+    if (!g->base || rest.from >= g->nbufs || atomic_load(&g->base->abandoned)) {
+        if (g->base)
+            atomic_store(&g->base->reserver_pid, 0);
         return -1;
+    }
+    if (atomic_exchange(&g->base->reserve_wanted, 0))
+        rest.late_wait = LOOK_MS;
     int late = mono_ms() - rest.since >= READY_MS;
     uint32_t step = STEP_BYTES / g->buf_size;
     step = step ? step : 1;
@@ -196,10 +214,9 @@ static int rest_look(void)
     }
     rest.late_wait = LOOK_MS;
     uint32_t upto = g->nbufs - rest.from > step ? rest.from + step : g->nbufs;
-    if (ptt_pool_reserve(g, rest.fd, rest.from, upto)) {
-        rest.from = g->nbufs; /* /dev/shm filled up since the start: the pool stays smaller */
-        return -1;
-    }
+    int e = ptt_pool_reserve(g, rest.fd, rest.from, upto);
+    if (e)
+        return e == EINTR ? 0 : FULL_RETRY_MS;
     rest.from = upto;
     return 0;
 }

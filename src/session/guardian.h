@@ -24,7 +24,8 @@ void ptt_guardian_pool(int fd, const char *name);
 void ptt_guardian_watch(int fd, const char *path);
 
 /* Reserve the pool's sub-buffers from `first` on (daemon.h), while ptt trace goes on: a step at a
- * time as the writers need them over the session's first 200 ms, the rest after that. */
+ * time as the writers need them, for the whole session (a writer that finds none free wakes the
+ * guardian: the pool's reserver_pid). */
 void ptt_guardian_reserve(int fd, uint32_t first);
 /* The session ended cleanly and removed everything: the guardian exits. Closes fd. */
 void ptt_guardian_end(int fd);

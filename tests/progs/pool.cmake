@@ -1,6 +1,6 @@
-# Programs of the pool's tests (tests/e2e: test_leftovers, test_security), built like those of
-# CMakeLists.txt.
-set(PTT_POOL_PROGS gap_flood pool_tamper)
+# Programs of the pool's tests (tests/e2e: test_leftovers, test_security, test_pool_reserve),
+# built like those of CMakeLists.txt.
+set(PTT_POOL_PROGS gap_flood pool_tamper burst_hold)
 foreach(p ${PTT_POOL_PROGS})
   add_executable(e2eprog_${p} ${p}.c)
   target_link_libraries(e2eprog_${p} PRIVATE pthread)
