@@ -217,10 +217,11 @@ int ptt_writer_close(struct ptt_writer *w)
     return r;
 }
 
-/* Whether the kernel's protected_symlinks rule lets the user follow the link path (st): not in
- * a sticky world-writable directory, or owned by the user or by the directory's owner. On a
- * refusal, the one line in err. */
-static int may_follow(const char *path, const struct stat *st, char *err, size_t errlen)
+/* Whether the kernel's protected_symlinks and protected_regular rules let the user write through
+ * path, a link or a file of owner: not in a sticky world-writable directory, or owned by the user
+ * or by the directory's owner. On a refusal, the one line in err (what: "a symbolic link", "a
+ * file"). */
+static int may_use(const char *path, uid_t owner, const char *what, char *err, size_t errlen)
 {
     char dir[PATH_MAX];
     const char *slash = strrchr(path, '/');
@@ -233,15 +234,39 @@ static int may_follow(const char *path, const struct stat *st, char *err, size_t
         snprintf(err, errlen, "cannot create %s: %s: %s", path, dir, strerror(errno));
         return 0;
     }
-    if (!(d.st_mode & S_ISVTX) || !(d.st_mode & S_IWOTH) || st->st_uid == geteuid() ||
-        st->st_uid == d.st_uid)
+    if (!(d.st_mode & S_ISVTX) || !(d.st_mode & S_IWOTH) || owner == geteuid() || owner == d.st_uid)
         return 1;
     snprintf(err, errlen,
-             "refusing to write through %s: a symbolic link of uid %u in the sticky, "
-             "world-writable directory %s, owned by neither you nor the directory's owner; "
-             "give another -o",
-             path, (unsigned)st->st_uid, dir);
+             "refusing to write through %s: %s of uid %u in the sticky, world-writable "
+             "directory %s, owned by neither you nor the directory's owner; give another -o",
+             path, what, (unsigned)owner, dir);
     return 0;
+}
+
+/* An existing regular file opened to be overwritten (fd): the user's own, or one the rule above
+ * lets them write, with no other name (a hard link another user made to a file of the user's
+ * elsewhere); then made private, as a new one would be. */
+static int may_overwrite(const char *path, int fd, char *err, size_t errlen)
+{
+    struct stat st;
+    if (fstat(fd, &st)) {
+        snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
+        return 0;
+    }
+    if (!S_ISREG(st.st_mode))
+        return 1;
+    if (!may_use(path, st.st_uid, "a file", err, errlen))
+        return 0;
+    if (st.st_nlink > 1) {
+        snprintf(err, errlen,
+                 "refusing to overwrite %s: the file has other names (hard links); give "
+                 "another -o",
+                 path);
+        return 0;
+    }
+    if (st.st_uid == geteuid() && (st.st_mode & 07777) != 0600)
+        fchmod(fd, 0600);
+    return 1;
 }
 
 /* Another name of a descriptor already open: /dev/stdout, /dev/fd/N, /proc/self/fd/N. */
@@ -266,7 +291,7 @@ int ptt_output_open(const char *path, int force, int open_it, struct ptt_output 
         return -1;
     }
     int link = exists && S_ISLNK(st.st_mode);
-    if (link && !may_follow(path, &st, err, errlen))
+    if (link && !may_use(path, st.st_uid, "a symbolic link", err, errlen))
         return -1;
     int target = exists && !stat(path, &t); /* a dangling link has none */
     o->special = target && (!S_ISREG(t.st_mode) || (link && names_descriptor(path)));
@@ -276,8 +301,12 @@ int ptt_output_open(const char *path, int force, int open_it, struct ptt_output 
     }
     /* A special file as it is: no creation, truncation nor rename. */
     int flags = O_WRONLY | O_CLOEXEC;
-    if (!o->special && exists && force)
-        flags |= O_CREAT | O_TRUNC | (link ? 0 : O_NOFOLLOW);
+    int overwrite = !o->special && exists && force;
+    /* Said before the open, which a kernel's protected_regular may refuse less clearly. */
+    if (overwrite && !link && !may_use(path, st.st_uid, "a file", err, errlen))
+        return -1;
+    if (overwrite) /* truncated only once checked again (may_overwrite) */
+        flags |= O_CREAT | (link ? 0 : O_NOFOLLOW);
     else if (!o->special) {
         char old[PATH_MAX];
         errno = ENAMETOOLONG;
@@ -300,6 +329,19 @@ int ptt_output_open(const char *path, int force, int open_it, struct ptt_output 
         o->created = 0; /* what is there now is not ours */
         ptt_output_undo(path, o);
         return -1;
+    }
+    if (overwrite) {
+        int ok = may_overwrite(path, o->fd, err, errlen);
+        if (ok && ftruncate(o->fd, 0)) {
+            snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
+            ok = 0;
+        }
+        if (!ok) {
+            close(o->fd);
+            o->fd = -1;
+            o->created = 0; /* what is there is not ours: left as it was */
+            return -1;
+        }
     }
     return 0;
 }

@@ -162,6 +162,10 @@ def test_one_file_private_and_to_stdout(traced, tmp_path, cmd):
     p = one_file(traced.path, cmd, out)
     assert p.returncode == 0, p.stderr
     assert mode(out) == 0o600
+    os.chmod(out, 0o644)  # an earlier file of the user's, readable by others: private again
+    p = one_file(traced.path, cmd, out)
+    assert p.returncode == 0, p.stderr
+    assert mode(out) == 0o600
     p = subprocess.run([str(PTT), *cmd, str(traced.path), "-o", "-"], capture_output=True,
                        cwd=tmp_path, timeout=TIMEOUT)
     assert p.returncode == 0, p.stderr
@@ -186,3 +190,32 @@ def test_one_file_planted_link_refused(sticky, cmd):
     with open(victim_file) as f:
         assert f.read() == "precious\n"
     assert os.readlink(link) == victim_file and os.lstat(link).st_uid == ATTACKER
+
+
+@pytest.mark.parametrize("cmd", ONE_FILE, ids=lambda c: c[-1])
+def test_one_file_planted_file_refused(sticky, cmd):
+    """The attacker's own file, open to all, in a sticky directory in place of the victim's
+    output: refused (it would stay the attacker's, readable by them), left as it was."""
+    base, shared, trace, victim_file, victim_dir = sticky
+    out = os.path.join(shared, "out")
+    as_attacker("sh", "-c", f"echo planted > {out}; chmod 666 {out}")
+    p = one_file(trace, cmd, out, uid=VICTIM)
+    assert p.returncode == 2, p.stderr
+    lines = p.stderr.splitlines()
+    assert len(lines) == 1 and f"refusing to write through {out}: a file of uid {ATTACKER}" in \
+        lines[0], p.stderr
+    with open(out) as f:
+        assert f.read() == "planted\n"
+    assert os.lstat(out).st_uid == ATTACKER and mode(out) == 0o666
+
+
+def test_one_file_hard_link_refused(traced, tmp_path):
+    """An output with another name (a hard link) is not written through."""
+    out, other = tmp_path / "out", tmp_path / "other"
+    out.write_text("kept\n")
+    os.link(out, other)
+    p = one_file(traced.path, ["export", "--format=chrome"], out)
+    assert p.returncode == 2
+    assert p.stderr.splitlines() == [f"ptt export: refusing to overwrite {out}: the file has "
+                                     "other names (hard links); give another -o"]
+    assert other.read_text() == "kept\n"
