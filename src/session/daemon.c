@@ -536,7 +536,9 @@ static int stale_pid(const char *name, const char *ends)
 }
 
 /* In directory path, remove the entries of ours named ptt-UID-PID followed by one of ends whose
- * ptt trace is gone. shm: through shm_unlink. */
+ * ptt trace is gone. shm: through shm_unlink; for root, also a pool of its name that another
+ * user owns: one its ptt trace -p gave to the traced process's user (trace.c, give_pool), left
+ * when both ptt trace and its guardian were killed. */
 static void sweep_dir(const char *path, const char *ends, int shm)
 {
     DIR *dir = opendir(path);
@@ -546,8 +548,8 @@ static void sweep_dir(const char *path, const char *ends, int shm)
     while ((e = readdir(dir))) {
         struct stat st;
         if (!stale_pid(e->d_name, ends) ||
-            fstatat(dirfd(dir), e->d_name, &st, AT_SYMLINK_NOFOLLOW) || st.st_uid != geteuid() ||
-            (shm && !S_ISREG(st.st_mode)))
+            fstatat(dirfd(dir), e->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+            (st.st_uid != geteuid() && !(shm && geteuid() == 0)) || (shm && !S_ISREG(st.st_mode)))
             continue;
         if (shm) {
             char name[300];

@@ -88,7 +88,9 @@ static void abandon_pool(void)
     struct stat st;
     if (fd < 0)
         return;
-    if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_uid == geteuid()) {
+    /* Root's ptt trace -p gives the pool to the traced process's user (trace.c, give_pool): its
+     * name, which ptt trace made, is still root's to remove. */
+    if (!fstat(fd, &st) && S_ISREG(st.st_mode) && (st.st_uid == geteuid() || geteuid() == 0)) {
         if ((size_t)st.st_size >= sizeof(struct ptt_pool)) {
             struct ptt_pool *p = mmap(0, sizeof *p, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
             if (p != MAP_FAILED) {
