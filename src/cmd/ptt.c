@@ -1,4 +1,6 @@
 /* ptt: one multi-call program. "ptt trace ..." and "ptt-trace ..." (a link to ptt) are the same. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -26,11 +28,24 @@ static int unknown(const char *name)
     return PTT_EXIT_USAGE;
 }
 
+/* Standard input, output or error closed when ptt started: /dev/null opened read-only in its
+ * place, so that no file the command opens takes the number (a temporary file would receive
+ * "standard output"), and writing there fails as it should. Not for ptt trace, whose program
+ * gets its descriptors as they were. */
+static void fill_std_fds(void)
+{
+    for (int fd = 0; fd < 3; fd++) /* in order: the lowest number free is fd's */
+        if (fcntl(fd, F_GETFD) < 0 && errno == EBADF && open("/dev/null", O_RDONLY) < 0)
+            return;
+}
+
 static int run(const char *name, int argc, char **argv)
 {
     for (size_t i = 0; i < NCOMMANDS; i++)
         if (!strcmp(commands[i].name, name)) {
             ptt_command = commands[i].name;
+            if (strcmp(name, "trace"))
+                fill_std_fds();
             return commands[i].fn(argc, argv);
         }
     return unknown(name);

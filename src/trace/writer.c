@@ -367,10 +367,12 @@ FILE *ptt_output_fopen(const char *path, char *err, size_t errlen)
         fd = o.fd;
     }
     FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
-    if (!f) {
+    if (!f && !strcmp(path, "-")) /* EINVAL: a read-only one, where ptt found it closed */
+        snprintf(err, errlen, "cannot write standard output: %s",
+                 strerror(errno == EINVAL ? EBADF : errno));
+    else if (!f)
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        if (fd >= 0)
-            close(fd);
-    }
+    if (!f && fd >= 0)
+        close(fd);
     return f;
 }

@@ -219,3 +219,17 @@ def test_one_file_hard_link_refused(traced, tmp_path):
     assert p.stderr.splitlines() == [f"ptt export: refusing to overwrite {out}: the file has "
                                      "other names (hard links); give another -o"]
     assert other.read_text() == "kept\n"
+
+
+@pytest.mark.parametrize("cmd", [*ONE_FILE, ["stat"], ["view"]], ids=lambda c: c[-1])
+def test_stdout_closed(traced, tmp_path, cmd):
+    """'-o -' (or standard output by default) closed when ptt starts: one line and status 2,
+    and nothing written into a file the command opened meanwhile (paje's temporary file took
+    the number before)."""
+    args = [*cmd, str(traced.path)] + (["-o", "-"] if cmd in ONE_FILE else [])
+    p = subprocess.run(f"exec {PTT} {' '.join(args)} >&-", shell=True, capture_output=True,
+                       text=True, timeout=TIMEOUT, cwd=tmp_path)
+    assert p.returncode == 2
+    lines = p.stderr.splitlines()
+    assert len(lines) == 1 and "standard output: Bad file descriptor" in lines[0], p.stderr
+    assert os.listdir(tmp_path) == []
