@@ -23,10 +23,15 @@ def traced(tmp_path_factory):
 
 
 def export(trace, fmt, out, uid=None):
-    cmd = [PTT, "export", f"--format={fmt}", str(trace), "-o", str(out)]
+    return one_file(trace, ["export", f"--format={fmt}"], out, uid)
+
+
+def one_file(trace, cmd, out, uid=None):
+    """ptt CMD TRACE -o OUT, as uid when given."""
+    argv = [PTT, *cmd, str(trace), "-o", str(out)]
     if uid is not None:
-        cmd = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--", *cmd]
-    return run(cmd)
+        argv = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--", *argv]
+    return run(argv)
 
 
 def mode(path):
@@ -145,13 +150,6 @@ def test_planted_link_in_open_dir_refused(sticky, fmt, first):
 # The exports of one file: made as ptt trace makes its file (docs/security.md), "-" is standard
 # output.
 ONE_FILE = [["export", "--format=chrome"], ["paje"], ["report"]]
-
-
-def one_file(trace, cmd, out, uid=None):
-    argv = [PTT, *cmd, str(trace), "-o", str(out)]
-    if uid is not None:
-        argv = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--", *argv]
-    return run(argv)
 
 
 @pytest.mark.parametrize("cmd", ONE_FILE, ids=lambda c: c[-1])
