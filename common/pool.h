@@ -81,7 +81,8 @@ struct ptt_pool {
      * (SIGURG), once until it looks again. */
     _Atomic int32_t reserver_pid;
     _Atomic uint32_t reserve_wanted;
-    uint8_t pad0[40];
+    _Atomic uint32_t reserve_waits; /* waits begun while the guardian still reserved the pool */
+    uint8_t pad0[36];
 
     /* What is recorded, read on every event and written only by the daemon (ptt ctl): bit n of
      * masks[0] records the calls (IN, OUT) and META events of class n, of masks[1] its STATE

@@ -82,11 +82,12 @@ static void abandon(void)
  * looks (it may be sleeping up to 16 ms; a burst of new threads, each taking a sub-buffer,
  * would otherwise wait that long). The pid comes from a pool of the user's: a signal the
  * thread could send anyway. */
-static void wake_reserver(struct ptt_pool *p)
+static int wake_reserver(struct ptt_pool *p)
 {
     int32_t pid = atomic_load_explicit(&p->reserver_pid, memory_order_relaxed);
     if (pid > 0 && !atomic_exchange_explicit(&p->reserve_wanted, 1, memory_order_relaxed))
         kill(pid, SIGURG);
+    return pid > 0;
 }
 
 /* Take a free sub-buffer, waiting for the daemon when the pool is exhausted (the default), or
@@ -105,7 +106,7 @@ static uint32_t take_buffer(struct ptt_pool *p, uint64_t *waited)
         return i;
     }
     long us = 20;
-    wake_reserver(p);
+    int growing = wake_reserver(p);
     while ((i = pool_pop(p)) == PTT_POOL_EMPTY) {
         pause_us(us);
         if (us < 1000)
@@ -123,6 +124,8 @@ static uint32_t take_buffer(struct ptt_pool *p, uint64_t *waited)
     uint64_t ns = mono_ns() - t0;
     atomic_fetch_add_explicit(&p->wait_ns, ns, memory_order_relaxed);
     atomic_fetch_add_explicit(&p->waits, 1, memory_order_relaxed);
+    if (growing)
+        atomic_fetch_add_explicit(&p->reserve_waits, 1, memory_order_relaxed);
     if (waited)
         *waited = ns;
     return i;

@@ -124,6 +124,7 @@ static struct {
     uint32_t from; /* the first sub-buffer not reserved */
     uint64_t since;
     int late_wait; /* ms between two looks after READY_MS */
+    int eager;     /* a writer had to wake us: the rest reserved step after step, needed or not */
 } rest = {.fd = -1};
 
 /* A writer's wake-up (SIGURG): it only ends the guardian's poll, which then looks. */
@@ -203,12 +204,14 @@ static int rest_look(void)
             atomic_store(&g->base->reserver_pid, 0);
         return -1;
     }
+    /* A writer found none free: a burst (many threads starting at once) the looks did not
+     * foresee. The rest goes at once, a step at a time, so that one burst waits, not each. */
     if (atomic_exchange(&g->base->reserve_wanted, 0))
-        rest.late_wait = LOOK_MS;
+        rest.eager = 1;
     int late = mono_ms() - rest.since >= READY_MS;
     uint32_t step = STEP_BYTES / g->buf_size;
     step = step ? step : 1;
-    if (!rest_needed(g, late ? 2 * step : step)) { /* late: a step ahead, the looks far apart */
+    if (!rest.eager && !rest_needed(g, late ? 2 * step : step)) { /* late: a step ahead */
         if (!late)
             return LOOK_MS;
         rest.late_wait = rest.late_wait * 2 > LATE_LOOK_MS ? LATE_LOOK_MS : rest.late_wait * 2;

@@ -251,6 +251,7 @@ struct totals {
     struct ptt_rec_end end;
     uint64_t lost, wait_ns, waits, written, bytes, unwritten;
     int incomplete, code;
+    uint64_t growing; /* waits begun while the guardian still reserved the pool */
 };
 
 static void loop_start(struct ptt_session *s, struct loop *l)
@@ -457,6 +458,7 @@ static void save(struct ptt_session *s, struct totals *t)
     t->lost = atomic_load(&s->d.pool->lost);
     t->wait_ns = atomic_load(&s->d.pool->wait_ns);
     t->waits = atomic_load(&s->d.pool->waits);
+    t->growing = atomic_load(&s->d.pool->reserve_waits);
     t->code = s->exec_errno ? (s->exec_errno == ENOENT ? 127 : 126) : status_code(s->child_status);
     if (s->attach) /* the process is not ours: its status is its own business */
         t->code = s->detach_failed ? PTT_TRACE_FAILED : 0;
@@ -512,8 +514,11 @@ static int summary(struct ptt_session *s, struct totals *t)
     if (t->waits)
         fprintf(stderr,
                 "ptt: warning: threads waited %.3f ms in all, %llu times, for a free "
-                "sub-buffer (a larger --buffer avoids it)\n",
-                (double)t->wait_ns / 1e6, (unsigned long long)t->waits);
+                "sub-buffer (%s)\n",
+                (double)t->wait_ns / 1e6, (unsigned long long)t->waits,
+                t->growing >= t->waits ? "while the guardian was still reserving the pool: a "
+                                         "larger --buffer would not avoid it"
+                                       : "a larger --buffer avoids it");
     if (t->lost) {
         char why[512];
         fprintf(stderr, "ptt: warning: %s\n",
