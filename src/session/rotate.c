@@ -198,6 +198,7 @@ static void rotate(struct ptt_rotate *t)
     snprintf(text, sizeof text, "next_part=%u", t->part + 1);
     ptt_writer_info(w, text);
     ptt_writer_clock(w, ptt_ticks(t->cfg.clock_tsc), ptt_mono_ns(), ptt_real_ns());
+    ptt_writer_trim(w);
     if (close(w->fd) && errno != EINTR && !w->error) {
         w->error = errno;
         ptt_warn("trace", "writing %s: %s", t->cur, strerror(errno));

@@ -15,6 +15,7 @@ struct ptt_writer {
     uint64_t bytes;     /* and their bytes of events */
     uint64_t unwritten; /* events of chunks a write error kept out of the file */
     int error;          /* first errno of a failed write; later writes are skipped */
+    uint64_t prealloc;  /* the file's blocks are reserved up to here (ext4): see grow() */
 };
 
 /* Write the file header into fd, an open output (see ptt_output_open). path names it in the
@@ -42,6 +43,8 @@ int ptt_writer_clock(struct ptt_writer *w, uint64_t ticks, uint64_t mono_ns, uin
  * leaving the file whole up to its last complete record if they do not fit either. */
 int ptt_writer_retry(struct ptt_writer *w, const struct ptt_writer_rec *r, unsigned n);
 int ptt_writer_close(struct ptt_writer *w);
+/* Give back the blocks reserved beyond the file's end (ptt_writer_close does it). */
+void ptt_writer_trim(struct ptt_writer *w);
 
 /* The output of ptt trace (docs/trace.md, "Output file"). A symbolic link in a sticky,
  * world-writable directory is followed only when it belongs to the user or to the directory's
