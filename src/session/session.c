@@ -1,7 +1,7 @@
 /* The session loop of ptt trace. One thread: it sleeps in poll() on a signalfd (children,
  * signals to forward), the control socket and its clients (never waited for), and wakes at least
- * every 5 ms to drain the pool (every 0.5 ms while there is work; idle, every 100 ms, or when a
- * writer hands a sub-buffer over). */
+ * every 5 ms to drain the pool (0.5 to 5 ms while there is work, about 32 sub-buffers a turn; idle,
+ * every 100 ms, or when a writer hands a sub-buffer over). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
@@ -242,7 +242,8 @@ struct loop {
     struct ptt_hang *hang;
     struct ptt_ctl_server *ctl;
     uint64_t last_clock, last_reap;
-    unsigned quiet; /* turns in a row that drained nothing */
+    unsigned quiet;     /* turns in a row that drained nothing */
+    uint64_t last_turn; /* when idle_timeout last ran (CLOCK_MONOTONIC ns) */
     struct hang_watch hw;
 };
 
@@ -319,23 +320,32 @@ static void timed(struct ptt_session *s, struct loop *l, size_t n)
         hang_step(s, l->hang, &l->hw, n, now);
 }
 
-/* How long the loop sleeps, in ns: 0.5 ms when n sub-buffers were drained (busy, drain again
- * soon), 5 ms, and once nothing was drained for 20 ms, 100 ms: idle, it is woken by the first
- * writer that hands a sub-buffer over (pool->idle, SIGURG; lib/buffer.c). Not with the hang
- * watch, which looks every few ms. */
+/* How long the loop sleeps, in ns. Busy (n sub-buffers drained): long enough, at this turn's
+ * rate, for about a writev's worth (32 sub-buffers) to be ready at the next, but for at most an
+ * eighth of the pool, from 0.5 to 5 ms: each turn costs a ppoll and its wake-up, a tenth of the
+ * drain's CPU when it woke every 0.5 ms. Then 5 ms, and once nothing was drained for 20 ms,
+ * 100 ms: idle, it is woken by the first writer that hands a sub-buffer over (pool->idle,
+ * SIGURG; lib/buffer.c). Not with the hang watch, which looks every few ms. */
 static long idle_timeout(struct ptt_session *s, struct loop *l, size_t n)
 {
+    enum { MIN_NS = 500000, MAX_NS = 5000000, BATCH = 32 };
+    uint64_t now = ptt_mono_ns(), elapsed = now - l->last_turn;
+    l->last_turn = now;
     l->quiet = n ? 0 : l->quiet + 1;
-    if (n)
-        return 500000;
+    if (n) {
+        uint64_t want = s->d.geom.nbufs / 8, ns;
+        want = want < 1 ? 1 : want > BATCH ? BATCH : want;
+        ns = elapsed / n * want;
+        return ns < MIN_NS ? MIN_NS : ns > MAX_NS ? MAX_NS : (long)ns;
+    }
     if (l->quiet < 4 || l->hang)
-        return 5000000;
+        return MAX_NS;
     atomic_store(&s->d.pool->idle, 1);
     /* idle, then the states (a writer stores its state, then reads idle) */
     if (ptt_daemon_drain(&s->d, PTT_DRAIN_READY)) {
         atomic_store(&s->d.pool->idle, 0);
         l->quiet = 0;
-        return 500000;
+        return MIN_NS;
     }
     return 100000000;
 }
