@@ -84,6 +84,15 @@ struct ptt_open *ptt_tthread_call(struct ptt_tthread *th)
     return NULL;
 }
 
+void ptt_tthread_trim(struct ptt_tthread *th)
+{
+    if (th->nopen)
+        return;
+    free(th->open);
+    th->open = NULL;
+    th->open_cap = 0;
+}
+
 void ptt_tthread_drop(struct ptt_tthread *th, uint64_t object)
 {
     struct ptt_held *h = ptt_tthread_holds(th, object);

@@ -137,6 +137,9 @@ static inline struct ptt_held *ptt_tthread_holds(struct ptt_tthread *th, uint64_
             return &th->held[i];
     return NULL;
 }
+/* Free what th keeps for its open calls when it has none (an ended thread: what it holds stays,
+ * for the reports that name a holder). */
+void ptt_tthread_trim(struct ptt_tthread *th);
 /* Forget that th holds object (another thread unlocked it for th: glibc lets a default mutex be
  * unlocked by any thread). */
 void ptt_tthread_drop(struct ptt_tthread *th, uint64_t object);

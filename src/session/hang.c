@@ -17,6 +17,7 @@
 #include "analysis/tracker.h"
 #include "export/textfmt.h"
 #include "util/hmap.h"
+#include "util/util.h"
 
 /* One thread's events (pid, serial), read in the order of its sub-buffers. */
 struct stream {
@@ -25,8 +26,12 @@ struct stream {
     uint32_t seq;      /* the sub-buffer being read */
     uint32_t off;      /* read up to here in it */
     int started, done; /* done: sub-buffer seq read whole, the next one is seq + 1 */
+    int ended;         /* its THREAD_END read */
     struct ptt_tthread *calls;
-    struct ptt_dec dec; /* the sub-buffer's decoding: its base time, its dictionary */
+    /* The sub-buffer's decoding (its base time, its dictionary): 1 KB, freed once the thread
+     * ended and its sub-buffer was read whole, so that a program that makes threads all along
+     * costs the watch little for each that ended (made again if a sub-buffer of it comes). */
+    struct ptt_dec *dec;
 };
 
 /* A sub-buffer of the pool as last looked at. */
@@ -135,6 +140,8 @@ static void track_ev(struct ptt_hang *h, struct stream *s, struct ptt_ev *ev)
         name_later(h, ev);
     if (!ev->nested) /* a signal handler's calls return before its thread goes on */
         ptt_tracker_feed(s->calls, ev, NULL);
+    if (!ev->nested && ev->info && ev->info->role == PTT_ROLE_THREAD_END)
+        s->ended = 1;
 }
 
 static void track(struct ptt_hang *h, struct stream *s, const struct ptt_event *e, uint64_t ticks)
@@ -148,8 +155,8 @@ static void track(struct ptt_hang *h, struct stream *s, const struct ptt_event *
     ev.pid = s->pid;
     ev.tid = s->tid;
     ev.serial = s->serial;
-    ev.nargs = s->dec.nargs;
-    memcpy(ev.args, s->dec.args, ev.nargs * sizeof ev.args[0]);
+    ev.nargs = s->dec->nargs;
+    memcpy(ev.args, s->dec->args, ev.nargs * sizeof ev.args[0]);
     int call = ptt_decode_call(&ev, &out); /* a whole call: its IN and its OUT */
     if (!ev.info)
         return;
@@ -169,7 +176,7 @@ static unsigned feed(struct ptt_hang *h, struct stream *s, uint32_t i, uint32_t 
     while (s->off < len && __atomic_load_n(data + s->off, __ATOMIC_ACQUIRE)) {
         struct ptt_event e;
         uint64_t t;
-        int k = ptt_dec_next(&s->dec, data + s->off, len - s->off, &e, &t);
+        int k = ptt_dec_next(s->dec, data + s->off, len - s->off, &e, &t);
         if (k <= 0)
             break;
         if ((e.id & PTT_EV_ID_MASK) != PTT_EV_TRACE_PAD)
@@ -180,12 +187,25 @@ static unsigned feed(struct ptt_hang *h, struct stream *s, uint32_t i, uint32_t 
     return n;
 }
 
+/* Sub-buffer seq of s was read whole: an ended thread's decoding and calls are let go. */
+static void read_whole(struct stream *s)
+{
+    s->done = 1;
+    if (s->ended) {
+        free(s->dec);
+        s->dec = NULL;
+        ptt_tthread_trim(s->calls);
+    }
+}
+
 /* Begin reading the sub-buffer d of stream s. */
 static void enter(struct stream *s, const struct ptt_desc *d)
 {
     s->seq = d->seq;
     s->off = 0;
-    ptt_dec_start(&s->dec, d->base_ts);
+    if (!s->dec)
+        s->dec = ptt_must(malloc(sizeof *s->dec));
+    ptt_dec_start(s->dec, d->base_ts);
     s->done = 0;
     s->started = 1;
 }
@@ -221,7 +241,7 @@ static void catch_up(struct ptt_hang *h, struct stream *s, uint32_t seq)
         int ready = atomic_load_explicit(&d->state, memory_order_acquire) == PTT_BUF_READY;
         feed(h, s, (uint32_t)j,
              ready ? atomic_load_explicit(&d->committed, memory_order_acquire) : h->pool.buf_size);
-        s->done = 1;
+        read_whole(s);
     }
 }
 
@@ -242,7 +262,7 @@ static unsigned read_slot(struct ptt_hang *h, uint32_t i, uint32_t len, int comp
     }
     unsigned n = feed(h, s, i, len);
     if (complete)
-        s->done = 1;
+        read_whole(s);
     return n;
 }
 
@@ -502,6 +522,11 @@ int ptt_hang_settled(struct ptt_hang *h, const int *pids, unsigned npids, int re
     return settled && !restart;
 }
 
+static void stream_free(void *p)
+{
+    free(((struct stream *)p)->dec);
+}
+
 void ptt_hang_free(struct ptt_hang *h)
 {
     if (h) {
@@ -509,7 +534,7 @@ void ptt_hang_free(struct ptt_hang *h)
         free(h->unnamed);
         ptt_tracker_free(h->calls);
         ptt_names_free(h->names);
-        ptt_hmap_free(&h->streams, NULL);
+        ptt_hmap_free(&h->streams, stream_free);
     }
     free(h);
 }

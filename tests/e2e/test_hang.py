@@ -165,3 +165,17 @@ def test_report_after_many_subbuffers(tmp_path):
     still holds exactly what each thread holds, and every name."""
     t, _, _, expected = rwlock_hang(tmp_path, 20000, opts=["--subbuffer=4K"])
     assert report(t.stderr, 0.5, blocked=4) == expected
+
+
+def test_report_after_many_ended_threads(tmp_path):
+    """3000 threads made and ended before the hang (the watch lets each ended thread's decoding
+    go), the holder among them: main's line names the holder, ended, by its start routine."""
+    t = ptt_trace(tmp_path, [prog("hang_churn"), 3000],
+                  opts=["--hang-timeout=0.5", "--kill-on-hang"], rc=137)
+    out = parse_output(t.stdout)[1]
+    pid, L = out["pid"], site_lines("hang_churn")
+    assert report(t.stderr, 0.5, blocked=1) == {
+        f"ptt:   pid {pid} thread main ({pid}): in pthread_mutex_lock (mutex h) at "
+        f"hang_churn.c:{L['main_lock']} for D s, held by thread holder ({out['tid_holder']})": ()}
+    counts = summary_counts(t.path)[0]
+    assert counts["THREAD_START"] == counts["THREAD_END"] == 3001
