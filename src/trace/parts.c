@@ -70,22 +70,6 @@ int ptt_part_name(char *buf, size_t len, const char *base, unsigned n)
     return snprintf(buf, len, "%s.%u", base, n) < (int)len ? 0 : -1;
 }
 
-char *ptt_parts_ranges(char *buf, size_t len, const unsigned *nums, unsigned n)
-{
-    size_t at = 0;
-    buf[0] = 0;
-    for (unsigned i = 0; i < n && at < len;) {
-        unsigned j = i;
-        while (j + 1 < n && nums[j + 1] == nums[j] + 1)
-            j++;
-        int k = j > i ? snprintf(buf + at, len - at, "%s%u-%u", i ? ", " : "", nums[i], nums[j])
-                      : snprintf(buf + at, len - at, "%s%u", i ? ", " : "", nums[i]);
-        at += k > 0 ? (size_t)k : 0;
-        i = j + 1;
-    }
-    return buf;
-}
-
 /* The range a-b (a alone when b is a) after the at bytes of buf, ", " before it but the first;
  * "..." in its place when, not the last, it would leave no room for "..." after it. -1 when not
  * written: nothing more can be. */
@@ -103,6 +87,21 @@ static int put_range(char *buf, size_t len, size_t *at, unsigned a, unsigned b, 
     memcpy(buf + *at, r, (size_t)k + 1);
     *at += (size_t)k;
     return 0;
+}
+
+char *ptt_parts_ranges(char *buf, size_t len, const unsigned *nums, unsigned n)
+{
+    size_t at = 0;
+    buf[0] = 0;
+    for (unsigned i = 0; i < n;) {
+        unsigned j = i;
+        while (j + 1 < n && nums[j + 1] == nums[j] + 1)
+            j++;
+        if (put_range(buf, len, &at, nums[i], nums[j], j + 1 == n))
+            break;
+        i = j + 1;
+    }
+    return buf;
 }
 
 char *ptt_parts_missing(char *buf, size_t len, const unsigned *nums, unsigned n, unsigned from)

@@ -11,7 +11,7 @@
 unsigned *ptt_parts_list(const char *base, unsigned *n);
 /* "BASE.N" into buf; -1 when it does not fit. */
 int ptt_part_name(char *buf, size_t len, const char *base, unsigned n);
-/* The numbers nums[0..n) (ascending) as ranges: "1-5, 7". */
+/* The numbers nums[0..n) (ascending) as ranges: "1-5, 7", ending in "..." if they do not fit. */
 char *ptt_parts_ranges(char *buf, size_t len, const unsigned *nums, unsigned n);
 /* The numbers from `from` up to nums[n - 1] that are not in nums[0..n) (ascending, none below
  * from) as ranges: "2-4, 6". Never one step per number (a part's number comes from a file name);

@@ -253,7 +253,10 @@ static void test_ranges(void **state)
     assert_string_equal(ptt_parts_ranges(b, sizeof b, v, 6), "1-3, 5, 7-8");
     assert_string_equal(ptt_parts_ranges(b, sizeof b, v, 1), "1");
     assert_string_equal(ptt_parts_ranges(b, sizeof b, v, 0), "");
-    assert_string_equal(ptt_parts_ranges(b, 6, v, 6), "1-3, ");
+    /* Too long: "..." where what follows would not fit (as ptt_parts_missing) */
+    assert_string_equal(ptt_parts_ranges(b, 12, v, 6), "1-3, 5, 7-8");
+    assert_string_equal(ptt_parts_ranges(b, 11, v, 6), "1-3, ...");
+    assert_string_equal(ptt_parts_ranges(b, 6, v, 6), "...");
 }
 
 static void test_missing(void **state)
