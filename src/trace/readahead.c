@@ -37,6 +37,7 @@ struct ptt_readahead {
     pthread_cond_t room, ready; /* a batch free for the producer, a batch full for the consumer */
     unsigned filled, taken;     /* batches published, batches given back (mod 2^32) */
     int stop;
+    int parked; /* the producer ran out of memory and waits for the exit (producer_oom) */
     struct batch b[NBATCH];
     /* Producer's. */
     _Alignas(128) struct ptt_reader *r;
@@ -120,8 +121,16 @@ static void producer_oom(void)
     struct batch *b = ra->filling;
     b->used = ra->filling_used;
     b->last = b->oom = 1;
-    publish(ra);
-    pthread_exit(NULL);
+    pthread_mutex_lock(&ra->mu);
+    ra->filled++;
+    ra->parked = 1;
+    pthread_cond_signal(&ra->ready);
+    pthread_mutex_unlock(&ra->mu);
+    /* Not pthread_exit: it loads libgcc_s to unwind, which needs memory there is none of, and
+     * aborts the process when it fails. The thread waits (every signal blocked) for the exit
+     * that follows, or is left to it by ptt_readahead_stop; it no longer touches ra. */
+    for (;;)
+        pause();
 }
 
 static void *produce(void *arg)
@@ -245,8 +254,12 @@ void ptt_readahead_stop(struct ptt_readahead *ra)
     pthread_mutex_lock(&ra->mu);
     __atomic_store_n(&ra->stop, 1, __ATOMIC_RELAXED);
     pthread_cond_signal(&ra->room);
+    int parked = ra->parked;
     pthread_mutex_unlock(&ra->mu);
-    pthread_join(ra->thread, NULL);
+    if (parked) /* out of memory, waiting for the exit (producer_oom) */
+        pthread_detach(ra->thread);
+    else
+        pthread_join(ra->thread, NULL);
     pthread_mutex_destroy(&ra->mu);
     pthread_cond_destroy(&ra->room);
     pthread_cond_destroy(&ra->ready);

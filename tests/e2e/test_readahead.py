@@ -157,3 +157,37 @@ def test_damage_just_after_window(trace, tmp_path):
     # view --format=raw first: the slowest of the three, its thread is always the ring ahead
     for args in (["view", "--format=raw"], ["stat"], ["check"]):
         assert_same([*args, *window], bad, 0)
+
+
+def sanitized():
+    cache = os.path.join(os.environ.get("PTT_BUILD", ""), "CMakeCache.txt")
+    return os.path.exists(cache) and "PTT_SANITIZE:BOOL=ON" in open(cache).read()
+
+
+def test_out_of_memory_on_the_thread(trace):
+    """The thread's allocation number N fails, and all after it (tests/progs/failalloc.c): the
+    command says it is out of memory after the events read before, exit status 2, never an
+    abort. N runs over the thread's first allocations: some fail before any event, some after
+    whole batches, some never (the thread needed fewer)."""
+    if sanitized():
+        pytest.skip("the sanitizers' allocator cannot be replaced by a preloaded one")
+    full = read(["view", "--format=raw"], trace, "0")[1].splitlines()
+    shim = str(prog("libfailalloc.so"))
+    after_events = whole = 0
+    for n in range(1, 25):
+        env = dict(os.environ, PTT_READ_AHEAD="1", PTT_TEST_FAIL_ALLOC=str(n), LD_PRELOAD=shim)
+        p = subprocess.run([PTT, "view", "--format=raw", str(trace)], capture_output=True,
+                           env=env, timeout=TIMEOUT)
+        out, err = p.stdout.splitlines(), p.stderr.decode().splitlines()
+        if p.returncode == 0:
+            assert out == full and err == [], n
+            whole += 1
+            continue
+        assert p.returncode == 2, (n, p.returncode, err)
+        assert err and err[-1].startswith("ptt") and "out of memory" in err[-1], (n, err)
+        # What was printed are events of the trace in its order (a stream whose chunk could
+        # not be loaded is left out, as on one thread).
+        it = iter(full)
+        assert all(line in it for line in out), n
+        after_events += bool(out) and err[-1] == "ptt: out of memory"
+    assert after_events and whole

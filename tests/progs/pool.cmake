@@ -1,5 +1,5 @@
 # Programs of the pool's tests (tests/e2e: test_leftovers, test_security, test_pool_reserve),
-# built like those of CMakeLists.txt.
+# built like those of CMakeLists.txt; and test_readahead's allocation shim.
 set(PTT_POOL_PROGS gap_flood pool_tamper burst_hold)
 foreach(p ${PTT_POOL_PROGS})
   add_executable(e2eprog_${p} ${p}.c)
@@ -8,3 +8,8 @@ foreach(p ${PTT_POOL_PROGS})
   set_target_properties(e2eprog_${p} PROPERTIES OUTPUT_NAME ${p}
     RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/progs)
 endforeach()
+
+# A shim that makes a ptt command's second thread run out of memory (test_readahead).
+add_library(e2eprog_failalloc SHARED failalloc.c)
+set_target_properties(e2eprog_failalloc PROPERTIES OUTPUT_NAME failalloc
+  LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/progs)
