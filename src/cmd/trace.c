@@ -137,7 +137,7 @@ static char *make_info(char **argv, int tsc, double hz, const struct ptt_pool_ge
     strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S%z", localtime_r(&now, &tm));
     char *text = NULL;
     size_t tl = 0;
-    FILE *f = open_memstream(&text, &tl);
+    FILE *f = ptt_must(open_memstream(&text, &tl));
     fprintf(f, "ptt_version=%s\nhost=%s\nkernel=%s %s %s\ncommand=%s\nstart_time=%s\n", PTT_VERSION,
             u.nodename, u.sysname, u.release, u.machine, cmd, when);
     fprintf(f, "clock=%s\nticks_per_second=%.0f\n", tsc ? "tsc" : "monotonic", hz);
@@ -145,7 +145,8 @@ static char *make_info(char **argv, int tsc, double hz, const struct ptt_pool_ge
             (unsigned long long)pool->total_size, pool->buf_size, pool->nbufs,
             overflow ? "discard" : "block", events);
     fprintf(f, "level=%s\n", light ? "light" : "full");
-    fclose(f);
+    if (fclose(f) || !text) /* the stream's buffer could not grow */
+        ptt_out_of_memory();
     return text;
 }
 
@@ -639,10 +640,13 @@ static int child_env(const struct ptt_session *s, const char *lib)
 {
     const char *pre = getenv("LD_PRELOAD");
     char *preload = NULL;
-    if (asprintf(&preload, "%s%s%s", lib, pre && *pre ? ":" : "", pre ? pre : "") < 0)
+    /* Either failing (out of memory) would run the program untraced, or say nothing */
+    if (asprintf(&preload, "%s%s%s", lib, pre && *pre ? ":" : "", pre ? pre : "") < 0 ||
+        setenv("LD_PRELOAD", preload, 1) || setenv(PTT_ENV_SHM, s->d.env, 1)) {
+        ptt_warn("trace", "cannot set the program's environment: %s", strerror(errno));
+        free(preload);
         return -1;
-    setenv("LD_PRELOAD", preload, 1);
-    setenv(PTT_ENV_SHM, s->d.env, 1);
+    }
     free(preload);
     return 0;
 }
@@ -703,7 +707,7 @@ static void add_pid_info(struct ptt_session *s)
     char pidinfo[64];
     snprintf(pidinfo, sizeof pidinfo, "pid=%d\n", (int)s->child);
     size_t il = strlen(s->info);
-    s->info = realloc(s->info, il + sizeof pidinfo);
+    s->info = ptt_must(realloc(s->info, il + sizeof pidinfo));
     memcpy(s->info + il, pidinfo, strlen(pidinfo) + 1);
     if (!s->flight)
         ptt_writer_info(&s->w, pidinfo);
@@ -885,6 +889,7 @@ static int trace_session(struct trace_opts *o, const char *lib, struct saved_sig
 
 int cmd_trace(int argc, char **argv)
 {
+    ptt_oom_status = 125; /* ptt trace itself failed (docs/trace.md, "Exit status") */
     /* A file-size limit or a reader that went away is a write error ptt trace reports, not a
      * signal that kills it; the program gets the dispositions back (start_program). */
     struct sigaction ign = {.sa_handler = SIG_IGN};

@@ -90,13 +90,14 @@ uint64_t ptt_real_ns(void)
 }
 
 _Thread_local void (*ptt_oom_hook)(void);
+int ptt_oom_status = 2;
 
 void ptt_out_of_memory(void)
 {
     if (ptt_oom_hook)
         ptt_oom_hook(); /* a reader's second thread: does not return */
     fprintf(stderr, "ptt: out of memory\n");
-    exit(2);
+    exit(ptt_oom_status);
 }
 
 void *ptt_must(void *p)

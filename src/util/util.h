@@ -14,13 +14,15 @@ extern const char *ptt_command;
 void ptt_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* After getopt_long returned '?' or ':': one line naming the bad option. */
 void ptt_bad_option(const char *cmd, char **argv);
-/* p, or exit with "ptt: out of memory" (status 2) when it is NULL: the tools' tables cannot
- * do without the memory they ask for. */
-/* "ptt: out of memory" and exit status 2. On a thread that set ptt_oom_hook (a reader's
- * read-ahead), the hook runs instead: it hands what was read over and ends the thread, and the
- * command's thread says it after the events read before. */
+/* "ptt: out of memory" and exit status ptt_oom_status (2; ptt trace's own failures are 125).
+ * On a thread that set ptt_oom_hook (a reader's read-ahead), the hook runs instead: it hands
+ * what was read over and parks the thread, and the command's thread says it after the events
+ * read before. */
 __attribute__((noreturn)) void ptt_out_of_memory(void);
 extern _Thread_local void (*ptt_oom_hook)(void);
+extern int ptt_oom_status;
+/* p, or ptt_out_of_memory() when it is NULL: the tools' tables cannot do without the memory
+ * they ask for. */
 void *ptt_must(void *p);
 uint64_t ptt_mono_ns(void);
 /* The default trace file, as perf's perf.data: ptt.data in $PTT_DIR, else in the current

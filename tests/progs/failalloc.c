@@ -1,9 +1,13 @@
-/* libfailalloc.so, preloaded into a ptt command by tests/e2e/test_readahead.py: the allocation
- * numbered PTT_TEST_FAIL_ALLOC (from 1) made by a thread other than the process's first fails,
- * as do all that thread's later ones, so that only a reader's second thread runs out of memory.
- * glibc's own entry points do the work; nothing here allocates. */
+/* libfailalloc.so, preloaded into a ptt command by the tests: the allocation numbered
+ * PTT_TEST_FAIL_ALLOC (from 1) fails, and every later one. Counted on the threads other than the
+ * process's first only (a reader's second thread: test_readahead.py), or on all of them with
+ * PTT_TEST_FAIL_ALLOC_ALL=1 (test_out_of_memory.py). Allocations made by elfutils' libraries
+ * themselves are left alone: libdw crashes when they fail (dwfl_module_getsymtab), which ptt
+ * cannot mend. glibc's own entry points do the work; nothing here allocates. */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
+#include <string.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -12,17 +16,28 @@ extern void *__libc_calloc(size_t, size_t);
 extern void *__libc_realloc(void *, size_t);
 
 static long fail_at = -1, count;
+static int all_threads;
 
 __attribute__((constructor)) static void init(void)
 {
     const char *s = getenv("PTT_TEST_FAIL_ALLOC");
     fail_at = s ? atol(s) : -1;
+    s = getenv("PTT_TEST_FAIL_ALLOC_ALL");
+    all_threads = s && *s == '1';
 }
 
-/* Whether this allocation fails: counted on threads other than the first only. */
-static int fails(void)
+/* Whether the code at ra is elfutils' (libdw, libelf). */
+static int elfutils(const void *ra)
 {
-    if (fail_at < 1 || gettid() == getpid())
+    Dl_info d;
+    return dladdr(ra, &d) && d.dli_fname &&
+           (strstr(d.dli_fname, "/libdw") || strstr(d.dli_fname, "/libelf"));
+}
+
+/* Whether this allocation, called from ra, fails. */
+static int fails(const void *ra)
+{
+    if (fail_at < 1 || (!all_threads && gettid() == getpid()) || elfutils(ra))
         return 0;
     if (__atomic_add_fetch(&count, 1, __ATOMIC_RELAXED) < fail_at)
         return 0;
@@ -32,15 +47,15 @@ static int fails(void)
 
 void *malloc(size_t n)
 {
-    return fails() ? NULL : __libc_malloc(n);
+    return fails(__builtin_return_address(0)) ? NULL : __libc_malloc(n);
 }
 
 void *calloc(size_t n, size_t size)
 {
-    return fails() ? NULL : __libc_calloc(n, size);
+    return fails(__builtin_return_address(0)) ? NULL : __libc_calloc(n, size);
 }
 
 void *realloc(void *p, size_t n)
 {
-    return fails() ? NULL : __libc_realloc(p, n);
+    return fails(__builtin_return_address(0)) ? NULL : __libc_realloc(p, n);
 }

@@ -1,0 +1,85 @@
+"""Out of memory: every command, its Nth allocation failing and every one after it
+(tests/progs/failalloc.c, preloaded), ends with one line that says so and its documented status
+(2 for the readers, 125 for ptt trace), never a crash or an abort, and never runs the program
+untraced without a word. N runs over the first allocations, where the set-up is, and further
+apart beyond."""
+
+import os
+import subprocess
+
+import pytest
+
+from conftest import PTT, TIMEOUT, prog, require_build, run
+from test_readahead import sanitized
+
+READERS = [
+    ["view", "--format=raw"],
+    ["view", "--summary"],
+    ["stat"],
+    ["stat", "--format=json"],
+    ["check"],
+    ["export", "--format=chrome", "-o", "OUT"],
+    ["export", "--format=ctf", "-o", "OUT"],
+    ["export", "--format=sco", "-o", "OUT"],
+    ["paje", "-o", "OUT"],
+    ["report", "-o", "OUT"],
+]
+NS = [*range(1, 40), *range(40, 400, 9)]
+
+
+def oom_said(line):
+    """ptt's own words, or strerror(ENOMEM) after what could not be done."""
+    return line.startswith("ptt") and ("out of memory" in line or
+                                       line.endswith(": Cannot allocate memory"))
+
+
+def failing(n, argv, cwd):
+    env = dict(os.environ, PTT_TEST_FAIL_ALLOC=str(n), PTT_TEST_FAIL_ALLOC_ALL="1",
+               PTT_READ_AHEAD="0", LD_PRELOAD=str(prog("libfailalloc.so")))
+    return subprocess.run([str(a) for a in argv], capture_output=True, text=True, env=env,
+                          cwd=cwd, timeout=TIMEOUT)
+
+
+@pytest.fixture(scope="module")
+def trace(tmp_path_factory):
+    require_build()
+    if sanitized():
+        pytest.skip("the sanitizers' allocator cannot be replaced by a preloaded one")
+    d = tmp_path_factory.mktemp("oom")
+    p = run([PTT, "trace", "-q", "-o", d / "t.ptt", "--", prog("thread_churn"), 50])
+    assert p.returncode == 0, p.stderr
+    return d / "t.ptt"
+
+
+@pytest.mark.parametrize("args", READERS, ids=lambda a: " ".join(a[:2]))
+def test_reader(trace, tmp_path, args):
+    failed = 0
+    for n in NS:
+        out = tmp_path / f"out{n}"
+        p = failing(n, [PTT, *[str(out) if a == "OUT" else a for a in args], trace], tmp_path)
+        if p.returncode == 0:
+            continue
+        failed += 1
+        last = p.stderr.splitlines()[-1] if p.stderr else ""
+        assert p.returncode == 2 and oom_said(last), (n, p.returncode, p.stderr)
+    assert failed >= 39  # the set-up's allocations failed, each said so
+
+
+def test_trace(tmp_path):
+    """ptt trace: its own allocations come before the program starts, but for a few."""
+    require_build()
+    if sanitized():
+        pytest.skip("the sanitizers' allocator cannot be replaced by a preloaded one")
+    failed = 0
+    for n in range(1, 40):
+        out = tmp_path / f"t{n}.ptt"
+        p = failing(n, [PTT, "trace", "-q", "-o", out, "--", "echo", "ran"], tmp_path)
+        if p.returncode == 0:
+            assert p.stdout == "ran\n"
+            continue
+        failed += 1
+        lines = p.stderr.splitlines()
+        assert p.returncode == 125 and lines, (n, p.returncode, p.stderr)
+        assert oom_said(lines[-1]), (n, lines)
+        assert p.stdout in ("", "ran\n"), n
+    assert failed >= 10
