@@ -280,5 +280,5 @@ int runs_compare(const struct runs_view_opts *o, int n, char **refs)
     }
     runs_table_free(&t);
     runs_db_close(&d);
-    return rc;
+    return d.failed ? PTT_EXIT_USAGE : rc;
 }

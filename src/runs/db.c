@@ -63,6 +63,17 @@ sqlite3_stmt *runs_db_prepare(struct runs_db *d, const char *sql)
     return st;
 }
 
+int runs_step(struct runs_db *d, sqlite3_stmt *st)
+{
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW || rc == SQLITE_DONE)
+        return rc == SQLITE_ROW;
+    if (!d->failed)
+        runs_db_error(d, "cannot read it");
+    d->failed = 1;
+    return -1;
+}
+
 int runs_db_error(struct runs_db *d, const char *what)
 {
     int code = sqlite3_errcode(d->db);
@@ -128,11 +139,19 @@ static int check_schema(struct runs_db *d, int write)
     }
     sqlite3_finalize(st);
     st = NULL;
-    if (sqlite3_prepare_v2(d->db,
-                           "SELECT (SELECT value FROM meta WHERE key = 'format'),"
-                           " (SELECT value FROM meta WHERE key = 'version')",
-                           -1, &st, NULL) != SQLITE_OK ||
-        sqlite3_step(st) != SQLITE_ROW || strcmp(runs_col(st, 0), "ptt runs")) {
+    rc = sqlite3_prepare_v2(d->db,
+                            "SELECT (SELECT value FROM meta WHERE key = 'format'),"
+                            " (SELECT value FROM meta WHERE key = 'version')",
+                            -1, &st, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(st);
+    const char *format = rc == SQLITE_ROW ? runs_col(st, 0) : "";
+    /* No meta table is SQLITE_ERROR; another failure (out of memory, I/O) is not the file's */
+    if ((rc != SQLITE_ROW && rc != SQLITE_ERROR) || sqlite3_errcode(d->db) == SQLITE_NOMEM) {
+        sqlite3_finalize(st);
+        return runs_db_error(d, "cannot read it");
+    }
+    if (rc != SQLITE_ROW || strcmp(format, "ptt runs")) {
         sqlite3_finalize(st);
         ptt_warn(CMD, "%s is an SQLite database, but not one of ptt runs (no meta table saying so)",
                  d->path);
@@ -152,12 +171,13 @@ int runs_db_open(struct runs_db *d, const char *path, int write)
 {
     d->db = NULL;
     d->path = path;
+    d->failed = 0;
     int made = make_file(path, write);
     if (made < 0)
         return -1;
     int flags = (write ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY) | SQLITE_OPEN_NOFOLLOW;
     if (sqlite3_open_v2(path, &d->db, flags, NULL) != SQLITE_OK) {
-        ptt_warn(CMD, "cannot open %s: %s", path, d->db ? sqlite3_errmsg(d->db) : "no memory");
+        ptt_warn(CMD, "cannot open %s: %s", path, d->db ? sqlite3_errmsg(d->db) : "out of memory");
     } else {
         sqlite3_busy_timeout(d->db, 10000);
         sqlite3_extended_result_codes(d->db, 0);
@@ -201,9 +221,9 @@ int runs_db_name_taken(struct runs_db *d, const char *name)
 {
     sqlite3_stmt *st = runs_db_prepare(d, "SELECT 1 FROM runs WHERE name = ?1");
     if (!st)
-        return 1;
+        return -1;
     sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-    int taken = sqlite3_step(st) != SQLITE_DONE;
+    int taken = runs_step(d, st);
     sqlite3_finalize(st);
     return taken;
 }

@@ -196,9 +196,11 @@ static int link_traces(const struct runs_import_opts *o, struct runs_log *log, i
 static char *run_name(struct runs_db *d, const struct runs_import_opts *o, const char *log)
 {
     if (o->name) {
-        if (!*o->name || runs_db_name_taken(d, o->name)) {
-            ptt_warn(CMD, *o->name ? "%s: a run is named '%s' already" : "%s: --name is empty",
-                     d->path, o->name);
+        int taken = *o->name ? runs_db_name_taken(d, o->name) : 1;
+        if (taken) {
+            if (taken > 0)
+                ptt_warn(CMD, *o->name ? "%s: a run is named '%s' already" : "%s: --name is empty",
+                         d->path, o->name);
             return NULL;
         }
         return ptt_must(strdup(o->name));
@@ -206,10 +208,15 @@ static char *run_name(struct runs_db *d, const struct runs_import_opts *o, const
     const char *base = strcmp(log, "-") ? strrchr(log, '/') : NULL;
     base = !strcmp(log, "-") ? "stdin" : base ? base + 1 : log;
     char *name = ptt_must(strdup(base));
-    for (unsigned k = 2; runs_db_name_taken(d, name); k++) {
+    int taken;
+    for (unsigned k = 2; (taken = runs_db_name_taken(d, name)) > 0; k++) {
         free(name);
         if (asprintf(&name, "%s-%u", base, k) < 0)
             name = ptt_must(NULL);
+    }
+    if (taken < 0) {
+        free(name);
+        return NULL;
     }
     return name;
 }

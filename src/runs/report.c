@@ -27,7 +27,7 @@ static void cell_json(FILE *f, struct runs_db *d, sqlite3_stmt *st, long long ru
     sqlite3_reset(st);
     sqlite3_bind_int64(st, 1, run);
     sqlite3_bind_text(st, 2, test, -1, SQLITE_STATIC);
-    if (sqlite3_step(st) != SQLITE_ROW) {
+    if (runs_step(d, st) <= 0) { /* no such cell (a failure is said) */
         fputs("null", f);
         return;
     }
@@ -49,7 +49,7 @@ static void cell_json(FILE *f, struct runs_db *d, sqlite3_stmt *st, long long ru
             sqlite3_bind_int64(fs, 1, run);
             sqlite3_bind_text(fs, 2, test, -1, SQLITE_STATIC);
         }
-        for (int i = 0; fs && sqlite3_step(fs) == SQLITE_ROW; i++) {
+        for (int i = 0; fs && runs_step(d, fs) > 0; i++) {
             fputs(i ? ", [" : "[", f);
             jstr(f, runs_col(fs, 0), SIZE_MAX);
             fputs(", ", f);
@@ -143,9 +143,12 @@ static int last_runs(struct runs_db *d, char refs[][24])
         return -1;
     sqlite3_bind_int(st, 1, RUNS_MAX_COMPARED);
     int n = 0;
-    while (sqlite3_step(st) == SQLITE_ROW)
+    int k;
+    while ((k = runs_step(d, st)) > 0)
         snprintf(refs[n++], 24, "%lld", sqlite3_column_int64(st, 0));
     sqlite3_finalize(st);
+    if (k < 0)
+        return -1;
     if (!n)
         ptt_warn(CMD, "%s has no run (ptt runs import adds them)", d->path);
     return n ? n : -1;
@@ -178,5 +181,5 @@ int runs_report(const struct runs_view_opts *o, int n, char **refs)
     }
     runs_table_free(&t);
     runs_db_close(&d);
-    return rc;
+    return d.failed ? PTT_EXIT_USAGE : rc;
 }

@@ -142,7 +142,7 @@ void runs_findings_json(FILE *f, struct runs_db *d, long long run, const char *t
 {
     sqlite3_stmt *st = findings_of(d, run, test);
     fputc('[', f);
-    for (int i = 0; st && sqlite3_step(st) == SQLITE_ROW; i++) {
+    for (int i = 0; st && runs_step(d, st) > 0; i++) {
         fputs(i ? ", {\"kind\": " : "{\"kind\": ", f);
         ptt_json_str(f, runs_col(st, 0));
         json_str_field(f, "what", runs_col(st, 1));
@@ -157,7 +157,7 @@ void runs_findings_text(FILE *f, struct runs_db *d, long long run, const char *t
                         const char *indent)
 {
     sqlite3_stmt *st = findings_of(d, run, test);
-    while (st && sqlite3_step(st) == SQLITE_ROW)
+    while (st && runs_step(d, st) > 0)
         fprintf(f, "%s%s: %s\n", indent, runs_col(st, 0), runs_col(st, 2));
     sqlite3_finalize(st);
 }
@@ -185,7 +185,7 @@ int runs_list(const struct runs_view_opts *o)
     struct runs_info *r = NULL;
     size_t nr = 0;
     int rc = st ? 0 : PTT_EXIT_USAGE;
-    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+    while (!rc && runs_step(&d, st) > 0) { /* what a failure leaves is listed, status 2 */
         r = ptt_must(realloc(r, (nr + 1) * sizeof *r));
         if (runs_info_load(&d, sqlite3_column_int64(st, 0), &r[nr++]))
             rc = PTT_EXIT_USAGE;
@@ -212,7 +212,7 @@ int runs_list(const struct runs_view_opts *o)
         runs_info_free(&r[i]);
     free(r);
     runs_db_close(&d);
-    return rc;
+    return d.failed ? PTT_EXIT_USAGE : rc;
 }
 
 /* ---- show ----------------------------------------------------------------------------------- */
@@ -330,5 +330,5 @@ int runs_show(const struct runs_view_opts *o, const char *ref)
     }
     runs_info_free(&r);
     runs_db_close(&d);
-    return rc;
+    return d.failed ? PTT_EXIT_USAGE : rc;
 }

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from conftest import PTT, TIMEOUT, prog, require_build, run
+from conftest import PTT, SOURCE, TIMEOUT, prog, require_build, run
 from test_readahead import sanitized
 
 READERS = [
@@ -83,3 +83,42 @@ def test_trace(tmp_path):
         assert oom_said(lines[-1]), (n, lines)
         assert p.stdout in ("", "ran\n"), n
     assert failed >= 10
+
+
+RUNS = [
+    ["list"],
+    ["show", "a"],
+    ["compare", "a", "a"],
+    ["report", "-o", "OUT"],
+    ["import", "--name=b", "LOG"],
+    ["import", "LOG"],
+]
+LOG = SOURCE / "tests" / "data" / "runs" / "opts" / "logfile.conformance-test"
+
+
+@pytest.mark.parametrize("args", RUNS, ids=lambda a: " ".join(a[:2]))
+def test_runs(tmp_path, args):
+    """ptt runs: SQLite's own failures too (its "out of memory"), never read as "no such run",
+    "not a database of ptt runs" or "a run is named so already"."""
+    require_build()
+    if sanitized():
+        pytest.skip("the sanitizers' allocator cannot be replaced by a preloaded one")
+    db = tmp_path / "r.db"
+    p = run([PTT, "runs", "import", f"--db={db}", "--name=a", LOG])
+    if "built without SQLite" in p.stderr:
+        pytest.skip("ptt was built without SQLite")
+    assert p.returncode == 0, p.stderr
+    clean = db.read_bytes()
+    failed = 0
+    for n in [*range(1, 40), *range(40, 700, 7)]:
+        db.write_bytes(clean)
+        out = tmp_path / f"r{n}.html"
+        argv = [PTT, "runs", args[0], f"--db={db}",
+                *[out if a == "OUT" else LOG if a == "LOG" else a for a in args[1:]]]
+        p = failing(n, argv, tmp_path)
+        if p.returncode == 0:
+            continue
+        failed += 1
+        last = p.stderr.splitlines()[-1] if p.stderr else ""
+        assert p.returncode == 2 and oom_said(last), (n, p.returncode, p.stderr)
+    assert failed >= 39

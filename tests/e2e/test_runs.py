@@ -452,6 +452,34 @@ def test_bad_databases(tmp_path):
     assert not (tmp_path / "none.db").exists()
 
 
+def damaged_page(db, out, table):
+    """A copy of db whose table's first page is garbage: SQLite opens it, and fails on the rows."""
+    with sqlite3.connect(db) as c:
+        root = c.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (table,)).fetchone()
+        size = c.execute("PRAGMA page_size").fetchone()[0]
+    data = bytearray(db.read_bytes())
+    data[(root[0] - 1) * size:root[0] * size] = b"\x55" * size
+    out.write_bytes(data)
+    return out
+
+
+def test_damaged_database(three, tmp_path):
+    """A page damaged under a table: the failure is said in one line with status 2, not taken
+    for the end of the rows (an empty list with status 0, a report "with no run")."""
+    runs = damaged_page(three, tmp_path / "runs.db", "runs")
+    results = damaged_page(three, tmp_path / "results.db", "results")
+    for db, cmds in ((runs, (["list"], ["show", "a"], ["compare", "a", "b"],
+                             ["report", "-o", tmp_path / "r.html"], ["import", "--name=d",
+                                                                    tmp_path / "a.log"])),
+                     (results, (["show", "a"], ["compare", "a", "b"]))):
+        for cmd in cmds:
+            p = run([PTT, "runs", cmd[0], f"--db={db}", *cmd[1:]])
+            lines = p.stderr.splitlines()
+            assert p.returncode == 2 and len(lines) == 1, (db, cmd, p.returncode, p.stderr)
+            assert lines[0].startswith(f"ptt runs: {db}: cannot ") and lines[0].endswith(
+                ": database disk image is malformed"), lines[0]
+
+
 def test_database_file(tmp_path):
     """Made 0600; its schema is the one docs/runs.md shows, with its version."""
     db = tmp_path / "r.db"
