@@ -10,14 +10,10 @@ import subprocess
 import pytest
 
 from conftest import PTT, SOURCE, TIMEOUT, prog, require_build, run
-from test_readahead import sanitized
+from test_readahead import READERS as TEXT_READERS, sanitized
 
-READERS = [
-    ["view", "--format=raw"],
-    ["view", "--summary"],
-    ["stat"],
-    ["stat", "--format=json"],
-    ["check"],
+READERS = [  # those of test_readahead, and the commands that write files
+    *TEXT_READERS,
     ["export", "--format=chrome", "-o", "OUT"],
     ["export", "--format=ctf", "-o", "OUT"],
     ["export", "--format=sco", "-o", "OUT"],
