@@ -35,8 +35,10 @@ int runs_info_load(struct runs_db *d, long long id, struct runs_info *r)
         *f[i] = dup_col(st, i);
     sqlite3_finalize(st);
     st = runs_db_prepare(d, "SELECT status, count(*) FROM results WHERE run = ? GROUP BY status");
-    if (!st)
+    if (!st) {
+        runs_info_free(r);
         return -1;
+    }
     sqlite3_bind_int64(st, 1, id);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         int s = runs_status_parse(runs_col(st, 0));
@@ -50,7 +52,10 @@ int runs_info_load(struct runs_db *d, long long id, struct runs_info *r)
             r->failures += n;
     }
     sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : runs_db_error(d, "cannot read a run");
+    if (rc == SQLITE_DONE)
+        return 0;
+    runs_info_free(r); /* nothing of it is shown */
+    return runs_db_error(d, "cannot read a run");
 }
 
 void runs_info_free(struct runs_info *r)
