@@ -7,12 +7,16 @@
 
 #include "libptt.h"
 
+/* Stopped, the pool still mapped until the release: by ptt trace -p, not a preloaded libptt. */
+static int stopped;
+
 /* ptt trace -p calls these three in the running program, one thread of it running the call, the
  * others stopped (src/session/attach.c, docs/attach.md). Start: attach the pool env names
  * ("/NAME:SECRET", as PTT_SHM), record, patch the modules. out[0..2]: where ptt_self is from the
  * thread pointer, its size and where its nest count is, for ptt trace to check and clear each
  * thread's state at release. 0, or -1 (nothing changed), or -2: a ptt trace that was killed left
- * libptt attached here (ptt trace stops and releases that first). x86-64 only. */
+ * libptt attached here, or stopped and not released (ptt trace stops and releases that first).
+ * x86-64 only. */
 PTT_EXPORT int ptt_attach_start(const char *env, int64_t *out)
 {
     uintptr_t tp = 0;
@@ -24,9 +28,13 @@ PTT_EXPORT int ptt_attach_start(const char *env, int64_t *out)
     out[0] = (int64_t)((uintptr_t)&ptt_self - tp);
     out[1] = (int64_t)sizeof ptt_self;
     out[2] = (int64_t) __builtin_offsetof(struct ptt_thread, nest);
-    if (ptt_attached && ptt_pool &&
-        (!ptt_active || atomic_load(&ptt_pool->abandoned) || kill(ptt_pool->daemon_pid, 0) != 0))
-        return -2; /* attached by a ptt trace that was killed: stop and release first */
+    /* Left by a ptt trace that was killed: attached, or stopped and not released yet (killed
+     * within its detach); taken out first (ptt trace stops and releases it), unless its session
+     * lives on: a second ptt trace, or the first still detaching. */
+    if (ptt_pool && (ptt_attached || stopped) &&
+        ((ptt_attached && !ptt_active) || atomic_load(&ptt_pool->abandoned) ||
+         kill(ptt_pool->daemon_pid, 0) != 0))
+        return -2;
     if (ptt_pool || ptt_active)
         return -1; /* preloaded, or attached already */
     ptt_resolve();
@@ -50,13 +58,14 @@ PTT_EXPORT int ptt_attach_start(const char *env, int64_t *out)
  * without recording). The pool stays mapped until the release. */
 PTT_EXPORT int ptt_attach_stop(void)
 {
-    if (!ptt_attached)
-        return -1;
+    if (!ptt_attached) /* stopped already, not released (a ptt trace killed while detaching) */
+        return stopped && ptt_pool ? 0 : -1;
     ptt_got_restore();
     ptt_signals_restore();
     ptt_masks_off();
     ptt_active = 0;
     ptt_attached = 0;
+    stopped = 1;
     return 0;
 }
 
@@ -67,6 +76,7 @@ PTT_EXPORT int ptt_attach_release(void)
         return -1;
     munmap(ptt_pool, (size_t)ptt_pool->total_size);
     ptt_pool = 0;
+    stopped = 0;
     ptt_modules_forget();
     return 0;
 }

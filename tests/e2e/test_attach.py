@@ -193,6 +193,26 @@ def test_killed_while_attached(tmp_path):
     check_trace(tmp_path / "again.ptt", n)
 
 
+def test_killed_while_detaching(tmp_path):
+    """ptt trace killed within its detach, after libptt stopped and before the pool's release
+    (it drains for 50 ms in between): the next ptt trace -p releases it first, as it takes out
+    the libptt of one killed while attached. Killed at five points of the detach."""
+    loop = Loop()
+    for i, delay in enumerate((0.005, 0.015, 0.025, 0.035, 0.045)):
+        a = Attach(loop.pid, tmp_path / f"k{i}.ptt")
+        loop.phase(0.1)
+        a.p.send_signal(signal.SIGINT)
+        time.sleep(delay)
+        a.end(signal.SIGKILL)
+        b = Attach(loop.pid, tmp_path / f"again{i}.ptt")
+        n = loop.phase(0.1)
+        rc, err = b.end()
+        assert rc == 0, err
+        assert loop.state() == loop.before
+        check_trace(tmp_path / f"again{i}.ptt", n)
+    loop.finish()
+
+
 def test_already_traced(tmp_path):
     """A program that ptt trace started already: refused, its own session goes on."""
     live = Live([prog("attach_loop")], tmp_path / "pre.ptt", opts=["-q"])
