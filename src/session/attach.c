@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "../common/attach.h"
+#include "util/util.h"
 
 #define MAX_TIDS 4096
 
@@ -51,12 +52,22 @@ static __attribute__((format(printf, 3, 4))) int fail(char *err, size_t len, con
     return -1;
 }
 
+/* A file of /proc opened for reading, or NULL when it is not there. Out of memory is not "not
+ * there": it would be reported as what the file says is missing (no C library, no dlopen). */
+static FILE *proc_open(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f && errno == ENOMEM)
+        ptt_out_of_memory();
+    return f;
+}
+
 /* A line "Key:\tvalue" of /proc/PID/status, as a number (-1: none). */
 static long status_field(pid_t pid, const char *key)
 {
     char path[64], line[256];
     snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    FILE *f = fopen(path, "r");
+    FILE *f = proc_open(path);
     long v = -1;
     size_t kl = strlen(key);
     while (f && fgets(line, sizeof line, f))
@@ -75,7 +86,7 @@ static uint64_t map_base(pid_t pid, const char *const *ends, char *path, size_t 
 {
     char mp[64], line[4096 + 128];
     snprintf(mp, sizeof mp, "/proc/%d/maps", (int)pid);
-    FILE *f = fopen(mp, "r");
+    FILE *f = proc_open(mp);
     uint64_t best = 0;
     while (f && fgets(line, sizeof line, f)) {
         unsigned long long lo;
@@ -110,8 +121,8 @@ static uint64_t elf_sym(const char *file, const char *name, int *machine)
             close(fd);
         return 0;
     }
-    char *m = malloc((size_t)st.st_size);
-    ssize_t got = m ? pread(fd, m, (size_t)st.st_size, 0) : -1;
+    char *m = ptt_must(malloc((size_t)st.st_size));
+    ssize_t got = pread(fd, m, (size_t)st.st_size, 0);
     close(fd);
     uint64_t v = 0;
     const Elf64_Ehdr *eh = (const Elf64_Ehdr *)m;
@@ -202,6 +213,8 @@ static int list_tids(pid_t pid, pid_t *tids, int max)
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
     DIR *d = opendir(path);
+    if (!d && errno == ENOMEM) /* not "no thread left" */
+        ptt_out_of_memory();
     int n = 0;
     struct dirent *e;
     while (d && (e = readdir(d)) && n < max)
@@ -216,7 +229,7 @@ static const char *why_refused(int e)
 {
     if (e != EPERM)
         return strerror(e);
-    FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "r");
+    FILE *f = proc_open("/proc/sys/kernel/yama/ptrace_scope");
     int scope = 0;
     if (f) {
         if (fscanf(f, "%d", &scope) != 1)
@@ -511,7 +524,7 @@ static uint64_t mapping_end(pid_t pid, uint64_t a)
 {
     char mp[64], line[4096 + 128];
     snprintf(mp, sizeof mp, "/proc/%d/maps", (int)pid);
-    FILE *f = fopen(mp, "r");
+    FILE *f = proc_open(mp);
     uint64_t end = 0;
     while (f && fgets(line, sizeof line, f)) {
         unsigned long long lo, hi;
@@ -549,7 +562,7 @@ static int shadow_stack(pid_t pid)
 {
     char path[64], line[256];
     snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    FILE *f = fopen(path, "r");
+    FILE *f = proc_open(path);
     int on = 0;
     while (f && fgets(line, sizeof line, f))
         if (!strncmp(line, "x86_Thread_features:", 20) && strstr(line, "shstk"))
@@ -691,7 +704,7 @@ static uint64_t lib_end(const struct ptt_attach *a)
 {
     char mp[64], line[4096 + 128];
     snprintf(mp, sizeof mp, "/proc/%d/maps", (int)a->pid);
-    FILE *f = fopen(mp, "r");
+    FILE *f = proc_open(mp);
     uint64_t end = a->lib_base;
     while (f && fgets(line, sizeof line, f)) {
         unsigned long long lo, hi;
