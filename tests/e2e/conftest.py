@@ -344,6 +344,15 @@ def ptt_trace(tmp_path, argv, opts=(), rc=0, name="t.ptt", env=None, tool=None):
     return t
 
 
+def flood_trace(tmp_path_factory, name, iters):
+    """A module's trace of flood 2 ITERS (ptt trace -q), in a directory of its own."""
+    require_build()
+    path = tmp_path_factory.mktemp(name) / "t.ptt"
+    p = run([PTT, "trace", "-q", "-o", path, "--", prog("flood"), 2, iters])
+    assert p.returncode == 0, p.stderr
+    return path
+
+
 def prog(name):
     return PROGS / name
 

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import PTT, TIMEOUT, prog, require_build, run
+from conftest import PTT, TIMEOUT, flood_trace, prog, run
 
 READERS = [
     ["view", "--format=raw"],
@@ -26,12 +26,7 @@ READERS = [
 
 @pytest.fixture(scope="module")
 def trace(tmp_path_factory):
-    require_build()
-    d = tmp_path_factory.mktemp("readahead")
-    path = d / "t.ptt"
-    p = run([PTT, "trace", "-q", "-o", path, "--", prog("flood"), 2, 40000])
-    assert p.returncode == 0, p.stderr
-    return path
+    return flood_trace(tmp_path_factory, "readahead", 40000)
 
 
 def read(args, path, ahead):

@@ -8,17 +8,12 @@ import threading
 
 import pytest
 
-from conftest import PTT, TIMEOUT, prog, require_build, run
+from conftest import PTT, TIMEOUT, flood_trace, require_build, run
 
 
 @pytest.fixture(scope="module")
 def trace(tmp_path_factory):
-    require_build()
-    d = tmp_path_factory.mktemp("input")
-    path = d / "t.ptt"
-    p = run([PTT, "trace", "-q", "-o", path, "--", prog("flood"), 2, 200])
-    assert p.returncode == 0, p.stderr
-    return path
+    return flood_trace(tmp_path_factory, "input", 200)
 
 
 def reader(args, stdin=None):
