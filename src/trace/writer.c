@@ -85,7 +85,7 @@ static uint32_t nevents(const struct ptt_writer_rec *r)
 
 /* The file's blocks reserved ahead of the writes, a step at a time, beyond its end (its size stays
  * that of its whole records, for a reader and after a kill): ext4 then reserves no block per
- * page written, a tenth to a fifth of ptt trace's CPU (docs/performance.md). Where the file
+ * page written: 5 to 30 % of the drain's CPU in three rounds (docs/performance.md). Where the file
  * system is not ext4 (tmpfs would zero the pages first), or a step cannot be had, nothing is
  * reserved: the writes say what fails. The rest is given back at the close. */
 #define PREALLOC_STEP (64u << 20)
