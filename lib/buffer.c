@@ -79,9 +79,9 @@ static void abandon(void)
 }
 
 /* No free sub-buffer while the guardian still reserves the pool's rest: wake it, once until it
- * looks (it may be sleeping up to 16 ms; a burst of new threads, each taking a sub-buffer,
- * would otherwise wait that long). The pid comes from a pool of the user's: a signal the
- * thread could send anyway. */
+ * looks (it may be sleeping up to 16 ms, a second after an idle spell; a burst of new threads,
+ * each taking a sub-buffer, would otherwise wait that long). The pid comes from a pool of the
+ * user's: a signal the thread could send anyway. */
 static int wake_reserver(struct ptt_pool *p)
 {
     int32_t pid = atomic_load_explicit(&p->reserver_pid, memory_order_relaxed);

@@ -110,7 +110,9 @@ static void abandon_pool(void)
  * whenever fewer than half a step's sub-buffers are free, looked at every LOOK_MS over the first
  * READY_MS of the session (the program's start, its first threads); after that a step whenever
  * fewer than a whole step's are free, looked at after twice as long each time nothing was
- * needed, up to LATE_LOOK_MS (an idle session wakes the guardian about 60 times a second). The
+ * needed, up to LATE_LOOK_MS, or IDLE_LOOK_MS while the drain sleeps for want of anything to
+ * drain (pool->idle): an idle session wakes the guardian once a second, and a burst after it
+ * wakes the guardian itself (reserve_wanted) if it finds the reserved part used up. The
  * drain gives sub-buffers back as it writes them: the pool grows only while the writers get
  * ahead of it. The pool stays open and mapped here: the last to let go of its memory frees it,
  * and the guardian's end, not ptt trace's, waits for it. */
@@ -118,6 +120,7 @@ static void abandon_pool(void)
 #define LOOK_MS 2
 #define READY_MS 200
 #define LATE_LOOK_MS 16
+#define IDLE_LOOK_MS 1000
 static struct {
     struct ptt_pool_geom g; /* read once, while the pool was ours alone (common/pool.h) */
     int fd;
@@ -170,7 +173,13 @@ static void rest_open(const char *first)
             rest.from = (uint32_t)strtoul(first, NULL, 10);
             rest.since = mono_ms();
             rest.late_wait = LOOK_MS;
-            sigaction(SIGURG, &(struct sigaction){.sa_handler = on_wanted}, NULL); /* no restart */
+            /* Delivered only within guard's ppoll: a wake-up sent between a look and the sleep
+             * that follows ends that sleep, instead of being spent outside it. */
+            sigaction(SIGURG, &(struct sigaction){.sa_handler = on_wanted}, NULL);
+            sigset_t urg;
+            sigemptyset(&urg);
+            sigaddset(&urg, SIGURG);
+            sigprocmask(SIG_BLOCK, &urg, NULL);
             atomic_store(&rest.g.base->reserve_wanted, 0);
             atomic_store(&rest.g.base->reserver_pid, (int32_t)getpid());
             return;
@@ -214,7 +223,8 @@ static int rest_look(void)
     if (!rest.eager && !rest_needed(g, late ? 2 * step : step)) { /* late: a step ahead */
         if (!late)
             return LOOK_MS;
-        rest.late_wait = rest.late_wait * 2 > LATE_LOOK_MS ? LATE_LOOK_MS : rest.late_wait * 2;
+        int most = atomic_load(&g->base->idle) ? IDLE_LOOK_MS : LATE_LOOK_MS;
+        rest.late_wait = rest.late_wait * 2 > most ? most : rest.late_wait * 2;
         return rest.late_wait;
     }
     rest.late_wait = LOOK_MS;
@@ -233,9 +243,12 @@ static _Noreturn void guard(int fd)
     char buf[1024];
     size_t have = 0;
     int wait = -1; /* ms to the next look at the pool's rest (rest_look); -1: none */
+    sigset_t none; /* SIGURG, blocked once the rest is watched (rest_open), is let in here */
+    sigemptyset(&none);
     for (;;) {
         struct pollfd pf = {fd, POLLIN, 0};
-        int r = poll(&pf, 1, wait);
+        struct timespec ts = {wait / 1000, wait % 1000 * 1000000L};
+        int r = ppoll(&pf, 1, wait < 0 ? NULL : &ts, &none);
         if (r < 0 && errno != EINTR)
             break;
         if (r <= 0) {

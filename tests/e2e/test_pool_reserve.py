@@ -2,7 +2,8 @@
 (src/session/guardian.c): a session that lasts but records little holds a few MiB of its 64 MiB
 pool, not all of it (each reserved page is one the kernel zeroes, then frees at the end); a
 burst of threads that each hold a sub-buffer at once, long after the start, gets the pool it
-needs (its writers wake the guardian) and loses nothing."""
+needs (its writers wake the guardian) and loses nothing; an idle session leaves the guardian
+asleep."""
 
 import glob
 import os
@@ -78,3 +79,45 @@ def test_burst_after_the_start(tmp_path):
     assert head["lost"] == "0"
     assert counts["MUTEX_LOCK_IN"] == counts["MUTEX_UNLOCK_IN"] == n
     assert counts["THREAD_START"] == n
+
+
+def guardian_of(pool):
+    """The pid of the guardian that holds pool open, or None."""
+    for d in glob.glob("/proc/[0-9]*"):
+        try:
+            if open(f"{d}/comm").read().strip() != "ptt-guardian":
+                continue
+            if any(os.readlink(f) == pool for f in glob.glob(f"{d}/fd/*")):
+                return int(d[6:])
+        except OSError:
+            continue
+    return None
+
+
+def wakeups(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return int(next(line.split()[1] for line in f if line.startswith("voluntary_ctxt")))
+
+
+def test_idle_guardian_sleeps(tmp_path):
+    """An idle session: once past its first 200 ms, the guardian wakes about once a second
+    (while the drain sleeps for want of anything to drain), not every 16 ms: at most 6 times
+    in 2 s, where it woke about 120 times."""
+    require_build()
+    p = subprocess.Popen([str(PTT), "trace", "-q", *POOL, "-o", str(tmp_path / "t.ptt"), "--",
+                          "sleep", "4"], stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 10
+        while not ((pool := pool_of(p.pid)) and (g := guardian_of(pool))):
+            assert time.monotonic() < deadline and p.poll() is None, "no guardian found"
+            time.sleep(0.01)
+        time.sleep(1)
+        before = wakeups(g)
+        time.sleep(2)
+        woke = wakeups(g) - before
+        assert p.wait(timeout=TIMEOUT) == 0, p.stderr.read()
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert woke <= 6, woke
