@@ -523,9 +523,9 @@ static int summary(struct ptt_session *s, struct totals *t)
                  (unsigned long long)s->d.corrupt);
     if (t->waits)
         fprintf(stderr,
-                "ptt: warning: threads waited %.3f ms in all, %llu times, for a free "
+                "ptt: warning: threads waited %.3f ms in all, %llu time%s, for a free "
                 "sub-buffer (%s)\n",
-                (double)t->wait_ns / 1e6, (unsigned long long)t->waits,
+                (double)t->wait_ns / 1e6, (unsigned long long)t->waits, t->waits == 1 ? "" : "s",
                 t->growing >= t->waits ? "while the guardian was still reserving the pool: a "
                                          "larger --buffer would not avoid it"
                                        : "a larger --buffer avoids it");
