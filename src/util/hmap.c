@@ -38,6 +38,37 @@ void *ptt_hmap_get_slow(struct ptt_hmap *m, uint64_t key, size_t size)
     return m->vals[j];
 }
 
+/* Whether slot h lies in the cyclic range (i, k]. */
+static int between(size_t i, size_t h, size_t k)
+{
+    return i <= k ? i < h && h <= k : h > i || h <= k;
+}
+
+/* The hole left is filled by shifting back the records after it that may move there (their own
+ * slot is not between the hole and where they are), so that every probe still finds its record
+ * without tombstones. */
+void *ptt_hmap_del(struct ptt_hmap *m, uint64_t key)
+{
+    if (!m->cap)
+        return NULL;
+    size_t mask = m->cap - 1, i = key & mask;
+    while (m->vals[i] && m->keys[i] != key)
+        i = (i + 1) & mask;
+    void *v = m->vals[i];
+    if (!v)
+        return NULL;
+    m->vals[i] = NULL;
+    m->n--;
+    for (size_t k = (i + 1) & mask; m->vals[k]; k = (k + 1) & mask)
+        if (!between(i, m->keys[k] & mask, k)) {
+            m->keys[i] = m->keys[k];
+            m->vals[i] = m->vals[k];
+            m->vals[k] = NULL;
+            i = k;
+        }
+    return v;
+}
+
 void ptt_hmap_free(struct ptt_hmap *m, void (*release)(void *record))
 {
     for (size_t i = 0; i < m->cap; i++)

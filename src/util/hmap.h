@@ -30,6 +30,9 @@ static inline void *ptt_hmap_slot(const struct ptt_hmap *m, size_t i)
 {
     return m->vals[i];
 }
+/* Take key's record out of the map, and return it (the caller frees it), or NULL if absent.
+ * Records met in a loop over the slots must not be removed within it. */
+void *ptt_hmap_del(struct ptt_hmap *m, uint64_t key);
 /* Free every record (each through release first, if not NULL) and the map. */
 void ptt_hmap_free(struct ptt_hmap *m, void (*release)(void *record));
 /* A well-mixed key for a pair (pid and address, pid and tid...). */
