@@ -536,6 +536,15 @@ const char *ptt_names_thread(const struct ptt_names *cn, int32_t pid, int32_t ti
     return e ? e->str : NULL;
 }
 
+void ptt_names_forget_thread(struct ptt_names *n, int32_t pid, int32_t tid)
+{
+    struct entry *e = ptt_hmap_del(&n->threads, ptt_key2((uint64_t)pid, (uint64_t)tid));
+    if (e) {
+        release(e);
+        free(e);
+    }
+}
+
 int32_t ptt_names_pthread(const struct ptt_names *cn, int32_t pid, uint64_t pthread)
 {
     struct ptt_names *n = (struct ptt_names *)cn;

@@ -93,6 +93,15 @@ void ptt_tthread_trim(struct ptt_tthread *th)
     th->open_cap = 0;
 }
 
+void ptt_tracker_forget(struct ptt_tracker *t, struct ptt_tthread *th)
+{
+    void *p = ptt_hmap_del(&t->threads, ptt_key2((uint64_t)(uint32_t)th->pid, th->key));
+    if (p) {
+        thread_free(p);
+        free(p);
+    }
+}
+
 void ptt_tthread_drop(struct ptt_tthread *th, uint64_t object)
 {
     struct ptt_held *h = ptt_tthread_holds(th, object);

@@ -140,6 +140,9 @@ static inline struct ptt_held *ptt_tthread_holds(struct ptt_tthread *th, uint64_
 /* Free what th keeps for its open calls when it has none (an ended thread: what it holds stays,
  * for the reports that name a holder). */
 void ptt_tthread_trim(struct ptt_tthread *th);
+/* Forget th whole (it is freed): an ended thread that holds nothing, which the caller no
+ * longer needs. */
+void ptt_tracker_forget(struct ptt_tracker *t, struct ptt_tthread *th);
 /* Forget that th holds object (another thread unlocked it for th: glibc lets a default mutex be
  * unlocked by any thread). */
 void ptt_tthread_drop(struct ptt_tthread *th, uint64_t object);

@@ -27,7 +27,11 @@ struct stream {
     uint32_t off;      /* read up to here in it */
     int started, done; /* done: sub-buffer seq read whole, the next one is seq + 1 */
     int ended;         /* its THREAD_END read */
-    struct ptt_tthread *calls;
+    /* Out of the table once the thread ended and its last sub-buffer was drained (retire);
+     * freed when no peek names it any more. */
+    int gone;
+    unsigned peeks;            /* live peeks naming it */
+    struct ptt_tthread *calls; /* NULL once gone */
     /* The sub-buffer's decoding (its base time, its dictionary): 1 KB, freed once the thread
      * ended and its sub-buffer was read whole, so that a program that makes threads all along
      * costs the watch little for each that ended (made again if a sub-buffer of it comes). */
@@ -266,17 +270,59 @@ static unsigned read_slot(struct ptt_hang *h, uint32_t i, uint32_t len, int comp
     return n;
 }
 
+/* An ended thread whose last sub-buffer was drained: what the watch kept of it goes, but what
+ * it holds (a lock it never unlocked), which a report may name, with its name. The stream leaves
+ * the table at once (a later sub-buffer of the thread, events after its end, makes a new one),
+ * and is freed once no peek names it. */
+static void retire(struct ptt_hang *h, struct stream *s)
+{
+    if (!s->calls->nheld) {
+        ptt_names_forget_thread(h->names, s->pid, s->tid);
+        ptt_tracker_forget(h->calls, s->calls);
+    }
+    s->calls = NULL;
+    free(s->dec);
+    s->dec = NULL;
+    ptt_hmap_del(&h->streams, ptt_key2((uint64_t)(uint32_t)s->pid, s->serial));
+    s->gone = 1;
+    if (!s->peeks)
+        free(s);
+}
+
 void ptt_hang_drained(void *arg, uint32_t index, uint32_t len)
 {
     struct ptt_hang *h = arg;
     h->fed |= read_slot(h, index, len, 1) > 0;
+    const struct ptt_desc *d = ptt_geom_desc(&h->pool, index);
+    struct stream *s =
+        ptt_hmap_get(&h->streams, ptt_key2((uint64_t)(uint32_t)d->pid, d->serial), 0);
+    if (s && s->ended && s->done && s->seq == d->seq)
+        retire(h, s);
+}
+
+/* The peek of a sub-buffer no longer owned, or owned by another stream now. */
+static void unpeek(struct peek *k)
+{
+    if (!k->live)
+        return;
+    k->live = 0;
+    if (!--k->s->peeks && k->s->gone)
+        free(k->s);
+    k->s = NULL;
+}
+
+static void peek_at(struct peek *k, struct stream *s, uint32_t seq)
+{
+    unpeek(k);
+    *k = (struct peek){s, seq, 1};
+    s->peeks++;
 }
 
 /* The call a live sub-buffer's thread is in, or NULL. A thread owns one sub-buffer, the one it
  * writes (and perhaps one parked before it, not counted). */
 static struct ptt_open *call_of(const struct peek *k)
 {
-    return k->live && k->s->seq == k->seq ? ptt_tthread_call(k->s->calls) : NULL;
+    return k->live && k->s->calls && k->s->seq == k->seq ? ptt_tthread_call(k->s->calls) : NULL;
 }
 
 int ptt_hang_progress(struct ptt_hang *h)
@@ -290,12 +336,12 @@ int ptt_hang_progress(struct ptt_hang *h)
         if (st != PTT_BUF_OWNED || d->seq == PTT_SEQ_UNSET) {
             if (k->live)
                 progress = 1; /* handed over: its thread went on */
-            k->live = 0;
+            unpeek(k);
             continue;
         }
         struct stream *s = stream_of(h, d);
         if (!k->live || k->s != s || k->seq != d->seq) {
-            *k = (struct peek){s, d->seq, 1};
+            peek_at(k, s, d->seq);
             progress = 1;
         }
         progress |= read_slot(h, i, h->pool.buf_size, 0) > 0;
@@ -530,6 +576,8 @@ static void stream_free(void *p)
 void ptt_hang_free(struct ptt_hang *h)
 {
     if (h) {
+        for (uint32_t i = 0; i < h->n; i++)
+            unpeek(&h->p[i]); /* a gone stream goes with its last peek */
         free(h->tasks);
         free(h->unnamed);
         ptt_tracker_free(h->calls);
