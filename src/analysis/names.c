@@ -461,7 +461,8 @@ static void thread_attached(struct ptt_names *n, const struct ptt_ev *ev)
     char s[300];
     uint64_t tid = ptt_ev_arg(ev, PTT_F(THREAD_ATTACHED, thread), 0);
     if (tid && (int32_t)tid != ev->pid && ev->nargs > PTT_F(THREAD_ATTACHED, name))
-        name_thread(n, ev->pid, (int32_t)tid, arg_str(ev, PTT_F(THREAD_ATTACHED, name), s, sizeof s));
+        name_thread(n, ev->pid, (int32_t)tid,
+                    arg_str(ev, PTT_F(THREAD_ATTACHED, name), s, sizeof s));
 }
 
 static void object_name(struct ptt_names *n, const struct ptt_ev *ev)
