@@ -42,8 +42,8 @@ static void *grow_u(void *p, unsigned *cap, size_t size)
     return p;
 }
 
-static int entry_is(const struct ptt_blame_entry *e, int32_t tid, uint64_t take,
-                    uint64_t release, int end)
+static int entry_is(const struct ptt_blame_entry *e, int32_t tid, uint64_t take, uint64_t release,
+                    int end)
 {
     return e->tid == tid && e->take == take && e->release == release && e->held_at_end == end;
 }
@@ -188,8 +188,7 @@ static void unwait(struct ptt_blame *b, struct ptt_blame_waiter *w)
     *w = last;
 }
 
-void ptt_blame_wait_end(struct ptt_blame *b, int32_t tid, int64_t since, int64_t now,
-                        int acquired)
+void ptt_blame_wait_end(struct ptt_blame *b, int32_t tid, int64_t since, int64_t now, int acquired)
 {
     struct ptt_blame_waiter *w = waiter(b, tid);
     if (!w) {

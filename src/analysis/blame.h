@@ -80,8 +80,7 @@ static inline void ptt_blame_release(struct ptt_blame *b, int32_t tid, uint64_t 
 void ptt_blame_wait(struct ptt_blame *b, int32_t tid, int64_t since);
 /* tid's lock call entered at since ends at now, a wait as ptt stat counts it; acquired: it got
  * the lock. A wait never seen (no CONTENDED event) is charged whole. */
-void ptt_blame_wait_end(struct ptt_blame *b, int32_t tid, int64_t since, int64_t now,
-                        int acquired);
+void ptt_blame_wait_end(struct ptt_blame *b, int32_t tid, int64_t since, int64_t now, int acquired);
 /* tid's wait is not counted after all (its thread ended without returning from it). */
 void ptt_blame_forget(struct ptt_blame *b, int32_t tid);
 /* Whether tid is known to be waiting. */

@@ -233,8 +233,8 @@ int check_fthread_obj(struct ptt_check *c, struct ptt_finding *f, struct cthread
     return i;
 }
 
-void check_fstep(struct ptt_finding *f, int32_t pid, int32_t tid, uint16_t call,
-                 const char *action, int object, uint64_t site, int64_t ns)
+void check_fstep(struct ptt_finding *f, int32_t pid, int32_t tid, uint16_t call, const char *action,
+                 int object, uint64_t site, int64_t ns)
 {
     if (f->nsteps == PTT_FIND_MAX)
         return;

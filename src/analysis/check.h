@@ -30,16 +30,16 @@ struct ptt_fobject {
 
 struct ptt_fstep {
     int32_t pid, tid;
-    uint16_t call;       /* the IN event of the call (its routine), 0 for none */
-    const char *action;  /* "took", "waits for", "unlocks"...: what the step shows */
-    int object;          /* index into the finding's objects, -1 for none */
-    uint64_t site;       /* return address of the call, 0 if not recorded */
-    int64_t ns;          /* since the trace start */
+    uint16_t call;      /* the IN event of the call (its routine), 0 for none */
+    const char *action; /* "took", "waits for", "unlocks"...: what the step shows */
+    int object;         /* index into the finding's objects, -1 for none */
+    uint64_t site;      /* return address of the call, 0 if not recorded */
+    int64_t ns;         /* since the trace start */
 };
 
 struct ptt_finding {
     enum ptt_fkind kind;
-    const char *what; /* the rule, short: "unlock of a mutex not held", "lost wake-up"... */
+    const char *what;  /* the rule, short: "unlock of a mutex not held", "lost wake-up"... */
     char summary[400]; /* template: {o0} {t1} ... */
     struct ptt_fthread threads[PTT_FIND_MAX];
     struct ptt_fobject objects[PTT_FIND_MAX];

@@ -15,13 +15,13 @@ struct cthread {
     int32_t pid, tid;
     struct cproc *proc;
     struct cthread *next; /* in its process's list */
-    uint64_t handle;     /* its pthread_t (THREAD_START), 0 for a main thread */
-    int detached;        /* created detached, or pthread_detach'ed */
-    int joined;          /* a join of it returned */
-    int ended;           /* THREAD_END seen */
-    int complete;        /* every event of it since its start is in the trace */
-    uint64_t stacksize;  /* asked for at its creation, 0 for the default */
-    int64_t start_ns;    /* its THREAD_START */
+    uint64_t handle;      /* its pthread_t (THREAD_START), 0 for a main thread */
+    int detached;         /* created detached, or pthread_detach'ed */
+    int joined;           /* a join of it returned */
+    int ended;            /* THREAD_END seen */
+    int complete;         /* every event of it since its start is in the trace */
+    uint64_t stacksize;   /* asked for at its creation, 0 for the default */
+    int64_t start_ns;     /* its THREAD_START */
     struct ptt_tthread *tt;
     /* Its state when the trace or its process ended while it was inside a call. */
     int final;
@@ -33,7 +33,7 @@ struct cthread {
     int64_t dead_ns;
     uint16_t dead_call;
     uint64_t foreign; /* the lock it is unlocking for another thread */
-    int explained; /* the error of its innermost call is a misuse's, already reported */
+    int explained;    /* the error of its innermost call is a misuse's, already reported */
 };
 
 /* A pthread_t, mapped to the thread that last had it (glibc hands handles out again). */
@@ -81,11 +81,11 @@ struct cmodule {
 /* A process: its threads and binaries, and how it ended. */
 struct cproc {
     int32_t pid;
-    unsigned gen;            /* its execs: the generation of its objects */
+    unsigned gen; /* its execs: the generation of its objects */
     int started, hung, exited;
-    int crashed;    /* ended by a signal of its own fault (SIGSEGV...): it died, it did not hang */
-    int32_t ppid;   /* the traced process it was forked from, 0 if none */
-    unsigned pgen;  /* that process's generation at the fork: the objects the child inherits */
+    int crashed;   /* ended by a signal of its own fault (SIGSEGV...): it died, it did not hang */
+    int32_t ppid;  /* the traced process it was forked from, 0 if none */
+    unsigned pgen; /* that process's generation at the fork: the objects the child inherits */
     int cxx; /* maps libstdc++: its std::mutex and std::condition_variable need no init call */
     struct cthread *threads; /* every thread met, newest first */
     struct cmodule *mods;
@@ -102,7 +102,7 @@ struct ptt_check {
     struct cthread *last;    /* the last event's thread: most events follow their thread's */
     struct ptt_finding **f;
     size_t nf, fcap;
-    struct ptt_hmap procs;   /* pid -> cproc */
+    struct ptt_hmap procs; /* pid -> cproc */
     struct check_order *order;
     int64_t end_ns;
     int64_t from;                /* ptt_check_window: findings before are not kept */
@@ -173,8 +173,8 @@ struct ptt_finding *check_add(struct ptt_check *c, enum ptt_fkind kind, const ch
 int check_fthread(struct ptt_finding *f, int32_t pid, int32_t tid);
 int check_fobject(struct ptt_finding *f, int32_t pid, int cls, uint64_t addr);
 int check_fthread_obj(struct ptt_check *c, struct ptt_finding *f, struct cthread *th);
-void check_fstep(struct ptt_finding *f, int32_t pid, int32_t tid, uint16_t call,
-                 const char *action, int object, uint64_t site, int64_t ns);
+void check_fstep(struct ptt_finding *f, int32_t pid, int32_t tid, uint16_t call, const char *action,
+                 int object, uint64_t site, int64_t ns);
 uint64_t check_site_of(const struct ptt_ev *ev);
 
 /* check.c, for the pass (ptt_check_event, in check_misuse.c): a thread starts (its handle mapped

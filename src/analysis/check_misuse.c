@@ -26,8 +26,8 @@ static struct ptt_finding *misuse(struct ptt_check *c, struct cthread *th, const
                                   const char *summary)
 {
     uint64_t site = check_site_of(ev);
-    struct ptt_finding *f = check_add(c, PTT_FK_MISUSE, what, fkey(rule, ev->pid, o->addr, site),
-                                      summary);
+    struct ptt_finding *f =
+        check_add(c, PTT_FK_MISUSE, what, fkey(rule, ev->pid, o->addr, site), summary);
     th->explained = 1;
     if (f->count > 1)
         return NULL;
@@ -85,8 +85,8 @@ RARE static void check_uninit(struct ptt_check *c, struct cthread *th, const str
                               struct cobj *o)
 {
     o->reported = 1;
-    int static_ok = o->cls == PTT_CLASS_mutex || o->cls == PTT_CLASS_cond ||
-                    o->cls == PTT_CLASS_rwlock;
+    int static_ok =
+        o->cls == PTT_CLASS_mutex || o->cls == PTT_CLASS_cond || o->cls == PTT_CLASS_rwlock;
     if (c->partial || !th->complete)
         return;
     if (static_ok && (th->proc->cxx || on_stack_or_static(c, ev->pid, o->addr) ||
@@ -217,7 +217,9 @@ RARE static void destroy(struct ptt_check *c, struct cthread *th, const struct p
     if (o->owner || o->readers) {
         struct cthread *owner = o->owner ? check_thread(c, ev->pid, o->owner) : NULL;
         snprintf(s, sizeof s, "{t0} destroys {o0} while %s holds it",
-                 owner && owner != th ? "{t1}" : o->owner ? "it" : "a reader");
+                 owner && owner != th ? "{t1}"
+                 : o->owner           ? "it"
+                                      : "a reader");
         f = misuse(c, th, ev, o, 'B', "destroying a locked object", s);
         if (f) {
             if (owner)
@@ -305,8 +307,7 @@ static void error(struct ptt_check *c, const struct ptt_ev *in, int err, uint16_
     (void)out_id;
     uint64_t site = check_site_of(in);
     struct ptt_finding *f = check_add(c, PTT_FK_ERROR, "error",
-                                      fkey('E', in->pid, site ? site : in->id, (uint64_t)err),
-                                      "");
+                                      fkey('E', in->pid, site ? site : in->id, (uint64_t)err), "");
     check_fthread(f, in->pid, in->tid);
     if (f->count > 1)
         return;
@@ -332,7 +333,7 @@ static void call_returned(struct ptt_check *c, struct cthread *th, const struct 
     if (!err || explained || ordinary(in, err))
         return;
     if (in->okind < PTT_CLASS_thread || in->okind > PTT_CLASS_sched)
-        return; /* timers and message queues: not this checker's */
+        return;              /* timers and message queues: not this checker's */
     if (err == EOWNERDEAD) { /* an error only if the program does not make it consistent */
         th->dead_obj = call->object;
         th->dead_site = call->site;
@@ -346,15 +347,18 @@ static void call_returned(struct ptt_check *c, struct cthread *th, const struct 
 /* An EOWNERDEAD lock released (or its thread ended) without pthread_mutex_consistent. */
 static void dead_ignored(struct ptt_check *c, struct cthread *th)
 {
-    struct ptt_ev in = {.pid = th->pid, .tid = th->tid, .id = th->dead_call,
-                        .info = ptt_evinfo(th->dead_call), .ns = th->dead_ns};
+    struct ptt_ev in = {.pid = th->pid,
+                        .tid = th->tid,
+                        .id = th->dead_call,
+                        .info = ptt_evinfo(th->dead_call),
+                        .ns = th->dead_ns};
     if (!in.info)
         return;
     in.nargs = in.info->nargs;
     for (unsigned i = 0; i < in.nargs; i++)
-        in.args[i] = in.info->fields[i].type == PTT_F_SITE ? th->dead_site
+        in.args[i] = in.info->fields[i].type == PTT_F_SITE      ? th->dead_site
                      : (int)i == in.info->rfield[PTT_RF_OBJECT] ? th->dead_obj
-                                                                 : 0;
+                                                                : 0;
     th->dead_obj = 0;
     error(c, &in, EOWNERDEAD, 0);
 }
@@ -368,11 +372,12 @@ static void held_at_end(struct ptt_check *c, struct cthread *th, const struct pt
     if (o->robust)
         return; /* the next owner is told (EOWNERDEAD) */
     char s[200];
-    snprintf(s, sizeof s, "%s", process ? "the process ends while {t0} holds {o0}"
-                                        : "{t0} ends holding {o0}: no other thread can take it");
-    struct ptt_finding *f =
-        check_add(c, PTT_FK_MISUSE, process ? "process ends holding a lock" : "thread ends holding a lock",
-                  fkey(process ? 'P' : 'T', th->pid, h->object, h->site), s);
+    snprintf(s, sizeof s, "%s",
+             process ? "the process ends while {t0} holds {o0}"
+                     : "{t0} ends holding {o0}: no other thread can take it");
+    struct ptt_finding *f = check_add(
+        c, PTT_FK_MISUSE, process ? "process ends holding a lock" : "thread ends holding a lock",
+        fkey(process ? 'P' : 'T', th->pid, h->object, h->site), s);
     if (f->count > 1)
         return;
     check_fthread(f, th->pid, th->tid);
@@ -432,8 +437,8 @@ static void check_misuse_before(struct ptt_check *c, struct cthread *th, const s
     const struct ptt_evinfo *e = ev->info;
     if (e->kind != PTT_KIND_IN) {
         if (ev->id == PTT_EV_MUTEX_INIT) {
-            struct cobj *o = check_obj(c, ev->pid, ptt_ev_arg(ev, PTT_F(MUTEX_INIT, mutex), 0),
-                                       PTT_CLASS_mutex);
+            struct cobj *o =
+                check_obj(c, ev->pid, ptt_ev_arg(ev, PTT_F(MUTEX_INIT, mutex), 0), PTT_CLASS_mutex);
             o->mtype = (int)ptt_ev_arg(ev, PTT_F(MUTEX_INIT, type), 0);
             o->robust = ptt_ev_arg(ev, PTT_F(MUTEX_INIT, robust), 0) != 0;
         }

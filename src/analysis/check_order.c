@@ -46,9 +46,16 @@ void check_order_free(struct check_order *o)
 static void new_edge(struct oedge *e, const struct cthread *th, const struct ptt_ev *ev,
                      const struct ptt_held *h, uint64_t lock, int shared)
 {
-    *e = (struct oedge){.pid = ev->pid, .tid = th->tid, .from = h->object, .to = lock,
-                        .hmode = h->shared, .rmode = shared, .from_site = h->site,
-                        .to_site = check_site_of(ev), .from_ns = h->ns, .ns = ev->ns};
+    *e = (struct oedge){.pid = ev->pid,
+                        .tid = th->tid,
+                        .from = h->object,
+                        .to = lock,
+                        .hmode = h->shared,
+                        .rmode = shared,
+                        .from_site = h->site,
+                        .to_site = check_site_of(ev),
+                        .from_ns = h->ns,
+                        .ns = ev->ns};
     for (unsigned k = 0; k < th->tt->nheld && e->nguards < GUARDS; k++) {
         const struct ptt_held *g = &th->tt->held[k];
         if (g != h && !g->shared && g->object != lock)
@@ -75,10 +82,10 @@ void check_order_acquire(struct check_order *o, struct cthread *th, const struct
         const struct ptt_held *h = &th->tt->held[i];
         if (h->object == lock || h->cls == PTT_CLASS_sem)
             continue;
-        uint64_t key = ptt_key2(ptt_key2((uint32_t)ev->pid * 4ull + (unsigned)h->shared * 2u +
-                                             (unsigned)shared,
-                                         h->object),
-                                lock);
+        uint64_t key = ptt_key2(
+            ptt_key2((uint32_t)ev->pid * 4ull + (unsigned)h->shared * 2u + (unsigned)shared,
+                     h->object),
+            lock);
         struct oedge *e = ptt_hmap_get(&o->edges, key, sizeof *e);
         if (!e->to)
             new_edge(e, th, ev, h, lock, shared);
@@ -97,7 +104,7 @@ struct graph {
     size_t *first, *next;    /* transitions out of each node: a list through next */
     size_t *tedge, *tto;     /* each transition's edge and target node */
     size_t ntrans, tcap;
-    size_t *scc;             /* each node's part */
+    size_t *scc; /* each node's part */
 };
 
 static uint64_t node_key(int32_t pid, uint64_t lock, int mode)
@@ -155,8 +162,10 @@ static void build(struct graph *g, struct check_order *o)
 static void tarjan(struct graph *g)
 {
     size_t n = g->nnodes, idx = 0, sp = 0, cp = 0, nscc = 0;
-    size_t *index = ptt_must(malloc((n + 1) * sizeof *index)), *low = ptt_must(malloc((n + 1) * sizeof *low));
-    size_t *stack = ptt_must(malloc((n + 1) * sizeof *stack)), *call = ptt_must(malloc((n + 1) * sizeof *call));
+    size_t *index = ptt_must(malloc((n + 1) * sizeof *index)),
+           *low = ptt_must(malloc((n + 1) * sizeof *low));
+    size_t *stack = ptt_must(malloc((n + 1) * sizeof *stack)),
+           *call = ptt_must(malloc((n + 1) * sizeof *call));
     size_t *it = ptt_must(malloc((n + 1) * sizeof *it));
     char *on = ptt_must(calloc(n + 1, 1));
     g->scc = ptt_must(malloc((n + 1) * sizeof *g->scc));
@@ -207,7 +216,8 @@ static void tarjan(struct graph *g)
  * length. */
 static size_t shortest_cycle(struct graph *g, size_t s, size_t *path, size_t max)
 {
-    size_t n = g->nnodes, *prev = ptt_must(malloc(n * sizeof *prev)), *via = ptt_must(malloc(n * sizeof *via));
+    size_t n = g->nnodes, *prev = ptt_must(malloc(n * sizeof *prev)),
+           *via = ptt_must(malloc(n * sizeof *via));
     size_t *queue = ptt_must(malloc(n * sizeof *queue)), qh = 0, qt = 0, found = SIZE_MAX;
     for (size_t v = 0; v < n; v++)
         prev[v] = SIZE_MAX;
@@ -325,8 +335,8 @@ static void report(struct ptt_check *c, struct graph *g, const size_t *path, siz
         int b = check_fobject(f, e->pid, lock_cls(c, e->pid, e->to), e->to);
         check_fstep(f, e->pid, e->tid, 0, e->hmode ? "took for reading" : "took", a, e->from_site,
                     e->from_ns);
-        check_fstep(f, e->pid, e->tid, 0, e->rmode ? "then asked for reading" : "then asked for",
-                    b, e->to_site, e->ns);
+        check_fstep(f, e->pid, e->tid, 0, e->rmode ? "then asked for reading" : "then asked for", b,
+                    e->to_site, e->ns);
     }
 }
 

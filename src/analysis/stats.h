@@ -30,7 +30,7 @@ struct ptt_stat_object {
     uint64_t acquisitions, contended;
     struct ptt_stat_hist wait, hold;
     int32_t users[PTT_STAT_MAX_USERS]; /* the first threads that used it */
-    unsigned nusers, more_users; /* more_users: the other threads that used it */
+    unsigned nusers, more_users;       /* more_users: the other threads that used it */
     struct {
         uint64_t site, ns, waits;
     } sites[PTT_STAT_MAX_SITES]; /* the call sites that waited most (approximately) */

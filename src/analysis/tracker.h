@@ -19,13 +19,13 @@ struct ptt_open {
     uint64_t site;   /* where the program called it, 0 if not recorded */
     /* How it blocked: from its start (a blocking WAIT), or since a CONTENDED event. */
     enum { PTT_OPEN_RUNNING, PTT_OPEN_WAITS, PTT_OPEN_CONTENDED } block;
-    int64_t block_ns; /* since when */
-    int block_cls;    /* the class of what it waits for */
-    int contended;    /* a CONTENDED event came inside it */
-    int has_owner;    /* the last CONTENDED event named the holder */
+    int64_t block_ns;  /* since when */
+    int block_cls;     /* the class of what it waits for */
+    int contended;     /* a CONTENDED event came inside it */
+    int has_owner;     /* the last CONTENDED event named the holder */
     int before_attach; /* begun before ptt trace -p attached: its IN is as of the attach */
-    uint64_t owner;   /* its tid */
-    uint64_t holders; /* the count the last CONTENDED event gave (a rwlock's readers), 0 if none */
+    uint64_t owner;    /* its tid */
+    uint64_t holders;  /* the count the last CONTENDED event gave (a rwlock's readers), 0 if none */
     /* Its IN event (a frame: its FRAME_BEGIN event). Last, as in.args: the arguments past
      * in.nargs are not copied. */
     struct ptt_ev in;

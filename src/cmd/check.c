@@ -38,8 +38,7 @@ static const char *kind_word(int cls)
     }
 }
 
-static const char *thread_name(const struct out *o, int32_t pid, int32_t tid, char *buf,
-                               size_t len)
+static const char *thread_name(const struct out *o, int32_t pid, int32_t tid, char *buf, size_t len)
 {
     const char *n = ptt_names_thread(o->names, pid, tid);
     if (n)
@@ -269,21 +268,23 @@ static void recorded(struct ptt_reader *r, const char *path, struct ptt_check *c
     const char *events = ptt_reader_info(r, "events");
     uint64_t mask = 0, need = 0;
     char bad[32];
-    static const int sync[] = {PTT_CLASS_thread, PTT_CLASS_mutex,   PTT_CLASS_cond, PTT_CLASS_barrier,
-                               PTT_CLASS_rwlock, PTT_CLASS_spin, PTT_CLASS_sem};
+    static const int sync[] = {PTT_CLASS_thread, PTT_CLASS_mutex, PTT_CLASS_cond, PTT_CLASS_barrier,
+                               PTT_CLASS_rwlock, PTT_CLASS_spin,  PTT_CLASS_sem};
     for (size_t i = 0; i < sizeof sync / sizeof *sync; i++)
         need |= 1ull << sync[i];
     if (events && strncmp(events, "all", 3) && !ptt_parse_classes(events, &mask, bad, sizeof bad) &&
         (mask & need) != need) {
         ptt_check_partial(c);
-        ptt_warn("check", "%s records only %s: findings that need the other classes are not "
-                          "looked for",
+        ptt_warn("check",
+                 "%s records only %s: findings that need the other classes are not "
+                 "looked for",
                  path, events);
     }
     const char *level = ptt_reader_info(r, "level");
     if (level && !strcmp(level, "light"))
-        ptt_warn("check", "%s was recorded with --level=light: no waits are seen, so no "
-                          "deadlock or hang is found",
+        ptt_warn("check",
+                 "%s was recorded with --level=light: no waits are seen, so no "
+                 "deadlock or hang is found",
                  path);
 }
 
@@ -354,8 +355,8 @@ static int check_run(struct ptt_reader *r, struct ptt_names *names, const char *
     else if (n)
         write_text(&o, found, n);
     else
-        fprintf(f, "%s: %" PRIu64 " events, %snothing found%s\n", path, nevents,
-                ptt_c(PTT_C_GREEN), ptt_c(PTT_C_RESET));
+        fprintf(f, "%s: %" PRIu64 " events, %snothing found%s\n", path, nevents, ptt_c(PTT_C_GREEN),
+                ptt_c(PTT_C_RESET));
     fflush(f);
     int rc = n ? 1 : 0;
     if (term && ptt_term_close("check", term))

@@ -3,7 +3,8 @@
 #define PTT_CMDS_H
 
 /* X(name); their summaries and usage texts are in docs/src/ (usage.h). */
-#define PTT_COMMANDS(X) X(trace) X(view) X(stat) X(check) X(paje) X(export) X(report) X(ctl) X(scal) X(runs)
+#define PTT_COMMANDS(X) \
+    X(trace) X(view) X(stat) X(check) X(paje) X(export) X(report) X(ctl) X(scal) X(runs)
 
 #define PTT_DECLARE_CMD(name) int cmd_##name(int argc, char **argv);
 PTT_COMMANDS(PTT_DECLARE_CMD)

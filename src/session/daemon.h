@@ -17,7 +17,7 @@ typedef void (*ptt_chunk_sink)(void *arg, const struct ptt_rec_chunk *c, const v
 struct ptt_daemon {
     struct ptt_pool *pool;
     struct ptt_pool_geom geom; /* the pool's layout, never read again from its header */
-    ptt_chunk_sink sink; /* NULL: write to out */
+    ptt_chunk_sink sink;       /* NULL: write to out */
     void *sink_arg;
     size_t size;
     char shm_name[64]; /* the pool: /ptt-UID-PID-RAND */

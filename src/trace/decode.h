@@ -64,8 +64,8 @@ static inline int ptt_dec_value(struct ptt_dec *d, const uint8_t **p, const uint
  * would be (id, PTT_EVF_NEST, size) and *t its time, its arguments in d (a call's one record:
  * its duration first, as in format 1's encoding); 0 when the chunk's records end there (a zero
  * length); -1 when it is malformed. Inline: the readers decode every record through it. */
-static inline __attribute__((always_inline)) int ptt_dec_next(struct ptt_dec *d, const uint8_t *p, size_t avail,
-                               struct ptt_event *h, uint64_t *t)
+static inline __attribute__((always_inline)) int
+ptt_dec_next(struct ptt_dec *d, const uint8_t *p, size_t avail, struct ptt_event *h, uint64_t *t)
 {
     size_t size = ptt_codec_size(p, avail);
     if (!size)

@@ -111,7 +111,7 @@ struct ptt_evinfo {
     int okind;                    /* the class of the object it is about */
     signed char rfield[PTT_RF_N]; /* index of the field playing each part, -1: none */
     const char *role_spec;
-    signed char site; /* index of its site field (where the program called), -1: none */
+    signed char site;  /* index of its site field (where the program called), -1: none */
     uint16_t call_out; /* an IN whose call has a one-record form (PTT_CALL): its OUT's id, else 0 */
 };
 

@@ -23,6 +23,8 @@ enum {
     PTT_FOPT_FROM,
     PTT_FOPT_TO
 };
+/* Laid out by hand: clang-format 14 breaks a braced list in a macro apart. */
+// clang-format off
 #define PTT_FILTER_OPTIONS                                                                         \
     {"pid", required_argument, 0, PTT_FOPT_PID}, {"tid", required_argument, 0, PTT_FOPT_TID},      \
         {"object", required_argument, 0, PTT_FOPT_OBJECT},                                         \
@@ -30,6 +32,7 @@ enum {
         {"from", required_argument, 0, PTT_FOPT_FROM}, {"to", required_argument, 0, PTT_FOPT_TO}
 /* --kind: every reader but ptt stat, whose --kind (the objects shown) is its own. */
 #define PTT_FILTER_KIND_OPTION {"kind", required_argument, 0, PTT_FOPT_KIND}
+// clang-format on
 
 struct ptt_filter *ptt_filter_new(void);
 /* c, as getopt_long returned it: 1 when it is a filter option, its value added to f; -1 for a

@@ -1,5 +1,6 @@
 /* libFuzzer target: arbitrary bytes as a trace file, through the reader (index, merge, events
- * synthesized), both text formats and the checker. Built with clang only (tests/fuzz/CMakeLists.txt). */
+ * synthesized), both text formats and the checker. Built with clang only
+ * (tests/fuzz/CMakeLists.txt). */
 #define _GNU_SOURCE
 #include <stddef.h>
 #include <stdint.h>

@@ -59,7 +59,7 @@ static void *reader(void *arg)
         nap();
     wait_blocked(writer_tid, &table_lock, sizeof table_lock);
     if (j)
-        wait_flag(&reader_done); /* the writer is still blocked: this reader holds it */
+        wait_flag(&reader_done);        /* the writer is still blocked: this reader holds it */
     pthread_rwlock_unlock(&table_lock); /* site:reader_unlock */
     if (!j)
         set_flag(&reader_done);

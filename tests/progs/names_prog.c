@@ -46,19 +46,19 @@ void *producer(void *arg)
     int id = *(int *)arg;
     put_tid(id ? "producer1" : "producer0");
     set_flag(&started[id]);
-    pthread_mutex_lock(&queue_lock); /* site:producer_lock */
-    pthread_mutex_unlock(&queue_lock); /* site:producer_unlock */
-    sem_post(&items);              /* site:producer_post */
-    pthread_mutex_lock(&locks[2]); /* site:producer_lock_locks2 */
-    pthread_mutex_unlock(&locks[2]); /* site:producer_unlock_locks2 */
-    pthread_mutex_lock(&shards[1].lock); /* site:producer_lock_shard */
+    pthread_mutex_lock(&queue_lock);       /* site:producer_lock */
+    pthread_mutex_unlock(&queue_lock);     /* site:producer_unlock */
+    sem_post(&items);                      /* site:producer_post */
+    pthread_mutex_lock(&locks[2]);         /* site:producer_lock_locks2 */
+    pthread_mutex_unlock(&locks[2]);       /* site:producer_unlock_locks2 */
+    pthread_mutex_lock(&shards[1].lock);   /* site:producer_lock_shard */
     pthread_mutex_unlock(&shards[1].lock); /* site:producer_unlock_shard */
     if (id == 0) {
         wait_flag(&waiting); /* the consumer is in its wait, or about to be */
         wait_cond_waiters(&cache.cond, &cache.lock, 1);
         pthread_mutex_lock(&cache.lock); /* site:producer_lock_cache */
         cache.hits++;
-        pthread_cond_signal(&cache.cond); /* site:producer_signal */
+        pthread_cond_signal(&cache.cond);  /* site:producer_signal */
         pthread_mutex_unlock(&cache.lock); /* site:producer_unlock_cache */
     }
     return arg;
@@ -75,8 +75,8 @@ void *consumer(void *arg)
     set_flag(&waiting);
     while (!cache.hits)
         pthread_cond_wait(&cache.cond, &cache.lock); /* site:consumer_cond_wait */
-    pthread_mutex_unlock(&cache.lock); /* site:consumer_unlock_cache */
-    pthread_barrier_wait(gate); /* site:consumer_gate_wait */
+    pthread_mutex_unlock(&cache.lock);               /* site:consumer_unlock_cache */
+    pthread_barrier_wait(gate);                      /* site:consumer_gate_wait */
     return NULL;
 }
 
@@ -84,9 +84,9 @@ void *idle(void *arg)
 {
     put_tid("idle");
     wait_flag(&named);
-    pthread_mutex_lock(&addr_named_lock); /* site:idle_lock_addr */
-    pthread_mutex_unlock(&addr_named_lock); /* site:idle_unlock_addr */
-    pthread_mutex_lock(&symbol_named_lock); /* site:idle_lock_symbol */
+    pthread_mutex_lock(&addr_named_lock);     /* site:idle_lock_addr */
+    pthread_mutex_unlock(&addr_named_lock);   /* site:idle_unlock_addr */
+    pthread_mutex_lock(&symbol_named_lock);   /* site:idle_lock_symbol */
     pthread_mutex_unlock(&symbol_named_lock); /* site:idle_unlock_symbol */
     return arg;
 }
@@ -135,15 +135,15 @@ int main(void)
     CHECK(pthread_setname_np(sleeper, "sleeper"));
     set_flag(&named);
 
-    pthread_mutex_lock(heap); /* site:main_lock_heap */
-    pthread_mutex_unlock(heap); /* site:main_unlock_heap */
-    pthread_mutex_lock(fresh); /* site:main_lock_fresh */
-    pthread_mutex_unlock(fresh); /* site:main_unlock_fresh */
-    pthread_mutex_lock(job); /* site:main_lock_job */
-    pthread_mutex_unlock(job); /* site:main_unlock_job */
-    pthread_mutex_lock(&renamed_lock); /* site:main_lock_renamed */
+    pthread_mutex_lock(heap);            /* site:main_lock_heap */
+    pthread_mutex_unlock(heap);          /* site:main_unlock_heap */
+    pthread_mutex_lock(fresh);           /* site:main_lock_fresh */
+    pthread_mutex_unlock(fresh);         /* site:main_unlock_fresh */
+    pthread_mutex_lock(job);             /* site:main_lock_job */
+    pthread_mutex_unlock(job);           /* site:main_unlock_job */
+    pthread_mutex_lock(&renamed_lock);   /* site:main_lock_renamed */
     pthread_mutex_unlock(&renamed_lock); /* site:main_unlock_renamed */
-    pthread_barrier_wait(&gate); /* site:main_gate_wait */
+    pthread_barrier_wait(&gate);         /* site:main_gate_wait */
     for (int i = 0; i < 2; i++)
         CHECK(pthread_join(prod[i], NULL)); /* site:join_producer */
     CHECK(pthread_join(cons, NULL));        /* site:join_consumer */
@@ -152,7 +152,7 @@ int main(void)
     fflush(stdout);
     pid_t child = fork();
     if (child == 0) {
-        pthread_mutex_lock(&queue_lock); /* site:child_lock */
+        pthread_mutex_lock(&queue_lock);   /* site:child_lock */
         pthread_mutex_unlock(&queue_lock); /* site:child_unlock */
         _exit(0);
     }

@@ -1,5 +1,5 @@
-/* The decoder's event table (common/events.def through src/trace/events.c): its rules hold for every
- * event, so that a new event that breaks one fails here rather than in a trace. */
+/* The decoder's event table (common/events.def through src/trace/events.c): its rules hold for
+ * every event, so that a new event that breaks one fails here rather than in a trace. */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>

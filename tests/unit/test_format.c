@@ -1230,14 +1230,16 @@ int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
     const struct CMUnitTest tests[] = {
-        T(test_roundtrip),        T(test_info),          T(test_not_a_trace),
-        T(test_versions),         T(test_truncation),    T(test_corrupt_event),
-        T(test_corrupt_record),   T(test_unknown_event), T(test_time_decoding),
-        T(test_clock_conversion), T(test_unfinished),    T(test_extreme_times),
-        T(test_many_streams),     T(test_end_versions),  T(test_unfinished_deep),
-        T(test_timeline_buffer_wait),
-        T(test_varints),          T(test_compact),       T(test_dictionary),
-        T(test_dictionary_damage),
+        T(test_roundtrip),       T(test_info),
+        T(test_not_a_trace),     T(test_versions),
+        T(test_truncation),      T(test_corrupt_event),
+        T(test_corrupt_record),  T(test_unknown_event),
+        T(test_time_decoding),   T(test_clock_conversion),
+        T(test_unfinished),      T(test_extreme_times),
+        T(test_many_streams),    T(test_end_versions),
+        T(test_unfinished_deep), T(test_timeline_buffer_wait),
+        T(test_varints),         T(test_compact),
+        T(test_dictionary),      T(test_dictionary_damage),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,5 @@
-/* The tracker of open calls and held objects (src/analysis/tracker.c): fed events as the reader gives
- * them, it says what each did and what every thread is doing. */
+/* The tracker of open calls and held objects (src/analysis/tracker.c): fed events as the reader
+ * gives them, it says what each did and what every thread is doing. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <setjmp.h>

@@ -1,6 +1,6 @@
 /* Expected findings: none. Objects initialised before a fork are initialised in the child: a
- * semaphore and a mutex on the heap, set up by the parent, used by a thread of the forked child (as the Open
- * POSIX Test Suite's pthread_create/14-1 does), must not be called "never initialised". */
+ * semaphore and a mutex on the heap, set up by the parent, used by a thread of the forked child (as
+ * the Open POSIX Test Suite's pthread_create/14-1 does), must not be called "never initialised". */
 #include "../progs.h"
 #include <semaphore.h>
 #include <stdlib.h>
