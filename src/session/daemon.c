@@ -504,6 +504,8 @@ void ptt_daemon_events(struct ptt_daemon *d, int pid, unsigned n, const uint16_t
 
 void ptt_daemon_process_exit(struct ptt_daemon *d, int pid, int status)
 {
+    if (d->exited)
+        d->exited(d->drained_arg, pid);
     uint16_t id = PTT_EV_PROCESS_EXIT;
     unsigned n = 1;
     uint64_t a = (uint64_t)(uint32_t)status;

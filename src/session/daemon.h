@@ -35,6 +35,9 @@ struct ptt_daemon {
      * pool: hang detection reads there what it had not read yet. NULL: none. */
     void (*drained)(void *arg, uint32_t index, uint32_t len);
     void *drained_arg;
+    /* Told of each process's end (arg: drained_arg), once what it had not handed over is drained
+     * (ptt_daemon_process_exit). NULL: none. */
+    void (*exited)(void *arg, int32_t pid);
 };
 
 struct ptt_pool_config {

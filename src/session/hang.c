@@ -270,10 +270,10 @@ static unsigned read_slot(struct ptt_hang *h, uint32_t i, uint32_t len, int comp
     return n;
 }
 
-/* An ended thread whose last sub-buffer was drained: what the watch kept of it goes, but what
- * it holds (a lock it never unlocked), which a report may name, with its name. The stream leaves
- * the table at once (a later sub-buffer of the thread, events after its end, makes a new one),
- * and is freed once no peek names it. */
+/* An ended thread whose last sub-buffer was drained, or a thread of a process that ended: what
+ * the watch kept of it goes, but what it holds (a lock it never unlocked), which a report may name,
+ * with its name. The stream leaves the table at once (a later sub-buffer of the thread, events
+ * after its end, makes a new one), and is freed once no peek names it. */
 static void retire(struct ptt_hang *h, struct stream *s)
 {
     if (!s->calls->nheld) {
@@ -298,6 +298,32 @@ void ptt_hang_drained(void *arg, uint32_t index, uint32_t len)
         ptt_hmap_get(&h->streams, ptt_key2((uint64_t)(uint32_t)d->pid, d->serial), 0);
     if (s && s->ended && s->done && s->seq == d->seq)
         retire(h, s);
+}
+
+void ptt_hang_exited(void *arg, int32_t pid)
+{
+    struct ptt_hang *h = arg;
+    size_t n = 0, k = 0;
+    for (size_t i = 0; i < h->streams.cap; i++) {
+        struct stream *s = ptt_hmap_slot(&h->streams, i);
+        n += s && s->pid == pid;
+    }
+    /* Taken out of the table after the loop over it. Without memory for the list they stay. */
+    struct stream **gone = n ? malloc(n * sizeof *gone) : NULL;
+    for (size_t i = 0; gone && i < h->streams.cap; i++) {
+        struct stream *s = ptt_hmap_slot(&h->streams, i);
+        if (s && s->pid == pid)
+            gone[k++] = s;
+    }
+    for (size_t i = 0; i < k; i++)
+        retire(h, gone[i]);
+    free(gone);
+    /* Threads kept to be named once their modules are read: they never will be. */
+    unsigned m = 0;
+    for (unsigned i = 0; i < h->nunnamed; i++)
+        if (h->unnamed[i].pid != pid)
+            h->unnamed[m++] = h->unnamed[i];
+    h->nunnamed = m;
 }
 
 /* The peek of a sub-buffer no longer owned, or owned by another stream now. */

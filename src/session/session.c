@@ -275,6 +275,7 @@ static void loop_start(struct ptt_session *s, struct loop *l)
     l->hang = s->hang_ns ? ptt_hang_new(&s->d.geom) : NULL;
     if (l->hang) { /* every event, in order: who holds what, and the names */
         s->d.drained = ptt_hang_drained;
+        s->d.exited = ptt_hang_exited;
         s->d.drained_arg = l->hang;
     }
     l->last_clock = l->last_reap = ptt_mono_ns();
@@ -453,6 +454,7 @@ static void loop_end(struct ptt_session *s, struct loop *l)
         s->procs = NULL;
     }
     s->d.drained = NULL; /* no hang to report any more */
+    s->d.exited = NULL;
     ptt_daemon_drain(&s->d, PTT_DRAIN_ALL);
     ptt_hang_free(l->hang);
     ptt_ctl_server_free(l->ctl);
