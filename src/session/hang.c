@@ -30,7 +30,11 @@ struct stream {
     /* Out of the table once the thread ended and its last sub-buffer was drained (retire);
      * freed when no peek names it any more. */
     int gone;
-    unsigned peeks;            /* live peeks naming it */
+    unsigned peeks; /* live peeks naming it */
+    /* Sub-buffers read whole from the pool ahead of the drain (catch_up): the drain takes them
+     * in pool order, not in the thread's, and each is still to come to ptt_hang_drained. The
+     * stream is not retired before, or one of them would be read again into a new stream. */
+    unsigned pending;
     struct ptt_tthread *calls; /* NULL once gone */
     /* The sub-buffer's decoding (its base time, its dictionary): 1 KB, freed once the thread
      * ended and its sub-buffer was read whole, so that a program that makes threads all along
@@ -232,20 +236,22 @@ static int64_t find_slot(struct ptt_hang *h, const struct stream *s, uint32_t se
 }
 
 /* Before sub-buffer seq of s: read whole the ones before it still in the pool (handed over and
- * not drained yet). One still owned (parked by a signal handler) is read as far as written. */
+ * not drained yet), from its first for a stream not started (the drain met a later one first).
+ * One still owned (parked by a signal handler) is read as far as written. */
 static void catch_up(struct ptt_hang *h, struct stream *s, uint32_t seq)
 {
-    while (s->started && next_seq(s) < seq) {
+    while (next_seq(s) < seq) {
         int64_t j = find_slot(h, s, next_seq(s));
         if (j < 0)
             return;
         struct ptt_desc *d = ptt_geom_desc(&h->pool, (uint32_t)j);
-        if (d->seq != s->seq)
+        if (!s->started || d->seq != s->seq)
             enter(s, d);
         int ready = atomic_load_explicit(&d->state, memory_order_acquire) == PTT_BUF_READY;
         feed(h, s, (uint32_t)j,
              ready ? atomic_load_explicit(&d->committed, memory_order_acquire) : h->pool.buf_size);
         read_whole(s);
+        s->pending++;
     }
 }
 
@@ -289,14 +295,26 @@ static void retire(struct ptt_hang *h, struct stream *s)
         free(s);
 }
 
+static struct stream *stream_find(struct ptt_hang *h, const struct ptt_desc *d)
+{
+    return ptt_hmap_get(&h->streams, ptt_key2((uint64_t)(uint32_t)d->pid, d->serial), 0);
+}
+
 void ptt_hang_drained(void *arg, uint32_t index, uint32_t len)
 {
     struct ptt_hang *h = arg;
-    h->fed |= read_slot(h, index, len, 1) > 0;
     const struct ptt_desc *d = ptt_geom_desc(&h->pool, index);
-    struct stream *s =
-        ptt_hmap_get(&h->streams, ptt_key2((uint64_t)(uint32_t)d->pid, d->serial), 0);
-    if (s && s->ended && s->done && s->seq == d->seq)
+    if (d->seq == PTT_SEQ_UNSET)
+        return; /* taken, never numbered: nothing in it */
+    struct stream *s = stream_find(h, d);
+    if (s && s->started && (d->seq < s->seq || (d->seq == s->seq && s->done))) {
+        if (s->pending) /* read by catch_up, and now drained */
+            s->pending--;
+    } else {
+        h->fed |= read_slot(h, index, len, 1) > 0;
+        s = stream_find(h, d);
+    }
+    if (s && s->ended && s->done && !s->pending)
         retire(h, s);
 }
 

@@ -186,6 +186,25 @@ def test_report_after_many_ended_threads(tmp_path):
     assert counts["THREAD_START"] == counts["THREAD_END"] == 3001
 
 
+def test_readers_whatever_the_drain_order(tmp_path):
+    """Threads that read-lock a rwlock and fill several 4 KiB sub-buffers each: 24 unlock it
+    before they end, 16 end holding it. The drain meets a thread's sub-buffers in pool order,
+    not in the thread's, and the watch reads the earlier ones from the pool first: the report
+    names exactly the 16 holders as readers (it missed some when it skipped the earlier
+    sub-buffers, and named workers that had unlocked when it read them again after forgetting
+    the thread). Two sessions, for two orders."""
+    for run in range(2):
+        t = ptt_trace(tmp_path, [prog("hang_readers"), 24, 16, 1500], name=f"r{run}.ptt",
+                      opts=["--subbuffer=4K", "--hang-timeout=0.5", "--kill-on-hang"], rc=137)
+        out = parse_output(t.stdout)[1]
+        holders = {int(out[f"holder{k}"]) for k in range(16)}
+        line = [ln for ln in t.stderr.splitlines() if "in pthread_rwlock_wrlock" in ln]
+        assert len(line) == 1 and line[0].startswith(f"ptt:   pid {out['pid']} thread main "), \
+            t.stderr
+        readers = line[0].split(", held for reading by threads ", 1)[1]
+        assert {int(tid) for tid in re.findall(r"\((\d+)\)", readers)} == holders, line[0]
+
+
 def peak_kb(tmp_path, command):
     """ptt trace's largest private resident memory in KiB (RssAnon: its allocations, not the
     pool's pages it reads) while it traces command, a shell command, read until it ends: the
