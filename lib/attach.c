@@ -2,6 +2,7 @@
  * start recording (the pool attached, the modules' slots patched), stop (the slots and signal
  * handlers put back), release (the pool unmapped). docs/attach.md. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <signal.h>
 #include <sys/mman.h>
 
@@ -16,8 +17,18 @@ static int stopped;
  * thread pointer, its size and where its nest count is, for ptt trace to check and clear each
  * thread's state at release. 0, or -1 (nothing changed), or -2: a ptt trace that was killed left
  * libptt attached here, or stopped and not released (ptt trace stops and releases that first).
- * x86-64 only. */
+ * x86-64 only. Each of the three leaves errno as it was: the thread that runs it was stopped
+ * anywhere, perhaps between a failed call of the program's and its look at errno. */
+static int start(const char *env, int64_t *out);
+
 PTT_EXPORT int ptt_attach_start(const char *env, int64_t *out)
+{
+    int e = errno, r = start(env, out);
+    errno = e;
+    return r;
+}
+
+static int start(const char *env, int64_t *out)
 {
     uintptr_t tp = 0;
 #if defined(__x86_64__)
@@ -30,10 +41,11 @@ PTT_EXPORT int ptt_attach_start(const char *env, int64_t *out)
     out[2] = (int64_t) __builtin_offsetof(struct ptt_thread, nest);
     /* Left by a ptt trace that was killed: attached, or stopped and not released yet (killed
      * within its detach); taken out first (ptt trace stops and releases it), unless its session
-     * lives on: a second ptt trace, or the first still detaching. */
+     * lives on: a second ptt trace, or the first still detaching. Its ptt trace lives unless
+     * kill says ESRCH (EPERM: root's ptt trace, attached to another user's process). */
     if (ptt_pool && (ptt_attached || stopped) &&
         ((ptt_attached && !ptt_active) || atomic_load(&ptt_pool->abandoned) ||
-         kill(ptt_pool->daemon_pid, 0) != 0))
+         (kill(ptt_pool->daemon_pid, 0) != 0 && errno == ESRCH)))
         return -2;
     if (ptt_pool || ptt_active)
         return -1; /* preloaded, or attached already */
@@ -60,12 +72,14 @@ PTT_EXPORT int ptt_attach_stop(void)
 {
     if (!ptt_attached) /* stopped already, not released (a ptt trace killed while detaching) */
         return stopped && ptt_pool ? 0 : -1;
+    int e = errno;
     ptt_got_restore();
     ptt_signals_restore();
     ptt_masks_off();
     ptt_active = 0;
     ptt_attached = 0;
     stopped = 1;
+    errno = e;
     return 0;
 }
 
@@ -74,9 +88,11 @@ PTT_EXPORT int ptt_attach_release(void)
 {
     if (ptt_attached || !ptt_pool)
         return -1;
+    int e = errno;
     munmap(ptt_pool, (size_t)ptt_pool->total_size);
     ptt_pool = 0;
     stopped = 0;
     ptt_modules_forget();
+    errno = e;
     return 0;
 }

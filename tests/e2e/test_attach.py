@@ -294,6 +294,27 @@ def test_root_attaches_other_user(tmp_path):
     check_trace(tmp_path / "t.ptt", n)
 
 
+@pytest.mark.skipif(os.getuid() != 0 or not shutil.which("setpriv"),
+                    reason="needs root and setpriv to run the program as another user")
+def test_root_second_attach_refused(tmp_path):
+    """As root, another user's process, attached: a second ptt trace -p is refused, the first
+    session goes on and records every call. (The process cannot signal root's ptt trace: it
+    took that for a dead session's, stopped it and attached the second.)"""
+    loop = Loop(["setpriv", "--reuid=12001", "--regid=12001", "--clear-groups"])
+    a = Attach(loop.pid, tmp_path / "t.ptt")
+    p = run([PTT, "trace", "-p", loop.pid, "-o", tmp_path / "second.ptt"])
+    assert (p.returncode, p.stderr) == (
+        125, f"ptt trace: libptt could not start in process {loop.pid} (traced by ptt trace "
+        "already?)\n")
+    n = loop.phase(0.3)
+    assert ctl_ok(a.session, "detach").startswith("ok: detaching")
+    rc, err = a.end(None)
+    assert rc == 0, err
+    assert loop.state() == loop.before
+    loop.finish()
+    check_trace(tmp_path / "t.ptt", n)
+
+
 def test_bad_requests(tmp_path):
     p = run([PTT, "trace", "-p", "999999999", "-o", tmp_path / "t.ptt"])
     assert (p.returncode, p.stderr) == (125, "ptt trace: no process 999999999\n")
