@@ -193,6 +193,25 @@ def test_killed_while_attached(tmp_path):
     check_trace(tmp_path / "again.ptt", n)
 
 
+def status_of(pid, key):
+    with open(f"/proc/{pid}/status") as f:
+        return next(line.split()[1] for line in f if line.startswith(key + ":"))
+
+
+def kill_outside_calls(a, target):
+    """SIGKILL ptt trace -p at a moment it runs no call in the target (docs/attach.md: killed
+    within one, the thread goes on with the call's registers): stopped first, then killed if
+    the target has no tracer, else let go on a little and tried again."""
+    while True:
+        a.p.send_signal(signal.SIGSTOP)
+        while status_of(a.p.pid, "State")[0] != "T":
+            time.sleep(0.0002)
+        if status_of(target, "TracerPid") == "0":
+            return a.end(signal.SIGKILL)
+        a.p.send_signal(signal.SIGCONT)
+        time.sleep(0.001)
+
+
 def test_killed_while_detaching(tmp_path):
     """ptt trace killed within its detach, after libptt stopped and before the pool's release
     (it drains for 50 ms in between): the next ptt trace -p releases it first, as it takes out
@@ -203,7 +222,7 @@ def test_killed_while_detaching(tmp_path):
         loop.phase(0.1)
         a.p.send_signal(signal.SIGINT)
         time.sleep(delay)
-        a.end(signal.SIGKILL)
+        kill_outside_calls(a, loop.pid)
         b = Attach(loop.pid, tmp_path / f"again{i}.ptt")
         n = loop.phase(0.1)
         rc, err = b.end()
