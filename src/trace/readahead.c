@@ -34,10 +34,12 @@ struct batch {
 struct ptt_readahead {
     pthread_t thread;
     pthread_mutex_t mu;
-    pthread_cond_t room, ready; /* a batch free for the producer, a batch full for the consumer */
+    pthread_cond_t room, ready; /* a batch free for the producer; full for the consumer, or the
+                                   producer parked or ended (for the stop) */
     unsigned filled, taken;     /* batches published, batches given back (mod 2^32) */
     int stop;
     int parked; /* the producer ran out of memory and waits for the exit (producer_oom) */
+    int exited; /* the producer returned: joined at the stop */
     struct batch b[NBATCH];
     /* Producer's. */
     _Alignas(128) struct ptt_reader *r;
@@ -133,11 +135,8 @@ static void producer_oom(void)
         pause();
 }
 
-static void *produce(void *arg)
+static void produce_all(struct ptt_readahead *ra)
 {
-    struct ptt_readahead *ra = arg;
-    producing = ra;
-    ptt_oom_hook = producer_oom;
     int err_known = ra->err[0] != 0;
     for (;;) {
         pthread_mutex_lock(&ra->mu);
@@ -146,13 +145,28 @@ static void *produce(void *arg)
         int stop = ra->stop;
         pthread_mutex_unlock(&ra->mu);
         if (stop)
-            return NULL;
+            return;
         struct batch *b = &ra->b[ra->filled % NBATCH];
         fill(ra, b, &err_known);
         publish(ra);
         if (b->last)
-            return NULL;
+            return;
     }
+}
+
+/* The producer's thread. Its end is told (exited), as its parking is (producer_oom): the stop
+ * waits for one or the other, since out of memory can come after the stop was asked for. */
+static void *produce(void *arg)
+{
+    struct ptt_readahead *ra = arg;
+    producing = ra;
+    ptt_oom_hook = producer_oom;
+    produce_all(ra);
+    pthread_mutex_lock(&ra->mu);
+    ra->exited = 1;
+    pthread_cond_signal(&ra->ready);
+    pthread_mutex_unlock(&ra->mu);
+    return NULL;
 }
 
 static void free_batches(struct ptt_readahead *ra)
@@ -254,6 +268,8 @@ void ptt_readahead_stop(struct ptt_readahead *ra)
     pthread_mutex_lock(&ra->mu);
     __atomic_store_n(&ra->stop, 1, __ATOMIC_RELAXED);
     pthread_cond_signal(&ra->room);
+    while (!ra->parked && !ra->exited) /* it may still run out of memory before it sees stop */
+        pthread_cond_wait(&ra->ready, &ra->mu);
     int parked = ra->parked;
     pthread_mutex_unlock(&ra->mu);
     if (parked) /* out of memory, waiting for the exit (producer_oom) */
