@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "util/hmap.h"
+#include "util/util.h"
 #include "analysis/names.h"
 #include "ptt_fields.h"
 #include "analysis/symbols.h"
@@ -93,9 +94,7 @@ struct ptt_names {
 
 struct ptt_names *ptt_names_new(void)
 {
-    struct ptt_names *n = calloc(1, sizeof(struct ptt_names));
-    if (!n)
-        return NULL;
+    struct ptt_names *n = ptt_must(calloc(1, sizeof(struct ptt_names)));
     static const uint16_t naming[] = {PTT_EV_PROCESS_START,
                                       PTT_EV_MODULE_LOAD,
                                       PTT_EV_THREAD_START,

@@ -35,6 +35,7 @@ struct ptt_names_head {
     struct ptt_names_settled settled[64];
 };
 
+/* Exits on out of memory, as the tools' other tables do. */
 struct ptt_names *ptt_names_new(void);
 /* Learn from one event (feed every event, in order, before asking about it). */
 void ptt_names_learn(struct ptt_names *n, const struct ptt_ev *ev, unsigned does);

@@ -179,7 +179,7 @@ static int view_trace(struct view_opts *o, struct ptt_names *names, struct ptt_r
     setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
     if (!o->summary) /* the events as they come: the pager shows them while the rest is read */
         ptt_term_pager(&o->term);
-    uint64_t *counts = o->summary ? calloc(1u << 14, sizeof *counts) : NULL;
+    uint64_t *counts = o->summary ? ptt_must(calloc(1u << 14, sizeof *counts)) : NULL;
     if (o->summary) /* a count per event: less than copying it to another thread would cost */
         ptt_reader_set_ahead(0);
     uint64_t total = 0;

@@ -1,7 +1,8 @@
 /* libfailalloc.so, preloaded into a ptt command by the tests: the allocation numbered
  * PTT_TEST_FAIL_ALLOC (from 1) fails, and every later one. Counted on the threads other than the
  * process's first only (a reader's second thread: test_readahead.py), or on all of them with
- * PTT_TEST_FAIL_ALLOC_ALL=1 (test_out_of_memory.py). Allocations made by elfutils' libraries
+ * PTT_TEST_FAIL_ALLOC_ALL=1 (test_out_of_memory.py); with PTT_TEST_FAIL_ALLOC_ONCE=1, that one
+ * only (a failure the command may get over, or must say). Allocations made by elfutils' libraries
  * themselves are left alone: libdw crashes when they fail (dwfl_module_getsymtab), which ptt
  * cannot mend. glibc's own entry points do the work; nothing here allocates. */
 #define _GNU_SOURCE
@@ -16,7 +17,7 @@ extern void *__libc_calloc(size_t, size_t);
 extern void *__libc_realloc(void *, size_t);
 
 static long fail_at = -1, count;
-static int all_threads;
+static int all_threads, once;
 
 __attribute__((constructor)) static void init(void)
 {
@@ -24,6 +25,8 @@ __attribute__((constructor)) static void init(void)
     fail_at = s ? atol(s) : -1;
     s = getenv("PTT_TEST_FAIL_ALLOC_ALL");
     all_threads = s && *s == '1';
+    s = getenv("PTT_TEST_FAIL_ALLOC_ONCE");
+    once = s && *s == '1';
 }
 
 /* Whether the code at ra is elfutils' (libdw, libelf). */
@@ -39,7 +42,8 @@ static int fails(const void *ra)
 {
     if (fail_at < 1 || (!all_threads && gettid() == getpid()) || elfutils(ra))
         return 0;
-    if (__atomic_add_fetch(&count, 1, __ATOMIC_RELAXED) < fail_at)
+    long k = __atomic_add_fetch(&count, 1, __ATOMIC_RELAXED);
+    if (k < fail_at || (once && k > fail_at))
         return 0;
     errno = ENOMEM;
     return 1;
