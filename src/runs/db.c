@@ -58,6 +58,7 @@ sqlite3_stmt *runs_db_prepare(struct runs_db *d, const char *sql)
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(d->db, sql, -1, &st, NULL) != SQLITE_OK) {
         runs_db_error(d, "cannot read it");
+        d->failed = 1; /* the command ends with status 2, after what it printed */
         return NULL;
     }
     return st;
@@ -158,7 +159,10 @@ static int check_schema(struct runs_db *d, int write)
         return -1;
     }
     int version = atoi(runs_col(st, 1));
+    int nomem = sqlite3_errcode(d->db) == SQLITE_NOMEM; /* the column's text could not be had */
     sqlite3_finalize(st);
+    if (nomem)
+        return runs_db_error(d, "cannot read it");
     if (version != RUNS_SCHEMA_VERSION) {
         ptt_warn(CMD, "%s has version %d of the schema of ptt runs; this ptt reads version %d",
                  d->path, version, RUNS_SCHEMA_VERSION);

@@ -29,9 +29,10 @@ def oom_said(line):
                                        line.endswith(": Cannot allocate memory"))
 
 
-def failing(n, argv, cwd):
+def failing(n, argv, cwd, once=False):
     env = dict(os.environ, PTT_TEST_FAIL_ALLOC=str(n), PTT_TEST_FAIL_ALLOC_ALL="1",
-               PTT_READ_AHEAD="0", LD_PRELOAD=str(prog("libfailalloc.so")))
+               PTT_TEST_FAIL_ALLOC_ONCE="1" if once else "0", PTT_READ_AHEAD="0",
+               LD_PRELOAD=str(prog("libfailalloc.so")))
     return subprocess.run([str(a) for a in argv], capture_output=True, text=True, env=env,
                           cwd=cwd, timeout=TIMEOUT)
 
@@ -59,6 +60,29 @@ def test_reader(trace, tmp_path, args):
         last = p.stderr.splitlines()[-1] if p.stderr else ""
         assert p.returncode == 2 and oom_said(last), (n, p.returncode, p.stderr)
     assert failed >= 39  # the set-up's allocations failed, each said so
+
+
+def true_status(p, n):
+    """A command whose one allocation failed: it got over it (status 0, nothing said), or said
+    so with status 2; a status 0 after a complaint is a summary that is not true."""
+    last = p.stderr.splitlines()[-1] if p.stderr else ""
+    if p.returncode == 0:
+        assert p.stderr == "", (n, p.stderr)
+    else:
+        assert p.returncode == 2 and oom_said(last), (n, p.returncode, p.stderr)
+    return p.returncode != 0
+
+
+@pytest.mark.parametrize("args", READERS, ids=lambda a: " ".join(a[:2]))
+def test_reader_once(trace, tmp_path, args):
+    """Only the Nth allocation fails: the command gets over it or says so (a names table that
+    could not be made crashed ptt view, stat and check; a count table ptt view --summary)."""
+    failed = 0
+    for n in [*range(1, 40), *range(40, 400, 19)]:
+        out = tmp_path / f"out{n}"
+        argv = [PTT, *[str(out) if a == "OUT" else a for a in args], trace]
+        failed += true_status(failing(n, argv, tmp_path, once=True), n)
+    assert failed
 
 
 def test_trace(tmp_path):
@@ -118,3 +142,41 @@ def test_runs(tmp_path, args):
         last = p.stderr.splitlines()[-1] if p.stderr else ""
         assert p.returncode == 2 and oom_said(last), (n, p.returncode, p.stderr)
     assert failed >= 39
+    once = 0
+    for n in [*range(1, 40), *range(40, 900, 13)]:  # only the Nth: said, then status 2
+        db.write_bytes(clean)
+        out = tmp_path / f"r{n}.html"
+        argv = [PTT, "runs", args[0], f"--db={db}",
+                *[out if a == "OUT" else LOG if a == "LOG" else a for a in args[1:]]]
+        once += true_status(failing(n, argv, tmp_path, once=True), n)
+    assert once
+
+
+@pytest.mark.parametrize("cmd", ["show", "report"])
+def test_runs_findings_once(tmp_path, cmd):
+    """A run with a finding of ptt check (a deadlock): one allocation failing anywhere in ptt
+    runs show or report, SQLite's included, is got over or said with status 2 (a query that
+    could not be prepared was said, then status 0)."""
+    require_build()
+    if sanitized():
+        pytest.skip("the sanitizers' allocator cannot be replaced by a preloaded one")
+    traces = tmp_path / "traces"
+    traces.mkdir()
+    p = run([PTT, "trace", "--hang-timeout=0.5", "--kill-on-hang", "-q", "-o",
+             traces / "abba.ptt", "--", prog("check/check_abba")])
+    assert p.returncode == 137, p.stderr
+    log = tmp_path / "run.tap"
+    log.write_text("1..1\nnot ok 1 - abba\n")
+    db = tmp_path / "f.db"
+    p = run([PTT, "runs", "import", f"--db={db}", "--name=dir", f"--trace={traces}", log])
+    if "built without SQLite" in p.stderr:
+        pytest.skip("ptt was built without SQLite")
+    assert p.returncode == 0, p.stderr
+    clean = db.read_bytes()
+    said = 0
+    for n in range(1, 1500, 11):
+        db.write_bytes(clean)
+        argv = [PTT, "runs", cmd, f"--db={db}", *(["-o", tmp_path / "r.html"] if cmd == "report"
+                                                  else []), "dir"]
+        said += true_status(failing(n, argv, tmp_path, once=True), n)
+    assert said
