@@ -105,6 +105,7 @@ static void grow(struct ptt_writer *w, uint64_t end)
         }
     }
     uint64_t from = w->offset > w->prealloc ? w->offset : w->prealloc;
+    w->reserved = 1; /* a step that failed may have reserved part of itself */
     if (fallocate(w->fd, FALLOC_FL_KEEP_SIZE, (off_t)from, PREALLOC_STEP))
         w->prealloc = errno == ENOSPC || errno == EDQUOT ? from + PREALLOC_STEP : PREALLOC_OFF;
     else
@@ -238,10 +239,11 @@ int ptt_writer_clock(struct ptt_writer *w, uint64_t ticks, uint64_t mono_ns, uin
 
 void ptt_writer_trim(struct ptt_writer *w)
 {
-    if (w->prealloc && w->prealloc != PREALLOC_OFF) /* the blocks reserved beyond the end */
+    if (w->reserved) /* the blocks reserved beyond the end, even if reserving stopped since */
         while (ftruncate(w->fd, (off_t)w->offset) && errno == EINTR) {
         }
     w->prealloc = 0;
+    w->reserved = 0;
 }
 
 int ptt_writer_close(struct ptt_writer *w)

@@ -16,6 +16,7 @@ struct ptt_writer {
     uint64_t unwritten; /* events of chunks a write error kept out of the file */
     int error;          /* first errno of a failed write; later writes are skipped */
     uint64_t prealloc;  /* the file's blocks are reserved up to here (ext4): see grow() */
+    int reserved;       /* a reservation was tried: what it got is given back at the close */
 };
 
 /* Write the file header into fd, an open output (see ptt_output_open). path names it in the
