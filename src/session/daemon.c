@@ -324,14 +324,16 @@ static void write_chunk(struct ptt_daemon *d, const struct ptt_rec_chunk *proto,
     account(d, &c, len);
 }
 
-/* Whether an OWNED sub-buffer can be taken from its writer: it is gone. */
+/* Whether an OWNED sub-buffer can be taken from its writer: it is gone. A process that ended
+ * (which > 0) may be told of after its parent reaped it, its pid another's already: only its
+ * threads that no longer exist. */
 static int writer_gone(const struct ptt_desc *b, int which)
 {
     if (which == PTT_DRAIN_ALL)
         return 1;
-    if (which > 0)
-        return b->pid == which;
-    if (which == PTT_DRAIN_DEAD)
+    if (which > 0 && b->pid != which)
+        return 0;
+    if (which > 0 || which == PTT_DRAIN_DEAD)
         return syscall(SYS_tgkill, b->pid, b->tid, 0) < 0 && errno == ESRCH;
     return 0;
 }

@@ -4,9 +4,11 @@
  * event's header last (lib/record.h), so a header read as non-zero means a whole event. */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "../../common/clock.h"
@@ -47,6 +49,16 @@ struct peek {
     struct stream *s;
     uint32_t seq;
     int live; /* OWNED at the last look */
+    /* The sub-buffer last given to ptt_hang_drained here: still in the pool until the drain's
+     * batch is written, and never to be read again (find_slot). */
+    int32_t drained_pid;
+    uint32_t drained_serial, drained_seq;
+};
+
+/* A thread whose name is forgotten once its tid is gone: its THREAD_END comes before its key
+ * destructors, in which it may still block (a join then waits for it, named). */
+struct tid {
+    int32_t pid, tid;
 };
 
 /* A thread's CPU time when the watch of --kill-on-hang began. */
@@ -67,6 +79,9 @@ struct ptt_hang {
     unsigned nunnamed, unnamed_cap;
     struct task *tasks;
     unsigned ntasks, cap;
+    struct tid *forget; /* names to forget once their thread is gone (retire) */
+    unsigned nforget, forget_cap, forget_look;
+    struct ptt_hmap kept; /* (pid, tid) of threads that ended holding something: named for good */
     uint32_t n;
     struct peek p[];
 };
@@ -228,8 +243,11 @@ static int64_t find_slot(struct ptt_hang *h, const struct stream *s, uint32_t se
 {
     for (uint32_t j = 0; j < h->n; j++) {
         struct ptt_desc *d = ptt_geom_desc(&h->pool, j);
+        const struct peek *k = &h->p[j];
         if (atomic_load_explicit(&d->state, memory_order_acquire) != PTT_BUF_FREE &&
-            d->pid == s->pid && d->serial == s->serial && d->seq == seq)
+            d->pid == s->pid && d->serial == s->serial && d->seq == seq &&
+            !(k->drained_pid == d->pid && k->drained_serial == d->serial &&
+              k->drained_seq == d->seq))
             return j;
     }
     return -1;
@@ -280,11 +298,66 @@ static unsigned read_slot(struct ptt_hang *h, uint32_t i, uint32_t len, int comp
  * the watch kept of it goes, but what it holds (a lock it never unlocked), which a report may name,
  * with its name. The stream leaves the table at once (a later sub-buffer of the thread, events
  * after its end, makes a new one), and is freed once no peek names it. */
+/* Whether thread (pid, tid) no longer exists. */
+static int tid_gone(int32_t pid, int32_t tid)
+{
+    return syscall(SYS_tgkill, pid, tid, 0) < 0 && errno == ESRCH;
+}
+
+/* The thread's entries among those to name later: named now, they would come back. */
+static void unname(struct ptt_hang *h, int32_t pid, int32_t tid)
+{
+    unsigned k = 0;
+    for (unsigned i = 0; i < h->nunnamed; i++)
+        if (h->unnamed[i].pid != pid || h->unnamed[i].tid != tid)
+            h->unnamed[k++] = h->unnamed[i];
+    h->nunnamed = k;
+}
+
+/* The names waiting for their thread to go: forgotten for those gone (but a holder's, whose tid
+ * a later thread may have had since). Looked at when their number doubled: each thread is
+ * looked at a few times at most. */
+static void forget_names(struct ptt_hang *h)
+{
+    unsigned k = 0;
+    for (unsigned i = 0; i < h->nforget; i++) {
+        struct tid t = h->forget[i];
+        uint64_t key = ptt_key2((uint64_t)(uint32_t)t.pid, (uint64_t)(uint32_t)t.tid);
+        if (ptt_hmap_get(&h->kept, key, 0))
+            continue;
+        if (tid_gone(t.pid, t.tid)) {
+            unname(h, t.pid, t.tid);
+            ptt_names_forget_thread(h->names, t.pid, t.tid);
+        } else
+            h->forget[k++] = t;
+    }
+    h->nforget = k;
+    h->forget_look = 2 * k > 64 ? 2 * k : 64;
+}
+
+static void forget_later(struct ptt_hang *h, const struct stream *s)
+{
+    if (h->nforget == h->forget_cap) {
+        unsigned cap = h->forget_cap ? 2 * h->forget_cap : 64;
+        struct tid *f = realloc(h->forget, cap * sizeof *f);
+        if (!f)
+            return; /* the name stays */
+        h->forget = f;
+        h->forget_cap = cap;
+    }
+    h->forget[h->nforget++] = (struct tid){s->pid, s->tid};
+    if (h->nforget >= h->forget_look)
+        forget_names(h);
+}
+
 static void retire(struct ptt_hang *h, struct stream *s)
 {
     if (!s->calls->nheld) {
-        ptt_names_forget_thread(h->names, s->pid, s->tid);
+        forget_later(h, s);
         ptt_tracker_forget(h->calls, s->calls);
+    } else {
+        uint64_t key = ptt_key2((uint64_t)(uint32_t)s->pid, (uint64_t)(uint32_t)s->tid);
+        ptt_hmap_get(&h->kept, key, 1);
     }
     s->calls = NULL;
     free(s->dec);
@@ -306,6 +379,9 @@ void ptt_hang_drained(void *arg, uint32_t index, uint32_t len)
     const struct ptt_desc *d = ptt_geom_desc(&h->pool, index);
     if (d->seq == PTT_SEQ_UNSET)
         return; /* taken, never numbered: nothing in it */
+    h->p[index].drained_pid = d->pid;
+    h->p[index].drained_serial = d->serial;
+    h->p[index].drained_seq = d->seq;
     struct stream *s = stream_find(h, d);
     if (s && s->started && (d->seq < s->seq || (d->seq == s->seq && s->done))) {
         if (s->pending) /* read by catch_up, and now drained */
@@ -326,11 +402,13 @@ void ptt_hang_exited(void *arg, int32_t pid)
         struct stream *s = ptt_hmap_slot(&h->streams, i);
         n += s && s->pid == pid;
     }
-    /* Taken out of the table after the loop over it. Without memory for the list they stay. */
+    /* Taken out of the table after the loop over it. Without memory for the list they stay.
+     * Only threads gone: a process reaped by its parent is told of after the reap, when its pid
+     * may be another's already. */
     struct stream **gone = n ? malloc(n * sizeof *gone) : NULL;
     for (size_t i = 0; gone && i < h->streams.cap; i++) {
         struct stream *s = ptt_hmap_slot(&h->streams, i);
-        if (s && s->pid == pid)
+        if (s && s->pid == pid && tid_gone(s->pid, s->tid))
             gone[k++] = s;
     }
     for (size_t i = 0; i < k; i++)
@@ -358,7 +436,9 @@ static void unpeek(struct peek *k)
 static void peek_at(struct peek *k, struct stream *s, uint32_t seq)
 {
     unpeek(k);
-    *k = (struct peek){s, seq, 1};
+    k->s = s; /* the drained_ fields stay: they are the slot's, not the peek's */
+    k->seq = seq;
+    k->live = 1;
     s->peeks++;
 }
 
@@ -623,6 +703,8 @@ void ptt_hang_free(struct ptt_hang *h)
         for (uint32_t i = 0; i < h->n; i++)
             unpeek(&h->p[i]); /* a gone stream goes with its last peek */
         free(h->tasks);
+        free(h->forget);
+        ptt_hmap_free(&h->kept, NULL);
         free(h->unnamed);
         ptt_tracker_free(h->calls);
         ptt_names_free(h->names);

@@ -4,6 +4,7 @@ object and what each blocked thread holds, named as ptt view names them (tests/p
 writer waiting for a rwlock two readers hold names both readers (rwlock_hang.c); a program idle
 outside any traced call is not reported (idle_sleep.c)."""
 
+import os
 import re
 import signal
 import subprocess
@@ -203,6 +204,46 @@ def test_readers_whatever_the_drain_order(tmp_path):
             t.stderr
         readers = line[0].split(", held for reading by threads ", 1)[1]
         assert {int(tid) for tid in re.findall(r"\((\d+)\)", readers)} == holders, line[0]
+
+
+def test_blocked_after_its_end(tmp_path):
+    """A thread whose key destructor blocks after its THREAD_END (and after its last sub-buffer
+    was drained): main's join is reported waiting for it by name; the watch forgets a name only
+    once its thread is gone. (The destructor's lock is not traced: the program is killed by
+    the test, not by --kill-on-hang.)"""
+    live = Live([prog("hang_keydtor")], tmp_path / "t.ptt", opts=["--hang-timeout=0.5"],
+                stdin=False)
+    pid, tid_w = live.value("pid"), live.value("tid_w")
+    line = live.wait_line(lambda ln: "in pthread_join" in ln, "err")
+    os.kill(int(pid), signal.SIGKILL)
+    live.finish(137)
+    L = site_lines("hang_keydtor")
+    assert line.startswith(f"ptt:   pid {pid} thread main ({pid}): in pthread_join (thread ")
+    assert f" at hang_keydtor.c:{L['join']} for " in line
+    assert line.endswith(f", waiting for thread w ({tid_w})"), line
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="needs root to choose a pid (ns_last_pid)")
+def test_pid_reused(tmp_path):
+    """A process reaped by its parent, whose pid the next child gets at once: the watch hears
+    of the first's end after the second started. The second's hang is reported whole (both
+    threads, each held by the other), nothing of it taken for the first's."""
+    for attempt in range(5):
+        t = ptt_trace(tmp_path, [prog("hang_pidreuse")], opts=["--hang-timeout=0.5"],
+                      name=f"p{attempt}.ptt")
+        out = parse_output(t.stdout)[1]
+        if out["c1"] == out["c2"]:
+            break
+    else:
+        pytest.skip("another process took the pid each time")
+    c2, tid_t, L = out["c2"], out["tid_t"], site_lines("hang_pidreuse")
+    assert report(t.stderr, 0.5, blocked=2) == {
+        f"ptt:   pid {c2} thread main ({c2}): in pthread_mutex_lock (mutex a) at "
+        f"hang_pidreuse.c:{L['main_lock_a']} for D s, held by thread t ({tid_t})":
+            (f"{HELD_PREFIX}mutex b, taken at hang_pidreuse.c:{L['main_lock_b']}",),
+        f"ptt:   pid {c2} thread t ({tid_t}): in pthread_mutex_lock (mutex b) at "
+        f"hang_pidreuse.c:{L['t_lock_b']} for D s, held by thread main ({c2})":
+            (f"{HELD_PREFIX}mutex a, taken at hang_pidreuse.c:{L['t_lock_a']}",)}
 
 
 def peak_kb(tmp_path, command):
