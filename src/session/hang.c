@@ -414,10 +414,11 @@ void ptt_hang_exited(void *arg, int32_t pid)
     for (size_t i = 0; i < k; i++)
         retire(h, gone[i]);
     free(gone);
-    /* Threads kept to be named once their modules are read: they never will be. */
+    /* Threads kept to be named once their modules are read: they never will be (but a new
+     * process's, with the pid again). */
     unsigned m = 0;
     for (unsigned i = 0; i < h->nunnamed; i++)
-        if (h->unnamed[i].pid != pid)
+        if (h->unnamed[i].pid != pid || !tid_gone(pid, h->unnamed[i].tid))
             h->unnamed[m++] = h->unnamed[i];
     h->nunnamed = m;
 }

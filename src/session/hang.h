@@ -16,7 +16,8 @@ struct ptt_hang *ptt_hang_new(const struct ptt_pool_geom *pool);
  * long, before it is freed. */
 void ptt_hang_drained(void *arg, uint32_t index, uint32_t len);
 /* For ptt_daemon's exited hook: process pid ended and what it had not handed over was read. Its
- * threads are forgotten (but what they hold, which another process may wait for). */
+ * threads that no longer exist are forgotten (the pid may be another process's already), but
+ * what they hold, which another process may wait for. */
 void ptt_hang_exited(void *arg, int32_t pid);
 /* Read what the threads wrote since the last look; 1 if any thread recorded an event. */
 int ptt_hang_progress(struct ptt_hang *h);
