@@ -270,12 +270,12 @@ def peak_kb(tmp_path, command):
 def test_memory_flat_with_ended_threads(tmp_path):
     """Threads made and ended one after the other: once a thread's end and its last sub-buffer
     are read, the watch keeps nothing of it (it held nothing), so ptt trace's memory does not
-    grow with the threads made: 30,000 against 2,000 adds less than 2 MiB (about 9 MiB when the
+    grow with the threads made: 20,000 against 2,000 adds less than 2 MiB (about 6 MiB when the
     watch kept each)."""
     if sanitized():
         pytest.skip("the sanitizers' allocator keeps what is freed")
-    kb = {n: peak_kb(tmp_path, f"{prog('thread_churn')} {n}") for n in (2000, 30000)}
-    assert kb[30000] - kb[2000] < 2048, kb
+    kb = {n: peak_kb(tmp_path, f"{prog('thread_churn')} {n}") for n in (2000, 20000)}
+    assert kb[20000] - kb[2000] < 2048, kb
 
 
 def test_memory_with_ended_processes(tmp_path):

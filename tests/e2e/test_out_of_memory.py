@@ -78,7 +78,7 @@ def test_reader_once(trace, tmp_path, args):
     """Only the Nth allocation fails: the command gets over it or says so (a names table that
     could not be made crashed ptt view, stat and check; a count table ptt view --summary)."""
     failed = 0
-    for n in [*range(1, 40), *range(40, 400, 19)]:
+    for n in [*range(1, 12), *range(12, 400, 23)]:
         out = tmp_path / f"out{n}"
         argv = [PTT, *[str(out) if a == "OUT" else a for a in args], trace]
         failed += true_status(failing(n, argv, tmp_path, once=True), n)
@@ -143,7 +143,7 @@ def test_runs(tmp_path, args):
         assert p.returncode == 2 and oom_said(last), (n, p.returncode, p.stderr)
     assert failed >= 39
     once = 0
-    for n in [*range(1, 40), *range(40, 900, 13)]:  # only the Nth: said, then status 2
+    for n in [*range(1, 20), *range(20, 900, 29)]:  # only the Nth: said, then status 2
         db.write_bytes(clean)
         out = tmp_path / f"r{n}.html"
         argv = [PTT, "runs", args[0], f"--db={db}",
@@ -174,7 +174,7 @@ def test_runs_findings_once(tmp_path, cmd):
     assert p.returncode == 0, p.stderr
     clean = db.read_bytes()
     said = 0
-    for n in range(1, 1500, 11):
+    for n in range(1, 1500, 23):  # the failure was at 693 to 751 (SQLite 3.40)
         db.write_bytes(clean)
         argv = [PTT, "runs", cmd, f"--db={db}", *(["-o", tmp_path / "r.html"] if cmd == "report"
                                                   else []), "dir"]
