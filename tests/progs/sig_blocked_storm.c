@@ -45,6 +45,9 @@ static void on_rt(int sig)
 {
     (void)sig;
     int e = errno;
+    /* Counted as sent: its handler counts it as handled, and the senders' backlog must stay true,
+     * or they send on while handlers nest unfinished, until the stack is gone. */
+    __atomic_fetch_add(&to[self_index], 1, __ATOMIC_RELAXED);
     pthread_kill(pthread_self(), SIGUSR1);
     errno = e;
     __atomic_fetch_add(&h_rt, 1, __ATOMIC_RELAXED);
@@ -89,7 +92,7 @@ static void *sender(void *arg)
         for (long w = 0; w < nworkers; w++) {
             if (__atomic_load_n(&to[w], __ATOMIC_RELAXED) -
                     __atomic_load_n(&got[w], __ATOMIC_ACQUIRE) >
-                6)
+                backlog)
                 continue;
             any = 1;
             __atomic_fetch_add(&to[w], 1, __ATOMIC_RELAXED);
