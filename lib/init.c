@@ -41,19 +41,22 @@ static void atfork_child(void)
     t->seq = 0;
     t->lost = 0;
     if (ptt_active) {
+        uint32_t before = atomic_load(&ptt_pool->next_serial);
         PTT_REC(PROCESS_START, PTT_I(getppid()),
                 PTT_U(ptt_clock_tsc ? PTT_CLOCK_TSC : PTT_CLOCK_MONO));
-        ptt_announce();
+        ptt_announce(before);
     }
 }
 
 /* A pidfd of this process, handed to ptt trace: it learns how the process ends even when glibc's
- * system() or popen() reaps it, where no interposer sees. Raw system calls: connect, sendmsg and
- * close are cancellation points in glibc, and this runs in a constructor and in fork's child
- * handler. A full backlog (a burst of processes while ptt trace is busy) is waited out, as long as
- * ptt trace exists, as writers wait for a free sub-buffer; a session gone leaves the process
- * unannounced, as on a kernel without pidfds. */
-void ptt_announce(void)
+ * system() or popen() reaps it, where no interposer sees. With it, `before`: the threads of the
+ * session numbered so far (none of this program's), so that after an exec ptt trace drains what
+ * the old program's threads left in the pool (src/session/procs.h). Raw system calls: connect,
+ * sendmsg and close are cancellation points in glibc, and this runs in a constructor and in fork's
+ * child handler. A full backlog (a burst of processes while ptt trace is busy) is waited out, as
+ * long as ptt trace exists, as writers wait for a free sub-buffer; a session gone leaves the
+ * process unannounced, as on a kernel without pidfds. */
+void ptt_announce(uint32_t before)
 {
     const char *path = ptt_pool->proc_socket;
     if (!path[0])
@@ -75,8 +78,8 @@ void ptt_announce(void)
             us = us < 100000 ? 2 * us : us;
         }
         if (r == 0) {
-            int32_t pid = ptt_pid;
-            struct iovec iov = {&pid, sizeof pid};
+            int32_t msg[2] = {ptt_pid, (int32_t)before};
+            struct iovec iov = {msg, sizeof msg};
             union {
                 struct cmsghdr h;
                 char b[CMSG_SPACE(sizeof(int))];
@@ -233,8 +236,9 @@ void ptt_start(void)
     if (!atfork_set++)
         pthread_atfork(0, 0, atfork_child);
     ptt_active = 1;
+    uint32_t before = atomic_load(&ptt_pool->next_serial);
     PTT_REC(PROCESS_START, PTT_I(getppid()), PTT_U(ptt_pool->clock));
-    ptt_announce();
+    ptt_announce(before);
     ptt_record_modules();
 }
 

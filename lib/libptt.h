@@ -19,7 +19,7 @@ int ptt_in_libstdcxx(uint64_t addr);
 
 /* Hand ptt trace a pidfd of this process (at start, after fork, after exec): it then records how
  * the process ends, whoever reaps it. */
-void ptt_announce(void);
+void ptt_announce(uint32_t before);
 
 /* The pool PTT_SHM-style env names, if it is this session's (NULL: refused, said on stderr). */
 struct ptt_pool *ptt_pool_attach(const char *env);

@@ -327,10 +327,12 @@ static void write_chunk(struct ptt_daemon *d, const struct ptt_rec_chunk *proto,
 /* Whether an OWNED sub-buffer can be taken from its writer: it is gone. A process that ended
  * (which > 0) may be told of after its parent reaped it, its pid another's already: only its
  * threads that no longer exist. */
-static int writer_gone(const struct ptt_desc *b, int which)
+static int writer_gone(const struct ptt_daemon *d, const struct ptt_desc *b, int which)
 {
     if (which == PTT_DRAIN_ALL)
         return 1;
+    if (which == PTT_DRAIN_IMAGE)
+        return b->pid == d->image_pid && b->serial <= d->image_before;
     if (which > 0 && b->pid != which)
         return 0;
     if (which > 0 || which == PTT_DRAIN_DEAD)
@@ -445,7 +447,7 @@ static void consider(struct ptt_daemon *d, struct batch *t, uint32_t i, int whic
 {
     struct ptt_desc *b = ptt_geom_desc(&d->geom, i);
     uint32_t st = atomic_load_explicit(&b->state, memory_order_acquire);
-    if (st != PTT_BUF_READY && !(st == PTT_BUF_OWNED && writer_gone(b, which)))
+    if (st != PTT_BUF_READY && !(st == PTT_BUF_OWNED && writer_gone(d, b, which)))
         return;
     struct drained *x = &t->b[t->n++];
     take(d, b, i, st == PTT_BUF_READY, x);
@@ -502,6 +504,15 @@ void ptt_daemon_events(struct ptt_daemon *d, int pid, unsigned n, const uint16_t
     }
     struct ptt_rec_chunk c = {{0, 0}, pid, pid, 0, 0, ptt_ticks(d->clock_tsc), 0, PTT_CHUNK_DAEMON};
     write_chunk(d, &c, buf, (uint32_t)(w * 8));
+}
+
+void ptt_daemon_process_exec(struct ptt_daemon *d, int pid, uint32_t before)
+{
+    if (d->execd)
+        d->execd(d->drained_arg, pid, before);
+    d->image_pid = pid;
+    d->image_before = before;
+    ptt_daemon_drain(d, PTT_DRAIN_IMAGE);
 }
 
 void ptt_daemon_process_exit(struct ptt_daemon *d, int pid, int status)

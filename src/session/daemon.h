@@ -38,6 +38,11 @@ struct ptt_daemon {
     /* Told of each process's end (arg: drained_arg), once what it had not handed over is drained
      * (ptt_daemon_process_exit). NULL: none. */
     void (*exited)(void *arg, int32_t pid);
+    /* Told that process pid runs a new program (an exec) whose threads are numbered after
+     * `before`, before what its old program's threads left is drained. NULL: none. */
+    void (*execd)(void *arg, int32_t pid, uint32_t before);
+    int32_t image_pid; /* PTT_DRAIN_IMAGE: the process, and its old program's last serial */
+    uint32_t image_before;
 };
 
 struct ptt_pool_config {
@@ -72,15 +77,20 @@ int ptt_daemon_create_guarded(struct ptt_daemon *d, const struct ptt_pool_config
 /* What ptt_daemon_drain takes besides READY sub-buffers: a pid > 0 takes the OWNED ones of that
  * (ended) process too. */
 enum {
-    PTT_DRAIN_READY = 0, /* only READY */
-    PTT_DRAIN_ALL = -1,  /* every OWNED one too: the session is over */
-    PTT_DRAIN_DEAD = -2, /* OWNED ones of threads that no longer exist (ended without handing
-                            their sub-buffer over: killed, exec, raw clone, exit-time code) */
+    PTT_DRAIN_READY = 0,  /* only READY */
+    PTT_DRAIN_ALL = -1,   /* every OWNED one too: the session is over */
+    PTT_DRAIN_DEAD = -2,  /* OWNED ones of threads that no longer exist (ended without handing
+                             their sub-buffer over: killed, exec, raw clone, exit-time code) */
+    PTT_DRAIN_IMAGE = -3, /* OWNED ones of image_pid's threads numbered up to image_before */
 };
 /* Write sub-buffers to the file and free them; returns how many. */
 size_t ptt_daemon_drain(struct ptt_daemon *d, int which);
 /* Record that a process of the session ended, with its wait status. */
 void ptt_daemon_process_exit(struct ptt_daemon *d, int pid, int status);
+/* Process pid runs a new program whose threads are numbered after `before`: what the old one's
+ * threads had not handed over (exec ended them all, but the one that called it, whose tid the
+ * process keeps) is drained now, rather than kept in the pool until the process ends. */
+void ptt_daemon_process_exec(struct ptt_daemon *d, int pid, uint32_t before);
 /* Record events of ptt trace's own, about process pid (ptt trace's pid for the session), all
  * at the current time: ids[i] with nargs[i] arguments taken in turn from args. */
 void ptt_daemon_events(struct ptt_daemon *d, int pid, unsigned n, const uint16_t *ids,

@@ -29,6 +29,7 @@ struct stream {
     uint32_t off;      /* read up to here in it */
     int started, done; /* done: sub-buffer seq read whole, the next one is seq + 1 */
     int ended;         /* its THREAD_END read */
+    int execd;         /* of a program its process left (exec): holds nothing, waits for nothing */
     /* Out of the table once the thread ended and its last sub-buffer was drained (retire);
      * freed when no peek names it any more. */
     int gone;
@@ -352,6 +353,8 @@ static void forget_later(struct ptt_hang *h, const struct stream *s)
 
 static void retire(struct ptt_hang *h, struct stream *s)
 {
+    if (s->execd) /* what its last records say it held went with its program */
+        s->calls->nopen = s->calls->nheld = 0;
     if (!s->calls->nheld) {
         forget_later(h, s);
         ptt_tracker_forget(h->calls, s->calls);
@@ -423,6 +426,35 @@ void ptt_hang_exited(void *arg, int32_t pid)
     h->nunnamed = m;
 }
 
+void ptt_hang_execd(void *arg, int32_t pid, uint32_t before)
+{
+    struct ptt_hang *h = arg;
+    size_t n = 0, k = 0;
+    for (size_t i = 0; i < h->streams.cap; i++) {
+        struct stream *s = ptt_hmap_slot(&h->streams, i);
+        n += s && s->pid == pid && s->serial <= before;
+    }
+    /* Each retired once its last sub-buffer is read (the drain that follows, or now). Out of the
+     * table after the loop over it; without memory for the list, retired by the drain. */
+    struct stream **old = n ? malloc(n * sizeof *old) : NULL;
+    for (size_t i = 0; i < h->streams.cap; i++) {
+        struct stream *s = ptt_hmap_slot(&h->streams, i);
+        if (!s || s->pid != pid || s->serial > before)
+            continue;
+        s->execd = s->ended = 1;
+        if (old && s->done && !s->pending)
+            old[k++] = s;
+    }
+    for (size_t i = 0; i < k; i++)
+        retire(h, old[i]);
+    free(old);
+    unsigned m = 0;
+    for (unsigned i = 0; i < h->nunnamed; i++)
+        if (h->unnamed[i].pid != pid || h->unnamed[i].serial > before)
+            h->unnamed[m++] = h->unnamed[i];
+    h->nunnamed = m;
+}
+
 /* The peek of a sub-buffer no longer owned, or owned by another stream now. */
 static void unpeek(struct peek *k)
 {
@@ -447,7 +479,9 @@ static void peek_at(struct peek *k, struct stream *s, uint32_t seq)
  * writes (and perhaps one parked before it, not counted). */
 static struct ptt_open *call_of(const struct peek *k)
 {
-    return k->live && k->s->calls && k->s->seq == k->seq ? ptt_tthread_call(k->s->calls) : NULL;
+    return k->live && k->s->calls && !k->s->execd && k->s->seq == k->seq
+               ? ptt_tthread_call(k->s->calls)
+               : NULL;
 }
 
 int ptt_hang_progress(struct ptt_hang *h)

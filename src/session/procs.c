@@ -170,7 +170,8 @@ static int was_reaped(const struct ptt_procs *p, pid_t pid)
     return 0;
 }
 
-static void add(struct ptt_procs *p, pid_t pid, int fd)
+static void add(struct ptt_procs *p, pid_t pid, uint32_t before, int fd,
+                const struct ptt_procs_hooks *h)
 {
     struct pidfd_info i;
     int ended;
@@ -200,6 +201,8 @@ static void add(struct ptt_procs *p, pid_t pid, int fd)
     for (size_t k = 0; k < p->n; k++)
         if (p->e[k].ino == st.st_ino) {
             close(fd); /* the same process, announced again after an exec */
+            if (before && h->execd)
+                h->execd(h->arg, pid, before);
             return;
         }
     if (p->n == p->cap) {
@@ -219,11 +222,12 @@ static void add(struct ptt_procs *p, pid_t pid, int fd)
     p->e[p->n++] = (struct entry){pid, st.st_ino, fd, ended};
 }
 
-/* One announcement: the process's pid and, attached, a pidfd of it. */
-static void receive(struct ptt_procs *p, int c)
+/* One announcement: the process's pid, the last thread number given before its program started
+ * (lib/init.c), and, attached, a pidfd of it. */
+static void receive(struct ptt_procs *p, int c, const struct ptt_procs_hooks *hooks)
 {
-    int32_t pid = 0;
-    struct iovec iov = {&pid, sizeof pid};
+    int32_t msg[2] = {0, 0};
+    struct iovec iov = {msg, sizeof msg};
     union {
         struct cmsghdr h;
         char b[CMSG_SPACE(sizeof(int))];
@@ -237,14 +241,14 @@ static void receive(struct ptt_procs *p, int c)
     socklen_t cl = sizeof cr;
     int ours = !getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cr, &cl) && cr.uid == getuid();
     close(c);
-    struct cmsghdr *h = k == sizeof pid ? CMSG_FIRSTHDR(&m) : NULL;
+    struct cmsghdr *h = k == sizeof msg ? CMSG_FIRSTHDR(&m) : NULL;
     if (!h || h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS ||
         h->cmsg_len != CMSG_LEN(sizeof(int)))
         return;
     int fd;
     memcpy(&fd, CMSG_DATA(h), sizeof fd);
     if (ours)
-        add(p, pid, fd);
+        add(p, msg[0], (uint32_t)msg[1], fd, hooks);
     else
         close(fd);
 }
@@ -266,7 +270,7 @@ static void take_connections(struct ptt_procs *p)
     }
 }
 
-void ptt_procs_step(struct ptt_procs *p, void (*ended)(void *arg, pid_t pid, int status), void *arg)
+void ptt_procs_step(struct ptt_procs *p, const struct ptt_procs_hooks *h)
 {
     struct epoll_event ev[64];
     int n;
@@ -278,7 +282,7 @@ void ptt_procs_step(struct ptt_procs *p, void (*ended)(void *arg, pid_t pid, int
             int fd = (int)(uint32_t)ev[i].data.u64;
             switch ((enum kind)(ev[i].data.u64 >> 32)) {
             case LISTENER: take_connections(p); break;
-            case CONN: receive(p, fd); break;
+            case CONN: receive(p, fd, h); break;
             case PIDFD: /* ended: readable for good, out of the set */
                 epoll_ctl(p->ep, EPOLL_CTL_DEL, fd, NULL);
                 for (size_t k = 0; k < p->n; k++)
@@ -296,7 +300,7 @@ void ptt_procs_step(struct ptt_procs *p, void (*ended)(void *arg, pid_t pid, int
             pid_t pid = p->e[k].pid;
             ino_add(&p->done, p->e[k].ino);
             drop(p, k);
-            ended(arg, pid, i.exit_code);
+            h->ended(h->arg, pid, i.exit_code);
         } else {
             k++;
         }

@@ -10,6 +10,7 @@
 #define PTT_PROCS_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct ptt_procs;
@@ -23,10 +24,16 @@ int ptt_procs_supported_by(int pidfd);
 struct ptt_procs *ptt_procs_open(const char *path, char *err, size_t errlen);
 /* A descriptor that polls readable when there is work for ptt_procs_step. */
 int ptt_procs_fd(const struct ptt_procs *p);
-/* Take the announcements waiting, note the processes that ended, and call ended(arg, pid,
- * status) for each ended process whose status is known (it has been reaped). */
-void ptt_procs_step(struct ptt_procs *p, void (*ended)(void *arg, pid_t pid, int status),
-                    void *arg);
+/* What ptt_procs_step tells, with arg: ended(arg, pid, status) for each ended process whose status
+ * is known (it has been reaped); execd(arg, pid, before) for a process announced again, which runs
+ * a new program now, whose threads are numbered after `before` (its old program's, up to it). */
+struct ptt_procs_hooks {
+    void (*ended)(void *arg, pid_t pid, int status);
+    void (*execd)(void *arg, pid_t pid, uint32_t before);
+    void *arg;
+};
+/* Take the announcements waiting and note the processes that ended, telling h. */
+void ptt_procs_step(struct ptt_procs *p, const struct ptt_procs_hooks *h);
 /* Reap an ended child of ptt trace's, as waitpid(-1, status, WNOHANG) does (p may be NULL),
  * whose end ptt trace then records: not again, when its announcement comes. */
 pid_t ptt_procs_reap(struct ptt_procs *p, int *status);

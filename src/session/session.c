@@ -236,6 +236,18 @@ static void ended(void *arg, pid_t pid, int status)
     ptt_daemon_process_exit(&s->d, pid, status);
 }
 
+static void execd(void *arg, pid_t pid, uint32_t before)
+{
+    struct ptt_session *s = arg;
+    ptt_daemon_process_exec(&s->d, pid, before);
+}
+
+static void procs_step(struct ptt_session *s)
+{
+    const struct ptt_procs_hooks h = {ended, execd, s};
+    ptt_procs_step(s->procs, &h);
+}
+
 /* What the loop keeps from one step to the next. */
 struct loop {
     int sfd;
@@ -276,6 +288,7 @@ static void loop_start(struct ptt_session *s, struct loop *l)
     if (l->hang) { /* every event, in order: who holds what, and the names */
         s->d.drained = ptt_hang_drained;
         s->d.exited = ptt_hang_exited;
+        s->d.execd = ptt_hang_execd;
         s->d.drained_arg = l->hang;
     }
     l->last_clock = l->last_reap = ptt_mono_ns();
@@ -289,7 +302,7 @@ static int reap(struct ptt_session *s)
     int st, none_left = 0;
     pid_t p;
     if (s->procs) /* before our reaps, so that one announced late is known as ours */
-        ptt_procs_step(s->procs, ended, s);
+        procs_step(s);
     while ((p = ptt_procs_reap(s->procs, &st)) != 0) {
         if (p < 0) {
             none_left = errno == ECHILD;
@@ -420,7 +433,7 @@ static void detach(struct ptt_session *s)
 static int attach_step(struct ptt_session *s)
 {
     if (s->procs)
-        ptt_procs_step(s->procs, ended, s);
+        procs_step(s);
     if (target_ended(s)) {
         s->child_done = 1; /* the process ended while attached */
         return 1;
@@ -449,7 +462,7 @@ static void loop_end(struct ptt_session *s, struct loop *l)
 {
     close(l->sfd);
     if (s->procs) { /* the ends that came with the last reaps */
-        ptt_procs_step(s->procs, ended, s);
+        procs_step(s);
         ptt_procs_close(s->procs);
         s->procs = NULL;
     }

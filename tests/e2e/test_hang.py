@@ -286,3 +286,42 @@ def test_memory_with_ended_processes(tmp_path):
         pytest.skip("the sanitizers' allocator keeps what is freed")
     kb = {n: peak_kb(tmp_path, f"{prog('proc_churn')} 1 {n}") for n in (300, 3000)}
     assert kb[3000] - kb[300] < 2048, kb
+
+
+def test_exec_old_program_forgotten(tmp_path):
+    """A thread other than main calls exec while main joins it: the old program's main, whose
+    tid the process keeps, is not reported blocked in its join; the new program's deadlock is
+    reported whole, both threads, each waiting for the other."""
+    t = ptt_trace(tmp_path, [prog("hang_exec")], opts=["--hang-timeout=0.5", "--kill-on-hang"],
+                  rc=137)
+    out = parse_output(t.stdout)[1]
+    pid, tid_u, L = out["pid"], out["tid_u"], site_lines("hang_exec")
+    assert report(t.stderr, 0.5, blocked=2) == {
+        f"ptt:   pid {pid} thread main ({pid}): in pthread_join (thread {out['th_u']}) at "
+        f"hang_exec.c:{L['join']} for D s, waiting for thread u_main ({tid_u})":
+            (f"{HELD_PREFIX}mutex m, taken at hang_exec.c:{L['main_lock']}",),
+        f"ptt:   pid {pid} thread u_main ({tid_u}): in pthread_mutex_lock (mutex m) at "
+        f"hang_exec.c:{L['u_lock']} for D s, held by thread main ({pid})": ()}
+    blocked = [e for e in t.events if e.name == "HANG_BLOCKED"]
+    assert sorted(e.fields[:2] for e in blocked) == sorted(
+        [(pid, "THREAD_JOIN_IN"), (tid_u, "MUTEX_LOCK_IN")])
+    # The old program's events are all in the trace: its main entered the join it never left.
+    starts = [e for e in t.events if e.name == "PROCESS_START" and e.pid == int(pid)]
+    assert len(starts) == 2
+    joins = [e for e in t.events if e.name == "THREAD_JOIN_IN" and e.pid == int(pid)]
+    assert len(joins) == 2 and joins[0].ns < starts[1].ns < joins[1].ns
+
+
+def test_exec_chain_frees_its_subbuffers(tmp_path):
+    """300 execs in a row, each by a thread while main joins it, in a pool of 256 sub-buffers:
+    what each old program's main held is drained at the exec, not kept until the process ends,
+    so no writer waits for a sub-buffer and nothing is lost (before: 59 waits, 495 events lost
+    and 8 minutes)."""
+    t = ptt_trace(tmp_path, [prog("hang_exec"), "chain", 300],
+                  opts=["--buffer=1M", "--subbuffer=4K"])
+    assert parse_output(t.stdout)[0]["execs"] == "done"
+    assert t.lost == 0 and "waited" not in t.stderr, t.stderr
+    pid = t.events[0].pid
+    assert sum(e.name == "PROCESS_START" and e.pid == pid for e in t.events) == 301
+    # (main may not be in its join yet when the exec ends it: its create is there)
+    assert sum(e.name == "THREAD_CREATE_IN" and e.pid == pid for e in t.events) == 300
