@@ -93,6 +93,14 @@ struct pid_end {
     uint64_t ticks;
 };
 
+/* A program's start in a process: its main thread's first event, PROCESS_START (an exec's, when
+ * the pid has older threads). serial: that thread's. */
+struct image {
+    int32_t pid;
+    uint32_t serial;
+    uint64_t ticks;
+};
+
 struct ptt_reader {
     struct part *parts; /* one, or the parts of a set read, in order */
     unsigned nparts, nopen;
@@ -111,6 +119,8 @@ struct ptt_reader {
     size_t hash_cap;
     struct pid_end *ends;
     size_t nends, ends_cap;
+    struct image *images;
+    size_t nimages, images_cap;
     struct heapent *heap; /* the streams in the merge, but top */
     size_t nheap;
     struct heapent top; /* the stream whose event comes next, if has_top */
@@ -355,6 +365,42 @@ static void add_info(struct ptt_reader *r, uint32_t i, const char *text, size_t 
     }
 }
 
+/* The first event of a chunk (header c at off of part i): its id and time, or 0. */
+static uint16_t first_event(struct ptt_reader *r, uint32_t i, const struct ptt_rec_chunk *c,
+                            uint64_t off, uint64_t *t)
+{
+    uint8_t buf[256];
+    size_t len = c->h.size - sizeof *c < sizeof buf ? c->h.size - sizeof *c : sizeof buf;
+    struct ptt_event h;
+    if (len < 8 || read_at(r, i, buf, len, off + sizeof *c))
+        return 0;
+    if (c->flags & PTT_CHUNK_COMPACT) {
+        struct ptt_dec *dec = malloc(sizeof *dec);
+        int k = dec ? (ptt_dec_start(dec, c->base_ts), ptt_dec_next(dec, buf, len, &h, t)) : 0;
+        free(dec);
+        return k > 0 ? h.id & PTT_EV_ID_MASK : 0;
+    }
+    memcpy(&h, buf, 8);
+    *t = c->base_ts + h.dts;
+    if (h.id & PTT_EVF_ABS)
+        memcpy(t, buf + 8, 8);
+    return h.id & PTT_EV_ID_MASK;
+}
+
+/* A thread's first chunk: a process's main thread that starts with PROCESS_START starts a
+ * program there (its first, or an exec's): the calls the process's older threads were left in
+ * end at that time at the latest (synth_unfinished). */
+static void note_image(struct ptt_reader *r, uint32_t i, const struct ptt_rec_chunk *c,
+                       uint64_t off)
+{
+    uint64_t t;
+    if (c->seq != 0 || c->tid != c->pid || (c->flags & PTT_CHUNK_DAEMON) ||
+        first_event(r, i, c, off, &t) != PTT_EV_PROCESS_START)
+        return;
+    r->images = grow(r->images, &r->images_cap, r->nimages + 1, sizeof *r->images);
+    r->images[r->nimages++] = (struct image){c->pid, c->serial, t};
+}
+
 /* A chunk record of part i at off: into its stream's index. Carried chunks only from the first
  * part read (the others carry what the parts before them hold). */
 static int index_chunk(struct ptt_reader *r, uint32_t i, uint64_t off, uint32_t size)
@@ -373,6 +419,8 @@ static int index_chunk(struct ptt_reader *r, uint32_t i, uint64_t off, uint32_t 
     s->chunks[s->nchunks++] = (struct chunkref){off, size, c.seq, i, carry};
     if (c.flags & PTT_CHUNK_DAEMON)
         note_daemon_chunk(r, i, &c, off);
+    else
+        note_image(r, i, &c, off);
     return 0;
 }
 
@@ -947,22 +995,31 @@ RARE static int load_chunk(struct ptt_reader *r, struct stream *s)
     return 1;
 }
 
-static uint64_t pid_end_ticks(struct ptt_reader *r, int32_t pid)
+/* When stream s's program ended after its last event: the first end of its process after it, or
+ * the start of a later program of the process (an exec, which ends every thread of the old one);
+ * 0: unknown. */
+static uint64_t program_end_ticks(struct ptt_reader *r, const struct stream *s)
 {
+    uint64_t end = 0;
     for (size_t i = 0; i < r->nends; i++)
-        if (r->ends[i].pid == pid)
-            return r->ends[i].ticks;
-    return 0;
+        if (r->ends[i].pid == s->pid && (int64_t)(r->ends[i].ticks - s->last) >= 0 &&
+            (!end || r->ends[i].ticks < end))
+            end = r->ends[i].ticks;
+    for (size_t i = 0; i < r->nimages; i++)
+        if (r->images[i].pid == s->pid && r->images[i].serial > s->serial &&
+            (int64_t)(r->images[i].ticks - s->last) >= 0 && (!end || r->images[i].ticks < end))
+            end = r->images[i].ticks;
+    return end;
 }
 
 /* Calls still open when the stream ended are closed by TRACE_UNFINISHED events, at the end of
- * the process when ptt trace saw it, else at the end of the trace. */
+ * its program when known (the process's end, an exec), else at the end of the trace. */
 RARE static int synth_unfinished(struct ptt_reader *r, struct stream *s, struct ptt_ev *ev)
 {
     struct ptt_open *call = s->calls ? ptt_tthread_call(s->calls) : NULL;
     if (!call)
         return 0;
-    uint64_t t = pid_end_ticks(r, s->pid);
+    uint64_t t = program_end_ticks(r, s);
     if (!t)
         t = r->nclk >= 2 ? r->clk_last.ticks : s->last;
     if ((int64_t)(t - s->last) < 0)
@@ -1606,6 +1663,7 @@ void ptt_reader_close(struct ptt_reader *r)
     free(r->streams);
     free(r->hash);
     free(r->ends);
+    free(r->images);
     free(r->heap);
     ptt_tracker_free(r->calls);
     reader_free(r);

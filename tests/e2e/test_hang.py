@@ -13,7 +13,7 @@ import time
 import pytest
 
 from conftest import PTT, E, check_calls, parse_output, prog, ptt_trace, summary_counts, trace_prog, view
-from names_util import site_lines
+from names_util import site_lines, stat_json
 from robust_util import Live, ctl_ok, status_fields
 from test_readahead import sanitized
 
@@ -310,6 +310,11 @@ def test_exec_old_program_forgotten(tmp_path):
     assert len(starts) == 2
     joins = [e for e in t.events if e.name == "THREAD_JOIN_IN" and e.pid == int(pid)]
     assert len(joins) == 2 and joins[0].ns < starts[1].ns < joins[1].ns
+    # The readers end the old main's join at the exec, the new one's at the kill.
+    unfinished = [e for e in t.events if e.name == "TRACE_UNFINISHED" and e.tid == int(pid)]
+    assert [(e.fields[0], e.ns) for e in unfinished] == [
+        ("THREAD_JOIN_IN", starts[1].ns),
+        ("THREAD_JOIN_IN", next(e.ns for e in t.events if e.name == "PROCESS_EXIT"))]
 
 
 def test_exec_chain_frees_its_subbuffers(tmp_path):
@@ -325,3 +330,11 @@ def test_exec_chain_frees_its_subbuffers(tmp_path):
     assert sum(e.name == "PROCESS_START" and e.pid == pid for e in t.events) == 301
     # (main may not be in its join yet when the exec ends it: its create is there)
     assert sum(e.name == "THREAD_CREATE_IN" and e.pid == pid for e in t.events) == 300
+    # Each join the exec cut short ends at the exec: main was blocked for their sum, less than
+    # its lifetime (not until the process's end, 300 times over).
+    starts = [e.ns for e in t.events if e.name == "PROCESS_START" and e.pid == pid]
+    waited = sum(next(s for s in starts if s >= e.ns) - e.ns
+                 for e in t.events if e.name == "THREAD_JOIN_IN" and e.pid == pid)
+    main = next(th for th in stat_json(t.path)["threads"] if th["tid"] == pid)
+    assert main["blocked_ns"] < main["lifetime_ns"]
+    assert abs(main["blocked_ns"] - waited) <= 300, (main, waited)
