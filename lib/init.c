@@ -227,6 +227,9 @@ struct ptt_pool *ptt_pool_attach(const char *env)
 /* Recording into the pool just attached. */
 void ptt_start(void)
 {
+    /* First: a thread that records from here on (one a constructor started) is not the old
+     * program's. */
+    uint32_t before = atomic_load(&ptt_pool->next_serial);
     static int atfork_set;
     ptt_clock_tsc = ptt_pool->clock == PTT_CLOCK_TSC;
     ptt_masks = ptt_pool->masks;
@@ -236,7 +239,6 @@ void ptt_start(void)
     if (!atfork_set++)
         pthread_atfork(0, 0, atfork_child);
     ptt_active = 1;
-    uint32_t before = atomic_load(&ptt_pool->next_serial);
     PTT_REC(PROCESS_START, PTT_I(getppid()), PTT_U(ptt_pool->clock));
     ptt_announce(before);
     ptt_record_modules();

@@ -331,8 +331,9 @@ static int writer_gone(const struct ptt_daemon *d, const struct ptt_desc *b, int
 {
     if (which == PTT_DRAIN_ALL)
         return 1;
-    if (which == PTT_DRAIN_IMAGE)
-        return b->pid == d->image_pid && b->serial <= d->image_before;
+    if (which == PTT_DRAIN_IMAGE) /* the old main (the process keeps its tid), or a thread gone */
+        return b->pid == d->image_pid && b->serial <= d->image_before &&
+               (b->tid == b->pid || (syscall(SYS_tgkill, b->pid, b->tid, 0) < 0 && errno == ESRCH));
     if (which > 0 && b->pid != which)
         return 0;
     if (which > 0 || which == PTT_DRAIN_DEAD)
@@ -508,11 +509,11 @@ void ptt_daemon_events(struct ptt_daemon *d, int pid, unsigned n, const uint16_t
 
 void ptt_daemon_process_exec(struct ptt_daemon *d, int pid, uint32_t before)
 {
-    if (d->execd)
-        d->execd(d->drained_arg, pid, before);
     d->image_pid = pid;
     d->image_before = before;
     ptt_daemon_drain(d, PTT_DRAIN_IMAGE);
+    if (d->execd)
+        d->execd(d->drained_arg, pid, before);
 }
 
 void ptt_daemon_process_exit(struct ptt_daemon *d, int pid, int status)

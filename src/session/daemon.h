@@ -39,7 +39,7 @@ struct ptt_daemon {
      * (ptt_daemon_process_exit). NULL: none. */
     void (*exited)(void *arg, int32_t pid);
     /* Told that process pid runs a new program (an exec) whose threads are numbered after
-     * `before`, before what its old program's threads left is drained. NULL: none. */
+     * `before`, once what its old program's threads left is drained. NULL: none. */
     void (*execd)(void *arg, int32_t pid, uint32_t before);
     int32_t image_pid; /* PTT_DRAIN_IMAGE: the process, and its old program's last serial */
     uint32_t image_before;

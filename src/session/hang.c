@@ -434,15 +434,16 @@ void ptt_hang_execd(void *arg, int32_t pid, uint32_t before)
         struct stream *s = ptt_hmap_slot(&h->streams, i);
         n += s && s->pid == pid && s->serial <= before;
     }
-    /* Each retired once its last sub-buffer is read (the drain that follows, or now). Out of the
-     * table after the loop over it; without memory for the list, retired by the drain. */
+    /* The drain took all they left in the pool: each is retired now (out of the table after the
+     * loop over it). Without memory for the list, marked: retired by a drain, or the process's
+     * end, holding nothing. */
     struct stream **old = n ? malloc(n * sizeof *old) : NULL;
     for (size_t i = 0; i < h->streams.cap; i++) {
         struct stream *s = ptt_hmap_slot(&h->streams, i);
         if (!s || s->pid != pid || s->serial > before)
             continue;
         s->execd = s->ended = 1;
-        if (old && s->done && !s->pending)
+        if (old)
             old[k++] = s;
     }
     for (size_t i = 0; i < k; i++)

@@ -19,8 +19,8 @@ void ptt_hang_drained(void *arg, uint32_t index, uint32_t len);
  * threads that no longer exist are forgotten (the pid may be another process's already), but
  * what they hold, which another process may wait for. */
 void ptt_hang_exited(void *arg, int32_t pid);
-/* For ptt_daemon's execd hook: process pid runs a new program; its old one's threads (numbered up
- * to `before`) are forgotten, what they held too, once their last sub-buffer is read. */
+/* For ptt_daemon's execd hook: process pid runs a new program, and what its old one's threads
+ * (numbered up to `before`) left in the pool was read; they are forgotten, what they held too. */
 void ptt_hang_execd(void *arg, int32_t pid, uint32_t before);
 /* Read what the threads wrote since the last look; 1 if any thread recorded an event. */
 int ptt_hang_progress(struct ptt_hang *h);

@@ -241,7 +241,8 @@ static void receive(struct ptt_procs *p, int c, const struct ptt_procs_hooks *ho
     socklen_t cl = sizeof cr;
     int ours = !getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cr, &cl) && cr.uid == getuid();
     close(c);
-    struct cmsghdr *h = k == sizeof msg ? CMSG_FIRSTHDR(&m) : NULL;
+    /* (4 bytes: a libptt before `before` was sent, which says no exec) */
+    struct cmsghdr *h = k == sizeof msg || k == sizeof msg[0] ? CMSG_FIRSTHDR(&m) : NULL;
     if (!h || h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS ||
         h->cmsg_len != CMSG_LEN(sizeof(int)))
         return;

@@ -365,26 +365,54 @@ static void add_info(struct ptt_reader *r, uint32_t i, const char *text, size_t 
     }
 }
 
-/* The first event of a chunk (header c at off of part i): its id and time, or 0. */
-static uint16_t first_event(struct ptt_reader *r, uint32_t i, const struct ptt_rec_chunk *c,
-                            uint64_t off, uint64_t *t)
+/* A format 1 event at p (avail bytes), its time from base: its size, 0 when none whole. */
+static int raw_event(const uint8_t *p, size_t avail, uint64_t base, struct ptt_event *h,
+                     uint64_t *t)
+{
+    if (avail < 8)
+        return 0;
+    memcpy(h, p, 8);
+    int abs = (h->id & PTT_EVF_ABS) != 0;
+    if (h->size < (abs ? 16 : 8) || h->size % 8 || h->size > avail)
+        return 0;
+    *t = base + h->dts;
+    if (abs)
+        memcpy(t, p + 8, 8);
+    return h->size;
+}
+
+/* Whether a chunk (header c at off of part i) begins with PROCESS_START, after meta events
+ * only (a wait for the sub-buffer, a loss); *t: its time. */
+static int starts_process(struct ptt_reader *r, uint32_t i, const struct ptt_rec_chunk *c,
+                          uint64_t off, uint64_t *t)
 {
     uint8_t buf[256];
-    size_t len = c->h.size - sizeof *c < sizeof buf ? c->h.size - sizeof *c : sizeof buf;
-    struct ptt_event h;
-    if (len < 8 || read_at(r, i, buf, len, off + sizeof *c))
+    size_t len = c->h.size - sizeof *c < sizeof buf ? c->h.size - sizeof *c : sizeof buf, pos = 0;
+    if (read_at(r, i, buf, len, off + sizeof *c))
         return 0;
-    if (c->flags & PTT_CHUNK_COMPACT) {
-        struct ptt_dec *dec = malloc(sizeof *dec);
-        int k = dec ? (ptt_dec_start(dec, c->base_ts), ptt_dec_next(dec, buf, len, &h, t)) : 0;
-        free(dec);
-        return k > 0 ? h.id & PTT_EV_ID_MASK : 0;
+    struct ptt_dec *dec = NULL;
+    if ((c->flags & PTT_CHUNK_COMPACT) && !(dec = malloc(sizeof *dec)))
+        return 0;
+    if (dec)
+        ptt_dec_start(dec, c->base_ts);
+    uint64_t base = c->base_ts;
+    int found = 0;
+    for (unsigned n = 0; n < 8 && pos < len && !found; n++) {
+        struct ptt_event h;
+        int k = dec ? ptt_dec_next(dec, buf + pos, len - pos, &h, t)
+                    : raw_event(buf + pos, len - pos, base, &h, t);
+        if (k <= 0)
+            break;
+        pos += (size_t)k;
+        base = *t;
+        uint16_t id = h.id & PTT_EV_ID_MASK;
+        const struct ptt_evinfo *in = ptt_evinfo(id);
+        found = id == PTT_EV_PROCESS_START;
+        if (!found && id != PTT_EV_TRACE_PAD && (!in || in->kind != PTT_KIND_META))
+            break;
     }
-    memcpy(&h, buf, 8);
-    *t = c->base_ts + h.dts;
-    if (h.id & PTT_EVF_ABS)
-        memcpy(t, buf + 8, 8);
-    return h.id & PTT_EV_ID_MASK;
+    free(dec);
+    return found;
 }
 
 /* A thread's first chunk: a process's main thread that starts with PROCESS_START starts a
@@ -395,7 +423,7 @@ static void note_image(struct ptt_reader *r, uint32_t i, const struct ptt_rec_ch
 {
     uint64_t t;
     if (c->seq != 0 || c->tid != c->pid || (c->flags & PTT_CHUNK_DAEMON) ||
-        first_event(r, i, c, off, &t) != PTT_EV_PROCESS_START)
+        !starts_process(r, i, c, off, &t))
         return;
     r->images = grow(r->images, &r->images_cap, r->nimages + 1, sizeof *r->images);
     r->images[r->nimages++] = (struct image){c->pid, c->serial, t};

@@ -317,6 +317,24 @@ def test_exec_old_program_forgotten(tmp_path):
         ("THREAD_JOIN_IN", next(e.ns for e in t.events if e.name == "PROCESS_EXIT"))]
 
 
+def test_exec_old_program_holds_nothing(tmp_path):
+    """Both programs' main threads read-lock a rwlock at the same address (no address
+    randomization), the old one after 3000 lock and unlock pairs: the new program's writer is
+    reported held by the new main alone, and only the new program's two threads are blocked."""
+    if subprocess.run(["setarch", "x86_64", "-R", "true"], capture_output=True).returncode:
+        pytest.skip("setarch -R cannot turn address randomization off here")
+    t = ptt_trace(tmp_path, ["setarch", "x86_64", "-R", prog("hang_exec"), "rw"],
+                  opts=["--hang-timeout=0.5", "--kill-on-hang"], rc=137)
+    out = parse_output(t.stdout)[1]
+    pid, tid_u, L = out["pid"], out["tid_u"], site_lines("hang_exec")
+    assert report(t.stderr, 0.5, blocked=2) == {
+        f"ptt:   pid {pid} thread main ({pid}): in pthread_join (thread {out['th_u']}) at "
+        f"hang_exec.c:{L['join']} for D s, waiting for thread u_main ({tid_u})":
+            (f"{HELD_PREFIX}rwlock rw for reading, taken at hang_exec.c:{L['main_rdlock']}",),
+        f"ptt:   pid {pid} thread u_main ({tid_u}): in pthread_rwlock_wrlock (rwlock rw) at "
+        f"hang_exec.c:{L['u_wrlock']} for D s, held for reading by thread main ({pid})": ()}
+
+
 def test_exec_chain_frees_its_subbuffers(tmp_path):
     """300 execs in a row, each by a thread while main joins it, in a pool of 256 sub-buffers:
     what each old program's main held is drained at the exec, not kept until the process ends,
