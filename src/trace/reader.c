@@ -121,6 +121,7 @@ struct ptt_reader {
     size_t nends, ends_cap;
     struct image *images;
     size_t nimages, images_cap;
+    int ends_sorted;      /* ends and images by pid then time, once a call is closed */
     struct heapent *heap; /* the streams in the merge, but top */
     size_t nheap;
     struct heapent top; /* the stream whose event comes next, if has_top */
@@ -1023,20 +1024,62 @@ RARE static int load_chunk(struct ptt_reader *r, struct stream *s)
     return 1;
 }
 
+static int by_pid_end(const void *a, const void *b)
+{
+    const struct pid_end *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    return x->ticks < y->ticks ? -1 : x->ticks > y->ticks;
+}
+
+static int by_pid_image(const void *a, const void *b)
+{
+    const struct image *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    return x->ticks < y->ticks ? -1 : x->ticks > y->ticks;
+}
+
+/* The first of n entries of size `size` (sorted by pid, an int32_t first) with pid >= pid. */
+static size_t first_of_pid(const void *v, size_t n, size_t size, int32_t pid)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int32_t p;
+        memcpy(&p, (const char *)v + mid * size, sizeof p);
+        if (p < pid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* When stream s's program ended after its last event: the first end of its process after it, or
  * the start of a later program of the process (an exec, which ends every thread of the old one);
- * 0: unknown. */
+ * 0: unknown. Looked up by pid: a trace may hold 250,000 processes, each with a call left. */
 static uint64_t program_end_ticks(struct ptt_reader *r, const struct stream *s)
 {
+    if (!r->ends_sorted) {
+        qsort(r->ends, r->nends, sizeof *r->ends, by_pid_end);
+        qsort(r->images, r->nimages, sizeof *r->images, by_pid_image);
+        r->ends_sorted = 1;
+    }
     uint64_t end = 0;
-    for (size_t i = 0; i < r->nends; i++)
-        if (r->ends[i].pid == s->pid && (int64_t)(r->ends[i].ticks - s->last) >= 0 &&
-            (!end || r->ends[i].ticks < end))
+    for (size_t i = first_of_pid(r->ends, r->nends, sizeof *r->ends, s->pid);
+         i < r->nends && r->ends[i].pid == s->pid; i++)
+        if ((int64_t)(r->ends[i].ticks - s->last) >= 0) {
             end = r->ends[i].ticks;
-    for (size_t i = 0; i < r->nimages; i++)
-        if (r->images[i].pid == s->pid && r->images[i].serial > s->serial &&
-            (int64_t)(r->images[i].ticks - s->last) >= 0 && (!end || r->images[i].ticks < end))
+            break;
+        }
+    for (size_t i = first_of_pid(r->images, r->nimages, sizeof *r->images, s->pid);
+         i < r->nimages && r->images[i].pid == s->pid; i++)
+        if (r->images[i].serial > s->serial && (int64_t)(r->images[i].ticks - s->last) >= 0 &&
+            (!end || r->images[i].ticks < end)) {
             end = r->images[i].ticks;
+            break;
+        }
     return end;
 }
 
