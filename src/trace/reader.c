@@ -1062,8 +1062,10 @@ static size_t first_of_pid(const void *v, size_t n, size_t size, int32_t pid)
 static uint64_t program_end_ticks(struct ptt_reader *r, const struct stream *s)
 {
     if (!r->ends_sorted) {
-        qsort(r->ends, r->nends, sizeof *r->ends, by_pid_end);
-        qsort(r->images, r->nimages, sizeof *r->images, by_pid_image);
+        if (r->nends)
+            qsort(r->ends, r->nends, sizeof *r->ends, by_pid_end);
+        if (r->nimages)
+            qsort(r->images, r->nimages, sizeof *r->images, by_pid_image);
         r->ends_sorted = 1;
     }
     uint64_t end = 0;
