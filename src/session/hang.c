@@ -397,63 +397,79 @@ void ptt_hang_drained(void *arg, uint32_t index, uint32_t len)
         retire(h, s);
 }
 
-void ptt_hang_exited(void *arg, int32_t pid)
+/* Retire the streams of pid that pick(s, x) chooses (it may mark them). Out of the table after
+ * the loop over it; without memory for the list they stay. */
+static void retire_where(struct ptt_hang *h, int32_t pid, int (*pick)(struct stream *, uint32_t),
+                         uint32_t x)
 {
-    struct ptt_hang *h = arg;
     size_t n = 0, k = 0;
     for (size_t i = 0; i < h->streams.cap; i++) {
         struct stream *s = ptt_hmap_slot(&h->streams, i);
         n += s && s->pid == pid;
     }
-    /* Taken out of the table after the loop over it. Without memory for the list they stay.
-     * Only threads gone: a process reaped by its parent is told of after the reap, when its pid
-     * may be another's already. */
-    struct stream **gone = n ? malloc(n * sizeof *gone) : NULL;
-    for (size_t i = 0; gone && i < h->streams.cap; i++) {
+    struct stream **list = n ? malloc(n * sizeof *list) : NULL;
+    for (size_t i = 0; i < h->streams.cap; i++) {
         struct stream *s = ptt_hmap_slot(&h->streams, i);
-        if (s && s->pid == pid && tid_gone(s->pid, s->tid))
-            gone[k++] = s;
+        if (s && s->pid == pid && pick(s, x) && list)
+            list[k++] = s;
     }
     for (size_t i = 0; i < k; i++)
-        retire(h, gone[i]);
-    free(gone);
-    /* Threads kept to be named once their modules are read: they never will be (but a new
-     * process's, with the pid again). */
+        retire(h, list[i]);
+    free(list);
+}
+
+/* Drop the threads of pid kept to be named later that drop(ev, x) chooses. */
+static void unname_where(struct ptt_hang *h, int32_t pid,
+                         int (*drop)(const struct ptt_ev *, uint32_t), uint32_t x)
+{
     unsigned m = 0;
     for (unsigned i = 0; i < h->nunnamed; i++)
-        if (h->unnamed[i].pid != pid || !tid_gone(pid, h->unnamed[i].tid))
+        if (h->unnamed[i].pid != pid || !drop(&h->unnamed[i], x))
             h->unnamed[m++] = h->unnamed[i];
     h->nunnamed = m;
 }
 
+static int stream_gone(struct stream *s, uint32_t x)
+{
+    (void)x;
+    return tid_gone(s->pid, s->tid);
+}
+
+static int ev_gone(const struct ptt_ev *ev, uint32_t x)
+{
+    (void)x;
+    return tid_gone(ev->pid, ev->tid);
+}
+
+void ptt_hang_exited(void *arg, int32_t pid)
+{
+    /* Only threads gone: a process reaped by its parent is told of after the reap, when its pid
+     * may be another's already. Those kept to be named once their modules are read never will
+     * be (but a new process's, with the pid again). */
+    retire_where(arg, pid, stream_gone, 0);
+    unname_where(arg, pid, ev_gone, 0);
+}
+
+/* A stream of the program its process left: it holds nothing, waits for nothing. */
+static int stream_old(struct stream *s, uint32_t before)
+{
+    if (s->serial > before)
+        return 0;
+    s->execd = s->ended = 1;
+    return 1;
+}
+
+static int ev_old(const struct ptt_ev *ev, uint32_t before)
+{
+    return ev->serial <= before;
+}
+
 void ptt_hang_execd(void *arg, int32_t pid, uint32_t before)
 {
-    struct ptt_hang *h = arg;
-    size_t n = 0, k = 0;
-    for (size_t i = 0; i < h->streams.cap; i++) {
-        struct stream *s = ptt_hmap_slot(&h->streams, i);
-        n += s && s->pid == pid && s->serial <= before;
-    }
-    /* The drain took all they left in the pool: each is retired now (out of the table after the
-     * loop over it). Without memory for the list, marked: retired by a drain, or the process's
-     * end, holding nothing. */
-    struct stream **old = n ? malloc(n * sizeof *old) : NULL;
-    for (size_t i = 0; i < h->streams.cap; i++) {
-        struct stream *s = ptt_hmap_slot(&h->streams, i);
-        if (!s || s->pid != pid || s->serial > before)
-            continue;
-        s->execd = s->ended = 1;
-        if (old)
-            old[k++] = s;
-    }
-    for (size_t i = 0; i < k; i++)
-        retire(h, old[i]);
-    free(old);
-    unsigned m = 0;
-    for (unsigned i = 0; i < h->nunnamed; i++)
-        if (h->unnamed[i].pid != pid || h->unnamed[i].serial > before)
-            h->unnamed[m++] = h->unnamed[i];
-    h->nunnamed = m;
+    /* The drain took all they left in the pool: each is retired now. Without memory for the
+     * list, marked: retired by a drain, or the process's end, holding nothing. */
+    retire_where(arg, pid, stream_old, before);
+    unname_where(arg, pid, ev_old, before);
 }
 
 /* The peek of a sub-buffer no longer owned, or owned by another stream now. */

@@ -288,20 +288,27 @@ def test_memory_with_ended_processes(tmp_path):
     assert kb[3000] - kb[300] < 2048, kb
 
 
-def test_exec_old_program_forgotten(tmp_path):
-    """A thread other than main calls exec while main joins it: the old program's main, whose
-    tid the process keeps, is not reported blocked in its join; the new program's deadlock is
-    reported whole, both threads, each waiting for the other."""
-    t = ptt_trace(tmp_path, [prog("hang_exec")], opts=["--hang-timeout=0.5", "--kill-on-hang"],
-                  rc=137)
+def exec_hang(tmp_path, argv, held, held_site, u_call, u_site, held_by):
+    """hang_exec's deadlock after the exec, killed on hang: the report has exactly its two
+    threads, main (holding HELD) and u (in U_CALL, HELD_BY main). (trace, output, pid, u's tid)"""
+    t = ptt_trace(tmp_path, argv, opts=["--hang-timeout=0.5", "--kill-on-hang"], rc=137)
     out = parse_output(t.stdout)[1]
     pid, tid_u, L = out["pid"], out["tid_u"], site_lines("hang_exec")
     assert report(t.stderr, 0.5, blocked=2) == {
         f"ptt:   pid {pid} thread main ({pid}): in pthread_join (thread {out['th_u']}) at "
         f"hang_exec.c:{L['join']} for D s, waiting for thread u_main ({tid_u})":
-            (f"{HELD_PREFIX}mutex m, taken at hang_exec.c:{L['main_lock']}",),
-        f"ptt:   pid {pid} thread u_main ({tid_u}): in pthread_mutex_lock (mutex m) at "
-        f"hang_exec.c:{L['u_lock']} for D s, held by thread main ({pid})": ()}
+            (f"{HELD_PREFIX}{held}, taken at hang_exec.c:{L[held_site]}",),
+        f"ptt:   pid {pid} thread u_main ({tid_u}): in {u_call} at hang_exec.c:{L[u_site]} for "
+        f"D s, {held_by} thread main ({pid})": ()}
+    return t, out, pid, tid_u
+
+
+def test_exec_old_program_forgotten(tmp_path):
+    """A thread other than main calls exec while main joins it: the old program's main, whose
+    tid the process keeps, is not reported blocked in its join; the new program's deadlock is
+    reported whole, both threads, each waiting for the other."""
+    t, out, pid, tid_u = exec_hang(tmp_path, [prog("hang_exec")], "mutex m", "main_lock",
+                                   "pthread_mutex_lock (mutex m)", "u_lock", "held by")
     blocked = [e for e in t.events if e.name == "HANG_BLOCKED"]
     assert sorted(e.fields[:2] for e in blocked) == sorted(
         [(pid, "THREAD_JOIN_IN"), (tid_u, "MUTEX_LOCK_IN")])
@@ -323,16 +330,9 @@ def test_exec_old_program_holds_nothing(tmp_path):
     reported held by the new main alone, and only the new program's two threads are blocked."""
     if subprocess.run(["setarch", "x86_64", "-R", "true"], capture_output=True).returncode:
         pytest.skip("setarch -R cannot turn address randomization off here")
-    t = ptt_trace(tmp_path, ["setarch", "x86_64", "-R", prog("hang_exec"), "rw"],
-                  opts=["--hang-timeout=0.5", "--kill-on-hang"], rc=137)
-    out = parse_output(t.stdout)[1]
-    pid, tid_u, L = out["pid"], out["tid_u"], site_lines("hang_exec")
-    assert report(t.stderr, 0.5, blocked=2) == {
-        f"ptt:   pid {pid} thread main ({pid}): in pthread_join (thread {out['th_u']}) at "
-        f"hang_exec.c:{L['join']} for D s, waiting for thread u_main ({tid_u})":
-            (f"{HELD_PREFIX}rwlock rw for reading, taken at hang_exec.c:{L['main_rdlock']}",),
-        f"ptt:   pid {pid} thread u_main ({tid_u}): in pthread_rwlock_wrlock (rwlock rw) at "
-        f"hang_exec.c:{L['u_wrlock']} for D s, held for reading by thread main ({pid})": ()}
+    exec_hang(tmp_path, ["setarch", "x86_64", "-R", prog("hang_exec"), "rw"],
+              "rwlock rw for reading", "main_rdlock", "pthread_rwlock_wrlock (rwlock rw)",
+              "u_wrlock", "held for reading by")
 
 
 def test_exec_chain_frees_its_subbuffers(tmp_path):
