@@ -21,6 +21,7 @@
 #include "../../common/codec.h"
 #include "session/daemon.h"
 #include "session/guardian.h"
+#include "util/util.h"
 
 void ptt_pool_push_free(const struct ptt_pool_geom *g, uint32_t i)
 {
@@ -333,11 +334,11 @@ static int writer_gone(const struct ptt_daemon *d, const struct ptt_desc *b, int
         return 1;
     if (which == PTT_DRAIN_IMAGE) /* the old main (the process keeps its tid), or a thread gone */
         return b->pid == d->image_pid && b->serial <= d->image_before &&
-               (b->tid == b->pid || (syscall(SYS_tgkill, b->pid, b->tid, 0) < 0 && errno == ESRCH));
+               (b->tid == b->pid || ptt_thread_gone(b->pid, b->tid));
     if (which > 0 && b->pid != which)
         return 0;
     if (which > 0 || which == PTT_DRAIN_DEAD)
-        return syscall(SYS_tgkill, b->pid, b->tid, 0) < 0 && errno == ESRCH;
+        return ptt_thread_gone(b->pid, b->tid);
     return 0;
 }
 

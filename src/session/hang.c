@@ -4,11 +4,9 @@
  * event's header last (lib/record.h), so a header read as non-zero means a whole event. */
 #define _GNU_SOURCE
 #include <dirent.h>
-#include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "../../common/clock.h"
@@ -299,11 +297,6 @@ static unsigned read_slot(struct ptt_hang *h, uint32_t i, uint32_t len, int comp
  * the watch kept of it goes, but what it holds (a lock it never unlocked), which a report may name,
  * with its name. The stream leaves the table at once (a later sub-buffer of the thread, events
  * after its end, makes a new one), and is freed once no peek names it. */
-/* Whether thread (pid, tid) no longer exists. */
-static int tid_gone(int32_t pid, int32_t tid)
-{
-    return syscall(SYS_tgkill, pid, tid, 0) < 0 && errno == ESRCH;
-}
 
 /* The thread's entries among those to name later: named now, they would come back. */
 static void unname(struct ptt_hang *h, int32_t pid, int32_t tid)
@@ -326,7 +319,7 @@ static void forget_names(struct ptt_hang *h)
         uint64_t key = ptt_key2((uint64_t)(uint32_t)t.pid, (uint64_t)(uint32_t)t.tid);
         if (ptt_hmap_get(&h->kept, key, 0))
             continue;
-        if (tid_gone(t.pid, t.tid)) {
+        if (ptt_thread_gone(t.pid, t.tid)) {
             unname(h, t.pid, t.tid);
             ptt_names_forget_thread(h->names, t.pid, t.tid);
         } else
@@ -432,13 +425,13 @@ static void unname_where(struct ptt_hang *h, int32_t pid,
 static int stream_gone(struct stream *s, uint32_t x)
 {
     (void)x;
-    return tid_gone(s->pid, s->tid);
+    return ptt_thread_gone(s->pid, s->tid);
 }
 
 static int ev_gone(const struct ptt_ev *ev, uint32_t x)
 {
     (void)x;
-    return tid_gone(ev->pid, ev->tid);
+    return ptt_thread_gone(ev->pid, ev->tid);
 }
 
 void ptt_hang_exited(void *arg, int32_t pid)

@@ -1,9 +1,11 @@
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <getopt.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -80,6 +82,11 @@ uint64_t ptt_mono_ns(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+int ptt_thread_gone(int32_t pid, int32_t tid)
+{
+    return syscall(SYS_tgkill, pid, tid, 0) < 0 && errno == ESRCH;
 }
 
 uint64_t ptt_real_ns(void)

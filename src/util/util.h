@@ -25,6 +25,8 @@ extern int ptt_oom_status;
  * they ask for. */
 void *ptt_must(void *p);
 uint64_t ptt_mono_ns(void);
+/* Whether thread tid of process pid no longer exists (tgkill says ESRCH). */
+int ptt_thread_gone(int32_t pid, int32_t tid);
 /* The default trace file, as perf's perf.data: ptt.data in $PTT_DIR, else in the current
  * directory (written by ptt trace without -o, read by the readers without FILE). NULL (having
  * said why, as cmd) when $PTT_DIR is too long. */
