@@ -87,6 +87,7 @@ struct ptt_names {
                             num the site, aux its place in order + 1 */
     struct user_name *user;
     size_t nuser;
+    struct ptt_symfiles *files; /* every process's binaries, each read once */
 };
 
 #define NAMES_NAMES PTT_NAMES_NAMES /* it names a process, module, thread or object */
@@ -95,6 +96,7 @@ struct ptt_names {
 struct ptt_names *ptt_names_new(void)
 {
     struct ptt_names *n = ptt_must(calloc(1, sizeof(struct ptt_names)));
+    n->files = ptt_symfiles_new(); /* NULL without libdw, or out of memory: no symbols */
     static const uint16_t naming[] = {PTT_EV_PROCESS_START,
                                       PTT_EV_MODULE_LOAD,
                                       PTT_EV_THREAD_START,
@@ -151,7 +153,7 @@ static struct ptt_symbols *symbols_of(struct ptt_names *n, int32_t pid)
         if (!p)
             return NULL;
         if (p->nmods) {
-            if (!p->sym && (p->sym = ptt_symbols_new()))
+            if (!p->sym && (p->sym = ptt_symbols_new(n->files)))
                 for (size_t i = 0; i < p->nmods; i++)
                     ptt_symbols_add(p->sym, p->mods[i].base, p->mods[i].size, p->mods[i].path);
             return p->sym;
@@ -702,5 +704,6 @@ void ptt_names_free(struct ptt_names *n)
         free(n->user[i].name);
     }
     free(n->user);
+    ptt_symfiles_free(n->files);
     free(n);
 }

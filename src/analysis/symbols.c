@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "analysis/symbols.h"
+#include "util/hmap.h"
 
 #ifdef PTT_HAVE_CXA_DEMANGLE
 /* libstdc++'s demangler (the C++ ABI's), linked when the build found it. */
@@ -92,15 +93,47 @@ struct gvar {
 };
 
 struct module_vars {
-    Dwfl_Module *mod;
     struct gvar *v;
     size_t n;
 };
 
+/* A binary, read once for every process that maps it: a Dwfl of its own with the binary at
+ * bias 0, so that a process's address is looked up less the process's bias. Per process, a
+ * program of a build (cc1, ld with libLLVM) cost ptt stat megabytes of symbol tables before. */
+struct symfile {
+    char *path;
+    int opened;     /* the Dwfl was tried (NULL: unreadable) */
+    Dwfl *dwfl;     /* only this binary */
+    Dwfl_Module *m; /* its module */
+    int vars_read;
+    struct module_vars vars;
+    struct ptt_hmap info; /* address -> struct addrinfo: libdw scans every symbol per lookup */
+};
+
+/* dwfl_module_addrinfo's answer for an address of the binary. */
+struct addrinfo {
+    int done;
+    const char *name; /* NULL: none (the string is the Dwfl's) */
+    GElf_Off off;
+    GElf_Sym sym;
+};
+
+struct ptt_symfiles {
+    struct symfile **f;
+    size_t n, cap;
+    struct ptt_hmap index; /* hash of the path -> 1 + index of the first with that hash */
+};
+
+/* A module of a process image: where it is mapped (bias, and its end from there). */
+struct symmap {
+    uint64_t base, size;
+    struct symfile *file;
+};
+
 struct ptt_symbols {
-    Dwfl *dwfl;
-    struct module_vars *vars;
-    size_t nvars;
+    struct ptt_symfiles *files;
+    struct symmap *m;
+    size_t n;
 };
 
 static char *debuginfo_path;
@@ -116,24 +149,128 @@ int ptt_symbols_available(void)
     return 1;
 }
 
-struct ptt_symbols *ptt_symbols_new(void)
+struct ptt_symfiles *ptt_symfiles_new(void)
 {
-    struct ptt_symbols *s = calloc(1, sizeof *s);
-    if (s && !(s->dwfl = dwfl_begin(&callbacks))) {
-        free(s);
+    return calloc(1, sizeof(struct ptt_symfiles));
+}
+
+static uint64_t path_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+/* The binary at path, made known (not yet read) the first time; NULL out of memory. */
+static struct symfile *file_of(struct ptt_symfiles *fs, const char *path)
+{
+    size_t *first = ptt_hmap_get(&fs->index, path_hash(path), sizeof *first);
+    if (*first && !strcmp(fs->f[*first - 1]->path, path))
+        return fs->f[*first - 1];
+    for (size_t i = *first; *first && i < fs->n; i++) /* another path with that hash */
+        if (!strcmp(fs->f[i]->path, path))
+            return fs->f[i];
+    if (fs->n == fs->cap) {
+        size_t c = fs->cap ? fs->cap * 2 : 16;
+        struct symfile **nf = realloc(fs->f, c * sizeof *nf);
+        if (!nf)
+            return NULL;
+        fs->f = nf;
+        fs->cap = c;
+    }
+    struct symfile *f = calloc(1, sizeof *f);
+    if (!f || !(f->path = strdup(path))) {
+        free(f);
         return NULL;
     }
+    fs->f[fs->n++] = f;
+    if (!*first)
+        *first = fs->n;
+    return f;
+}
+
+/* The binary's module, its Dwfl made on first use; NULL if it cannot be read. */
+static Dwfl_Module *file_module(struct symfile *f)
+{
+    if (!f->opened) {
+        f->opened = 1;
+        if ((f->dwfl = dwfl_begin(&callbacks))) {
+            dwfl_report_begin(f->dwfl);
+            f->m = dwfl_report_elf(f->dwfl, base_name(f->path), f->path, -1, 0, false);
+            dwfl_report_end(f->dwfl, NULL, NULL);
+        }
+    }
+    return f->m;
+}
+
+void ptt_symfiles_free(struct ptt_symfiles *fs)
+{
+    if (!fs)
+        return;
+    for (size_t i = 0; i < fs->n; i++) {
+        free(fs->f[i]->vars.v);
+        ptt_hmap_free(&fs->f[i]->info, NULL);
+        if (fs->f[i]->dwfl)
+            dwfl_end(fs->f[i]->dwfl);
+        free(fs->f[i]->path);
+        free(fs->f[i]);
+    }
+    free(fs->f);
+    ptt_hmap_free(&fs->index, NULL);
+    free(fs);
+}
+
+struct ptt_symbols *ptt_symbols_new(struct ptt_symfiles *files)
+{
+    struct ptt_symbols *s = files ? calloc(1, sizeof *s) : NULL;
+    if (s)
+        s->files = files;
     return s;
 }
 
 void ptt_symbols_add(struct ptt_symbols *s, uint64_t base, uint64_t size, const char *path)
 {
-    (void)size;
     if (!s || !path || !*path || path[0] != '/')
         return; /* the vDSO and other anonymous objects have no file */
-    dwfl_report_begin_add(s->dwfl);
-    dwfl_report_elf(s->dwfl, base_name(path), path, -1, base, false);
-    dwfl_report_end(s->dwfl, NULL, NULL);
+    struct symfile *f = file_of(s->files, path);
+    struct symmap *m = f ? realloc(s->m, (s->n + 1) * sizeof *m) : NULL;
+    if (!m)
+        return;
+    s->m = m;
+    s->m[s->n++] = (struct symmap){base, size, f};
+}
+
+/* The binary holding a process's address (its module read), and *rel that address in the
+ * binary (less the bias it is mapped with); NULL when none does. A module spans its bias to its
+ * end (size from the bias); its binary's segments say whether the address is really in it. */
+static struct symfile *file_at(struct ptt_symbols *s, uint64_t addr, uint64_t *rel)
+{
+    for (size_t i = 0; s && i < s->n; i++) {
+        const struct symmap *m = &s->m[i];
+        if (addr < m->base || (m->size && addr - m->base >= m->size))
+            continue;
+        Dwfl_Module *mod = file_module(m->file);
+        if (mod && dwfl_addrmodule(m->file->dwfl, addr - m->base) == mod) {
+            *rel = addr - m->base;
+            return m->file;
+        }
+    }
+    return NULL;
+}
+
+/* The symbol at or before address rel of the binary (dwfl_module_addrinfo), asked once per
+ * address: the same code is looked up for each process running the binary. */
+static const char *addrinfo(struct symfile *f, uint64_t rel, GElf_Off *off, GElf_Sym *sym)
+{
+    struct addrinfo *a = ptt_hmap_get(&f->info, rel, sizeof *a);
+    if (!a->done) {
+        a->name = dwfl_module_addrinfo(f->m, rel, &a->off, &a->sym, NULL, NULL, NULL);
+        a->done = 1;
+    }
+    *off = a->off;
+    *sym = a->sym;
+    return a->name;
 }
 
 /* "module+0xOFFSET": the address in the file, what addr2line -e MODULE takes. */
@@ -150,15 +287,14 @@ static void module_offset(Dwfl_Module *m, uint64_t addr, char *out, size_t len)
 int ptt_symbols_code(struct ptt_symbols *s, uint64_t addr, char *func, size_t flen, char *file,
                      size_t filelen, int *line)
 {
-    if (!s)
+    struct symfile *f = file_at(s, addr, &addr);
+    if (!f)
         return -1;
-    Dwfl_Module *m = dwfl_addrmodule(s->dwfl, addr);
-    if (!m)
-        return -1;
+    Dwfl_Module *m = f->m;
     GElf_Off off;
     GElf_Sym sym;
     /* .symtab, else .dynsym (dwfl reads whichever the file, or its debug file, has) */
-    const char *name = dwfl_module_addrinfo(m, addr, &off, &sym, NULL, NULL, NULL);
+    const char *name = addrinfo(f, addr, &off, &sym);
     if (name) {
         ptt_symbols_demangle(name, func, flen);
         ptt_symbols_strip_params(func);
@@ -176,10 +312,10 @@ int ptt_symbols_code(struct ptt_symbols *s, uint64_t addr, char *func, size_t fl
 
 int ptt_symbols_function(struct ptt_symbols *s, uint64_t addr, char *func, size_t flen)
 {
-    Dwfl_Module *m = s && addr ? dwfl_addrmodule(s->dwfl, addr) : NULL;
+    struct symfile *f = addr ? file_at(s, addr, &addr) : NULL;
     GElf_Off off;
     GElf_Sym sym;
-    const char *name = m ? dwfl_module_addrinfo(m, addr, &off, &sym, NULL, NULL, NULL) : NULL;
+    const char *name = f ? addrinfo(f, addr, &off, &sym) : NULL;
     if (!name || off || GELF_ST_TYPE(sym.st_info) != STT_FUNC)
         return -1;
     ptt_symbols_demangle(name, func, flen);
@@ -234,9 +370,8 @@ int ptt_symbols_site(struct ptt_symbols *s, uint64_t addr, char *site, size_t le
                      size_t dlen)
 {
     detail[0] = 0;
-    if (!s)
-        return -1;
-    Dwfl_Module *m = dwfl_addrmodule(s->dwfl, addr);
+    struct symfile *f = file_at(s, addr, &addr);
+    Dwfl_Module *m = f ? f->m : NULL;
     Dwfl_Line *l = m ? dwfl_module_getsrc(m, addr) : NULL;
     int line = 0;
     const char *src = l ? dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL) : NULL;
@@ -302,19 +437,13 @@ static void collect_vars(struct module_vars *mv, size_t *cap, Dwarf_Die *die, Dw
     } while (dwarf_siblingof(&child, &child) == 0);
 }
 
-/* The module's variables with a fixed address, read once. */
-static struct module_vars *vars_of(struct ptt_symbols *s, Dwfl_Module *m)
+/* The binary's variables with a fixed address, read once. */
+static struct module_vars *vars_of(struct symfile *f, Dwfl_Module *m)
 {
-    for (size_t i = 0; i < s->nvars; i++)
-        if (s->vars[i].mod == m)
-            return &s->vars[i];
-    struct module_vars *nv = realloc(s->vars, (s->nvars + 1) * sizeof *nv);
-    if (!nv)
-        return NULL;
-    s->vars = nv;
-    struct module_vars *mv = &s->vars[s->nvars++];
-    memset(mv, 0, sizeof *mv);
-    mv->mod = m;
+    struct module_vars *mv = &f->vars;
+    if (f->vars_read)
+        return mv;
+    f->vars_read = 1;
     Dwarf_Addr bias;
     size_t cap = 0;
     for (Dwarf_Die *cu = NULL; (cu = dwfl_module_nextcu(m, cu, &bias));)
@@ -424,19 +553,18 @@ static void local_static(char *name)
 
 int ptt_symbols_data(struct ptt_symbols *s, uint64_t addr, char *name, size_t len)
 {
-    if (!s)
+    struct symfile *f = file_at(s, addr, &addr);
+    if (!f)
         return -1;
-    Dwfl_Module *m = dwfl_addrmodule(s->dwfl, addr);
-    if (!m)
-        return -1;
+    Dwfl_Module *m = f->m;
     GElf_Off off;
     GElf_Sym sym;
-    const char *sn = dwfl_module_addrinfo(m, addr, &off, &sym, NULL, NULL, NULL);
+    const char *sn = addrinfo(f, addr, &off, &sym);
     if (!sn || GELF_ST_TYPE(sym.st_info) != STT_OBJECT)
         return -1;
     ptt_symbols_demangle(sn, name, len);
     local_static(name);
-    struct module_vars *mv = vars_of(s, m);
+    struct module_vars *mv = vars_of(f, m);
     if (!mv || !mv->n)
         return 0;
     uint64_t start = addr - off;
@@ -460,46 +588,36 @@ int ptt_symbols_data(struct ptt_symbols *s, uint64_t addr, char *name, size_t le
     return 0;
 }
 
-struct lookup {
-    const char *name;
-    uint64_t addr;
-};
-
-static int lookup_module(Dwfl_Module *mod, void **user, const char *mname, Dwarf_Addr start,
-                         void *arg)
+/* The address of symbol name in the binary, 0 if it has none. */
+static uint64_t lookup_module(Dwfl_Module *mod, const char *name)
 {
-    (void)user, (void)mname, (void)start;
-    struct lookup *c = arg;
     int k = dwfl_module_getsymtab(mod);
     for (int i = 0; i < k; i++) {
         GElf_Sym sym;
         GElf_Addr addr;
         const char *sn = dwfl_module_getsym_info(mod, i, &sym, &addr, NULL, NULL, NULL);
-        if (sn && sym.st_shndx != SHN_UNDEF && !strcmp(sn, c->name)) {
-            c->addr = addr;
-            return DWARF_CB_ABORT;
-        }
+        if (sn && sym.st_shndx != SHN_UNDEF && !strcmp(sn, name))
+            return addr;
     }
-    return DWARF_CB_OK;
+    return 0;
 }
 
 uint64_t ptt_symbols_lookup(struct ptt_symbols *s, const char *name)
 {
-    if (!s)
-        return 0;
-    struct lookup c = {name, 0};
-    dwfl_getmodules(s->dwfl, lookup_module, &c, 0);
-    return c.addr;
+    for (size_t i = 0; s && i < s->n; i++) {
+        Dwfl_Module *mod = file_module(s->m[i].file);
+        uint64_t a = mod ? lookup_module(mod, name) : 0;
+        if (a)
+            return a + s->m[i].base;
+    }
+    return 0;
 }
 
 void ptt_symbols_free(struct ptt_symbols *s)
 {
     if (!s)
         return;
-    for (size_t i = 0; i < s->nvars; i++)
-        free(s->vars[i].v);
-    free(s->vars);
-    dwfl_end(s->dwfl);
+    free(s->m);
     free(s);
 }
 
@@ -514,8 +632,19 @@ int ptt_symbols_available(void)
     return 0;
 }
 
-struct ptt_symbols *ptt_symbols_new(void)
+struct ptt_symfiles *ptt_symfiles_new(void)
 {
+    return NULL;
+}
+
+void ptt_symfiles_free(struct ptt_symfiles *fs)
+{
+    (void)fs;
+}
+
+struct ptt_symbols *ptt_symbols_new(struct ptt_symfiles *files)
+{
+    (void)files;
     return NULL;
 }
 

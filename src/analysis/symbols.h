@@ -1,5 +1,7 @@
 /* Symbols of one process image: the modules it mapped (path, load address), read with elfutils'
- * libdwfl when ptt is built with it (PTT_HAVE_LIBDW); otherwise every lookup fails. */
+ * libdwfl when ptt is built with it (PTT_HAVE_LIBDW); otherwise every lookup fails. Each binary
+ * is read once (struct ptt_symfiles), whatever the number of processes that map it. Not for
+ * use by two threads at once. */
 #ifndef PTT_SYMBOLS_H
 #define PTT_SYMBOLS_H
 
@@ -7,8 +9,12 @@
 #include <stdint.h>
 
 struct ptt_symbols;
+/* The binaries read so far, shared by the process images made from it: free it after them. */
+struct ptt_symfiles;
 
-struct ptt_symbols *ptt_symbols_new(void);
+struct ptt_symfiles *ptt_symfiles_new(void);
+void ptt_symfiles_free(struct ptt_symfiles *files);
+struct ptt_symbols *ptt_symbols_new(struct ptt_symfiles *files);
 /* A module mapped at base (its load bias) spanning size bytes. */
 void ptt_symbols_add(struct ptt_symbols *s, uint64_t base, uint64_t size, const char *path);
 /* The function containing a code address (demangled, without its parameters; in code without

@@ -6,10 +6,11 @@ line); the modules each process mapped (MODULE_LOAD); <ptt.h> with and without p
 
 import re
 import subprocess
+import sys
 
 import pytest
 
-from conftest import PROGS, parse_raw, prog, run, trace_prog, view
+from conftest import PROGS, PTT, parse_raw, prog, ptt_trace, run, trace_prog, view
 from names_util import def_line, obj_fields, ptt_usage_error, site_lines, stat_json, view_json
 
 L = site_lines("names_prog")
@@ -207,6 +208,44 @@ def test_module_loads(traced):
     assert all(raw.index(e) < first_call for e in loads)
     for e in loads:
         assert re.fullmatch(r"0x[0-9a-f]+", e.fields[0]) and int(e.fields[1]) > 0
+
+
+def peak_kib(*args):
+    """The peak resident memory (KiB) of ptt ARGS, which must succeed: measured in a Python of
+    its own, whose only child it is."""
+    code = ("import resource, subprocess, sys\n"
+            "p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL)\n"
+            "print(p.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    p = run([sys.executable, "-c", code, PTT, *args])
+    rc, kib = p.stdout.split()
+    assert rc == "0", p.stderr
+    return int(kib)
+
+
+def test_many_processes(tmp_path):
+    """Processes that run the same binaries share their symbols: each process of a trace of 160
+    runs of names_prog (each with its forked child, each at its own addresses) names its objects
+    and threads as one run does, and ptt view's memory does not grow with the processes (each
+    binary was read again per process: 0.5 MB a process of names_prog, 4.5 MB of cmake)."""
+    def runs(n, name):
+        loop = f"for i in $(seq {n}); do {PROGS / 'names_prog'} > /dev/null || exit 1; done"
+        return ptt_trace(tmp_path, ["sh", "-c", loop], name=name).path
+    few, many = runs(8, "few.ptt"), runs(80, "many.ptt")
+    events = view_json(many)
+    names = {}
+    for e in events:
+        for f, n in e.get("names", {}).items():
+            names.setdefault(e["pid"], set()).add(n)
+        names.setdefault(e["pid"], set()).add("thread " + e.get("thread", "?"))
+    progs = [pid for pid, ns in names.items() if "thread producer#2" in ns]
+    assert len(progs) == 80
+    for pid in progs:
+        assert {"queue_lock", "cache.lock", "locks[2]", "shards[1].lock",
+                "thread producer", "thread eater", "thread sleeper"} <= names[pid], pid
+    children = [pid for pid, ns in names.items() if pid not in progs and "queue_lock" in ns]
+    assert len(children) == 80  # the forked children name queue_lock from their parent's modules
+    grown = peak_kib("view", "--format=json", many) - peak_kib("view", "--format=json", few)
+    assert grown < 8 * 1024, f"ptt view grew by {grown} KiB for 144 more processes"
 
 
 # <ptt.h>
