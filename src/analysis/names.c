@@ -172,14 +172,6 @@ static const char *arg_str(const struct ptt_ev *ev, unsigned from, char *buf, si
     return buf;
 }
 
-static uint64_t hash_str(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (const char *c = s; *c; c++)
-        h = (h ^ (unsigned char)*c) * 1099511628211ull;
-    return h;
-}
-
 /* A module a process maps: for the names of its code and data. */
 static void module_load(struct ptt_names *n, const struct ptt_ev *ev)
 {
@@ -212,7 +204,7 @@ static void module_load(struct ptt_names *n, const struct ptt_ev *ev)
 static void name_thread(struct ptt_names *n, int32_t pid, int32_t tid, const char *base)
 {
     char s[300];
-    uint64_t key = ptt_key2((uint64_t)pid, (uint64_t)tid), h = hash_str(base);
+    uint64_t key = ptt_key2((uint64_t)pid, (uint64_t)tid), h = ptt_key_str(base);
     struct entry *e = map_get(&n->threads, key, 0);
     if (e && e->str && e->aux == h)
         return;
@@ -400,12 +392,12 @@ static void process_or_thread(struct ptt_names *n, const struct ptt_ev *ev)
         }
         if (ev->tid == ev->pid) { /* "main" again after an exec, whatever it was named */
             struct entry *cnt =
-                map_get(&n->starts, ptt_key2((uint64_t)ev->pid, hash_str("main")), 1);
+                map_get(&n->starts, ptt_key2((uint64_t)ev->pid, ptt_key_str("main")), 1);
             if (cnt && !cnt->num)
                 cnt->num = 1;
             uint64_t key = ptt_key2((uint64_t)ev->pid, (uint64_t)ev->tid);
             map_set(&n->threads, key, "main");
-            map_get(&n->threads, key, 0)->aux = hash_str("main");
+            map_get(&n->threads, key, 0)->aux = ptt_key_str("main");
         }
         break;
     }
@@ -557,7 +549,7 @@ int32_t ptt_names_pthread(const struct ptt_names *cn, int32_t pid, uint64_t pthr
 /* NAME, or NAME#K for the K-th object of the process that came to the same name. */
 static void numbered(struct ptt_names *n, int32_t pid, char *name, size_t len)
 {
-    struct entry *cnt = map_get(&n->dups, ptt_key2((uint64_t)pid, hash_str(name)), 1);
+    struct entry *cnt = map_get(&n->dups, ptt_key2((uint64_t)pid, ptt_key_str(name)), 1);
     uint64_t k = cnt ? ++cnt->num : 1;
     size_t l = strlen(name);
     if (k > 1)

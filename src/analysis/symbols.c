@@ -154,18 +154,10 @@ struct ptt_symfiles *ptt_symfiles_new(void)
     return calloc(1, sizeof(struct ptt_symfiles));
 }
 
-static uint64_t path_hash(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
 /* The binary at path, made known (not yet read) the first time; NULL out of memory. */
 static struct symfile *file_of(struct ptt_symfiles *fs, const char *path)
 {
-    size_t *first = ptt_hmap_get(&fs->index, path_hash(path), sizeof *first);
+    size_t *first = ptt_hmap_get(&fs->index, ptt_key_str(path), sizeof *first);
     if (*first && !strcmp(fs->f[*first - 1]->path, path))
         return fs->f[*first - 1];
     for (size_t i = *first; *first && i < fs->n; i++) /* another path with that hash */

@@ -44,4 +44,13 @@ static inline uint64_t ptt_key2(uint64_t a, uint64_t b)
     return k ^ k >> 29;
 }
 
+/* A key for a string (FNV-1a): names, paths. Equal strings only are sure to have equal keys. */
+static inline uint64_t ptt_key_str(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
 #endif
