@@ -17,6 +17,8 @@ static int stopped;
  * thread pointer, its size and where its nest count is, for ptt trace to check and clear each
  * thread's state at release. 0, or -1 (nothing changed), or -2: a ptt trace that was killed left
  * libptt attached here, or stopped and not released (ptt trace stops and releases that first).
+ * Each also stores its result in memory (out[3], *res): the call returns through a signal frame,
+ * which leaves nothing of its registers for ptt trace to read.
  * x86-64 only. Each of the three leaves errno as it was: the thread that runs it was stopped
  * anywhere, perhaps between a failed call of the program's and its look at errno. */
 static int start(const char *env, int64_t *out);
@@ -25,6 +27,7 @@ PTT_EXPORT int ptt_attach_start(const char *env, int64_t *out)
 {
     int e = errno, r = start(env, out);
     errno = e;
+    out[3] = r;
     return r;
 }
 
@@ -68,7 +71,17 @@ static int start(const char *env, int64_t *out)
 
 /* Stop: the slots put back, nothing recorded any more (a thread inside an interposer leaves it
  * without recording). The pool stays mapped until the release. */
-PTT_EXPORT int ptt_attach_stop(void)
+static int stop(void);
+
+PTT_EXPORT int ptt_attach_stop(int64_t *res)
+{
+    int r = stop();
+    if (res)
+        *res = r;
+    return r;
+}
+
+static int stop(void)
 {
     if (!ptt_attached) /* stopped already, not released (a ptt trace killed while detaching) */
         return stopped && ptt_pool ? 0 : -1;
@@ -84,15 +97,19 @@ PTT_EXPORT int ptt_attach_stop(void)
 }
 
 /* Release: the pool unmapped (ptt trace has drained it and cleared every thread's state). */
-PTT_EXPORT int ptt_attach_release(void)
+PTT_EXPORT int ptt_attach_release(int64_t *res)
 {
-    if (ptt_attached || !ptt_pool)
-        return -1;
-    int e = errno;
-    munmap(ptt_pool, (size_t)ptt_pool->total_size);
-    ptt_pool = 0;
-    stopped = 0;
-    ptt_modules_forget();
-    errno = e;
-    return 0;
+    int r = -1;
+    if (!ptt_attached && ptt_pool) {
+        int e = errno;
+        munmap(ptt_pool, (size_t)ptt_pool->total_size);
+        ptt_pool = 0;
+        stopped = 0;
+        ptt_modules_forget();
+        errno = e;
+        r = 0;
+    }
+    if (res)
+        *res = r;
+    return r;
 }

@@ -1,7 +1,9 @@
 /* ptt trace -p on x86-64: every thread of the process stopped with PTRACE_SEIZE and
  * PTRACE_INTERRUPT, one of them made to call dlopen(libptt) and libptt's ptt_attach_start, with
- * its registers (and vector state) saved before and put back after; the call returns to address
- * 0, whose fault stops it for us (docs/attach.md). */
+ * its registers (and vector state) saved before and put back after. The call returns into the C
+ * library's rt_sigreturn with a signal frame of the thread's state below it, so that a thread
+ * whose ptt trace was killed meanwhile goes on as it was; ptt trace stops it at that system
+ * call's entry and puts its registers back itself (docs/attach.md). */
 #define _GNU_SOURCE
 #include "session/attach.h"
 
@@ -29,9 +31,12 @@
 #include "util/util.h"
 
 #define MAX_TIDS 4096
+#define NO_RESULT INT64_MIN /* what libptt's entry points have not overwritten with theirs */
 
 struct stopped {
     pid_t pid;
+    int restorer_looked;
+    uint64_t restorer; /* the C library's rt_sigreturn (call_in), 0 if not found */
     int n;
     pid_t tids[MAX_TIDS];
     int sig[MAX_TIDS]; /* a signal it was stopped with, delivered when it runs again */
@@ -272,6 +277,7 @@ static int stop_all(struct stopped *s, pid_t pid, char *err, size_t len)
 {
     s->pid = pid;
     s->n = 0;
+    s->restorer_looked = 0;
     for (int added = 1; added;) {
         pid_t tids[MAX_TIDS];
         int n = list_tids(pid, tids, MAX_TIDS);
@@ -318,14 +324,16 @@ static int mem_io(pid_t pid, uint64_t addr, void *buf, size_t n, int write)
 
 struct saved {
     struct user_regs_struct regs;
-    char xstate[16384];
+    _Alignas(64) char xstate[16384];
     struct iovec xv;
+    uint64_t sigmask;
 };
 
 static int save_regs(pid_t tid, struct saved *sv)
 {
     sv->xv = (struct iovec){sv->xstate, sizeof sv->xstate};
-    if (ptrace(PTRACE_GETREGS, tid, 0, &sv->regs))
+    if (ptrace(PTRACE_GETREGS, tid, 0, &sv->regs) ||
+        ptrace(PTRACE_GETSIGMASK, tid, (void *)sizeof sv->sigmask, &sv->sigmask))
         return -1;
     if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_X86_XSTATE, &sv->xv)) {
         sv->xv.iov_len = sizeof(struct user_fpregs_struct);
@@ -361,31 +369,181 @@ static void others(struct stopped *s, pid_t tid, int run)
     }
 }
 
-/* Whether the thread's stop is the end of the call (its return to address 0): 1; 0 it is not
- * (ptrace's own stops are passed over, the program's signals delivered); -1 the call failed. */
-static int call_done(pid_t tid, int status)
+/* What rt_sigreturn reads: the kernel's x86-64 signal frame (struct rt_sigframe). */
+struct k_sigcontext {
+    uint64_t r8, r9, r10, r11, r12, r13, r14, r15, rdi, rsi, rbp, rbx, rdx, rax, rcx, rsp, rip;
+    uint64_t eflags;
+    uint16_t cs, gs, fs, ss;
+    uint64_t err, trapno, oldmask, cr2, fpstate, reserved[8];
+};
+struct k_sigframe {
+    uint64_t pretcode; /* the call's return address: the C library's rt_sigreturn */
+    uint64_t uc_flags, uc_link;
+    uint64_t ss_sp; /* the alternate signal stack: ss_flags invalid, left as it is */
+    int32_t ss_flags, ss_pad;
+    uint64_t ss_size;
+    struct k_sigcontext mc;
+    uint64_t sigmask;
+    uint8_t info[128];
+};
+_Static_assert(sizeof(struct k_sigcontext) == 256, "the kernel's struct sigcontext");
+_Static_assert(sizeof(struct k_sigframe) == 440, "the kernel's struct rt_sigframe");
+
+enum { UC_FLAGS = 1 | 2 | 4 };    /* UC_FP_XSTATE, UC_SIGCONTEXT_SS, UC_STRICT_RESTORE_SS */
+enum { XSAVE_SW = 464 };          /* the software bytes of the FXSAVE area (struct _fpx_sw_bytes) */
+enum { FP_MAGIC1 = 0x46505853u }; /* in them: the state is XSAVE's */
+enum { FP_MAGIC2 = 0x46505845u }; /* after the state, where their xstate_size says */
+static const uint8_t restore_rt[] = {0x48, 0xc7, 0xc0, 0x0f, 0, 0, 0, 0x0f, 0x05};
+
+/* Where the bytes of restore_rt are in [lo, hi) of process pid's memory, or 0. */
+static uint64_t scan_for(pid_t pid, uint64_t lo, uint64_t hi)
+{
+    static uint8_t b[65536];
+    const size_t k = sizeof restore_rt;
+    for (uint64_t at = lo; at + k <= hi; at += sizeof b - k + 1) {
+        size_t n = hi - at < sizeof b ? (size_t)(hi - at) : sizeof b;
+        if (mem_io(pid, at, b, n, 0))
+            return 0;
+        for (size_t i = 0; i + k <= n; i++)
+            if (b[i] == restore_rt[0] && !memcmp(b + i, restore_rt, k))
+                return at + i;
+    }
+    return 0;
+}
+
+/* The C library's signal return (glibc's __restore_rt: mov $15,%rax; syscall) in process pid:
+ * the address of its first instruction, or 0. */
+static uint64_t find_restorer(pid_t pid)
+{
+    char libc[PATH_MAX], mp[64], line[4096 + 128];
+    if (!map_base(pid, libc_names, libc, sizeof libc))
+        return 0;
+    snprintf(mp, sizeof mp, "/proc/%d/maps", (int)pid);
+    FILE *f = proc_open(mp);
+    uint64_t at = 0;
+    while (f && !at && fgets(line, sizeof line, f)) {
+        unsigned long long lo, hi;
+        char perm[8];
+        int off = 0;
+        line[strcspn(line, "\n")] = 0;
+        if (sscanf(line, "%llx-%llx %7s %*x %*s %*u %n", &lo, &hi, perm, &off) == 3 && off &&
+            perm[2] == 'x' && !strcmp(line + off, libc))
+            at = scan_for(pid, lo, hi);
+    }
+    if (f)
+        fclose(f);
+    return at;
+}
+
+/* The thread's registers as rt_sigreturn is to give them back: as saved, but a system call it
+ * was stopped in is restarted as the kernel would have (rax its number again, rip on its
+ * instruction); one the kernel would have continued from its restart block, which rt_sigreturn
+ * clears (a relative sleep, a poll with a timeout), returns EINTR instead. */
+static void frame_regs(struct k_sigcontext *c, const struct user_regs_struct *r)
+{
+    *c = (struct k_sigcontext){.r8 = r->r8,
+                               .r9 = r->r9,
+                               .r10 = r->r10,
+                               .r11 = r->r11,
+                               .r12 = r->r12,
+                               .r13 = r->r13,
+                               .r14 = r->r14,
+                               .r15 = r->r15,
+                               .rdi = r->rdi,
+                               .rsi = r->rsi,
+                               .rbp = r->rbp,
+                               .rbx = r->rbx,
+                               .rdx = r->rdx,
+                               .rax = r->rax,
+                               .rcx = r->rcx,
+                               .rsp = r->rsp,
+                               .rip = r->rip,
+                               .eflags = r->eflags,
+                               .cs = (uint16_t)r->cs,
+                               .ss = (uint16_t)r->ss};
+    int64_t ax = (int64_t)r->rax;
+    if ((int64_t)r->orig_rax < 0)
+        return;
+    if (ax == -512 || ax == -513 || ax == -514) { /* ERESTARTSYS, NOINTR, NOHAND */
+        c->rax = r->orig_rax;
+        c->rip -= 2; /* the syscall instruction */
+    } else if (ax == -516) {
+        c->rax = (uint64_t)-EINTR; /* ERESTART_RESTARTBLOCK */
+    }
+}
+
+/* Below area, the signal frame the call returns through (its vector state first, 64-byte
+ * aligned); *sp: the frame, where the call's return address is. 0, or -1 if it cannot be written
+ * (the call then returns to address 0, as before such frames). */
+static int put_frame(pid_t pid, const struct saved *sv, uint64_t restorer, uint64_t area,
+                     uint64_t *sp)
+{
+    static _Alignas(64) char fp[sizeof sv->xstate + 64];
+    size_t n = sv->xv.iov_len;
+    uint32_t magic1 = 0, size = 0;
+    if (n > sizeof sv->xstate || n < 512)
+        return -1;
+    memcpy(fp, sv->xstate, n);
+    memcpy(&magic1, fp + XSAVE_SW, 4);
+    memcpy(&size, fp + XSAVE_SW + 16, 4);
+    if (sv->xv.iov_base && magic1 == FP_MAGIC1 && size >= 512 && size <= n) {
+        uint32_t m2 = FP_MAGIC2;
+        memcpy(fp + size, &m2, 4); /* the kernel restores the whole XSAVE state */
+        n = size + 4;
+    } else {
+        memset(fp + XSAVE_SW, 0, 48); /* FXSAVE's state only */
+        n = 512;
+    }
+    uint64_t fpat = (area - n) & ~(uint64_t)63;
+    struct k_sigframe f = {
+        .pretcode = restorer, .uc_flags = UC_FLAGS, .ss_flags = 3, .sigmask = sv->sigmask};
+    frame_regs(&f.mc, &sv->regs);
+    f.mc.fpstate = fpat;
+    *sp = ((fpat - sizeof f) & ~(uint64_t)15) - 8; /* as after a call: rsp + 8 aligned on 16 */
+    return mem_io(pid, fpat, fp, n, 1) || mem_io(pid, *sp, &f, sizeof f, 1) ? -1 : 0;
+}
+
+/* How a call ends: with a frame, the thread's entry into rt_sigreturn at the restorer, where
+ * ptt trace sends it to address 0 instead; then (or at once without a frame) the fault there. */
+struct ending {
+    uint64_t restorer; /* 0: no frame, or the entry seen */
+};
+
+/* Whether the thread's stop is the end of the call: 1; 0 it is not (ptrace's own stops are
+ * passed over, the program's signals delivered); -1 the call failed. */
+static int call_done(pid_t tid, int status, struct ending *e)
 {
     struct user_regs_struct r;
     if (WIFEXITED(status) || WIFSIGNALED(status) || ptrace(PTRACE_GETREGS, tid, 0, &r))
         return -1;
+    int go = e->restorer ? PTRACE_SYSCALL : PTRACE_CONT;
+    if (WIFSTOPPED(status) && WSTOPSIG(status) == (SIGTRAP | 0x80)) { /* a system call */
+        if (!e->restorer || r.orig_rax != SYS_rt_sigreturn ||
+            r.rip != e->restorer + sizeof restore_rt)
+            return ptrace(go, tid, 0, 0) ? -1 : 0;
+        r.orig_rax = (uint64_t)-1; /* not made: the registers are put back at the fault */
+        r.rip = 0;
+        e->restorer = 0;
+        return ptrace(PTRACE_SETREGS, tid, 0, &r) || ptrace(PTRACE_CONT, tid, 0, 0) ? -1 : 0;
+    }
     int sig = stop_signal(status);
-    if (sig == SIGSEGV && r.rip == 0)
+    if (sig == SIGSEGV && r.rip == 0 && !e->restorer)
         return 1;
     if (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE)
         return -1; /* a fault in the call: not delivered (the registers are put back) */
-    return ptrace(PTRACE_CONT, tid, 0, (void *)(intptr_t)sig) ? -1 : 0;
+    return ptrace(go, tid, 0, (void *)(intptr_t)sig) ? -1 : 0;
 }
 
 /* Wait for the call's end. After a second, the other threads run too: one of them may hold a
  * lock the call needs. */
-static int wait_call(struct stopped *s, pid_t tid, int *status)
+static int wait_call(struct stopped *s, pid_t tid, struct ending *e, int *status)
 {
     struct timespec t0, now, d = {0, 1000000};
     clock_gettime(CLOCK_MONOTONIC, &t0);
     int others_run = 0, done = 0;
     while (!done) {
         pid_t r = waitpid(tid, status, __WALL | WNOHANG);
-        if (r == tid && (done = call_done(tid, *status)) < 0)
+        if (r == tid && (done = call_done(tid, *status, e)) < 0)
             break;
         if (r < 0 && errno != EINTR)
             return -1;
@@ -403,11 +561,15 @@ static int wait_call(struct stopped *s, pid_t tid, int *status)
 }
 
 /* Make thread tid call fn(a[0], a[1]) with data copied below its stack (a[i] is an offset into
- * the data where bit i of rel is set); the data (results) are read back; *ret: the call's rax. */
+ * the data where bit i of rel is set); the data (results) are read back. The call returns
+ * through a signal frame (put_frame), which leaves its rax to nobody: its results are in the
+ * data. With want_rax (or where no frame can be made) it returns to address 0 instead, as
+ * before such frames, a ptt trace killed meanwhile leaving the thread to fault there; *ret: the
+ * call's rax then, else 0. */
 static int call_in(struct stopped *s, pid_t tid, uint64_t fn, const uint64_t a[2], unsigned rel,
-                   void *data, size_t n, int64_t *ret, char *err, size_t len)
+                   void *data, size_t n, int want_rax, int64_t *ret, char *err, size_t len)
 {
-    struct saved sv;
+    static struct saved sv;
     if (save_regs(tid, &sv))
         return fail(err, len, "cannot read the registers of thread %d: %s", (int)tid,
                     strerror(errno));
@@ -416,20 +578,31 @@ static int call_in(struct stopped *s, pid_t tid, uint64_t fn, const uint64_t a[2
     uint64_t sp = area - 16, zero = 0;                          /* the return address: 0 */
     if (n && mem_io(s->pid, area, data, n, 1))
         return fail(err, len, "cannot write into process %d: %s", (int)s->pid, strerror(errno));
-    if (mem_io(s->pid, sp + 8, &zero, 8, 1))
+    if (!s->restorer_looked) {
+        s->restorer = find_restorer(s->pid);
+        s->restorer_looked = 1;
+    }
+    struct ending e = {0};
+    if (!want_rax && s->restorer && !put_frame(s->pid, &sv, s->restorer, area, &sp) &&
+        !ptrace(PTRACE_SETOPTIONS, tid, 0, PTRACE_O_TRACESYSGOOD))
+        e.restorer = s->restorer;
+    else if (sp = area - 16, mem_io(s->pid, sp + 8, &zero, 8, 1))
         return fail(err, len, "cannot write into process %d: %s", (int)s->pid, strerror(errno));
-    r.rsp = sp + 8; /* as after a call: rsp + 8 aligned on 16 */
+    else
+        sp += 8;
+    r.rsp = sp; /* as after a call: rsp + 8 aligned on 16 */
     r.rip = fn;
     r.rdi = a[0] + (rel & 1 ? area : 0);
     r.rsi = a[1] + (rel & 2 ? area : 0);
     r.rax = 0;
     r.orig_rax = (uint64_t)-1; /* no system call to restart under our call */
     int st = 0;
-    if (ptrace(PTRACE_SETREGS, tid, 0, &r) || ptrace(PTRACE_CONT, tid, 0, 0)) {
+    if (ptrace(PTRACE_SETREGS, tid, 0, &r) ||
+        ptrace(e.restorer ? PTRACE_SYSCALL : PTRACE_CONT, tid, 0, 0)) {
         restore_regs(tid, &sv);
         return fail(err, len, "the call in process %d failed: %s", (int)s->pid, strerror(errno));
     }
-    int ok = !wait_call(s, tid, &st);
+    int ok = !wait_call(s, tid, &e, &st);
     struct user_regs_struct after = {0};
     ptrace(PTRACE_GETREGS, tid, 0, &after);
     if (ok && n)
@@ -438,7 +611,7 @@ static int call_in(struct stopped *s, pid_t tid, uint64_t fn, const uint64_t a[2
     if (!ok)
         return fail(err, len, "the call in process %d stopped at 0x%llx (signal %d)", (int)s->pid,
                     (unsigned long long)after.rip, WIFSTOPPED(st) ? WSTOPSIG(st) : 0);
-    *ret = (int64_t)after.rax;
+    *ret = want_rax ? (int64_t)after.rax : 0;
     return 0;
 }
 
@@ -458,6 +631,29 @@ static uint64_t lib_sym(const struct ptt_attach *a, const char *name)
     return v ? a->lib_base + v : 0;
 }
 
+static const char *const ld_names[] = {"ld-linux-x86-64.so.2", "ld-2.*", NULL};
+
+/* dlopen's handle of the library loaded at bias in process pid (glibc's: its struct link_map,
+ * in the dynamic linker's list, _r_debug.r_map), or 0. By its bias, not its name: a preloaded
+ * libptt has the name it was preloaded by. */
+static uint64_t loaded_handle(pid_t pid, uint64_t bias)
+{
+    char ld[PATH_MAX];
+    uint64_t base = map_base(pid, ld_names, ld, sizeof ld);
+    uint64_t rd = base ? elf_sym(ld, "_r_debug", NULL) : 0, lm = 0;
+    if (!rd || mem_io(pid, base + rd + 8, &lm, sizeof lm, 0)) /* r_map, after r_version */
+        return 0;
+    for (int i = 0; lm && i < 65536; i++) {
+        uint64_t l[4]; /* l_addr, l_name, l_ld, l_next */
+        if (mem_io(pid, lm, l, sizeof l, 0))
+            return 0;
+        if (l[0] == bias)
+            return lm;
+        lm = l[3];
+    }
+    return 0;
+}
+
 static int load_lib(struct ptt_attach *a, struct stopped *s, char *err, size_t len)
 {
     char libc[PATH_MAX];
@@ -469,13 +665,17 @@ static int load_lib(struct ptt_attach *a, struct stopped *s, char *err, size_t l
         return fail(err, len, "cannot find dlopen in %s", base ? libc : "the process");
     int64_t h;
     uint64_t args[2] = {0, 2 /* RTLD_NOW */};
-    if (call_in(s, caller(s), base + dl, args, 1, a->lib, strlen(a->lib) + 1, &h, err, len))
+    if (call_in(s, caller(s), base + dl, args, 1, a->lib, strlen(a->lib) + 1, 0, &h, err, len))
         return -1;
-    if (!h) {
+    const char *slash = strrchr(a->lib, '/');
+    const char *names[] = {slash ? slash + 1 : a->lib, NULL};
+    char mapped[PATH_MAX];
+    a->lib_base = map_base(a->pid, names, mapped, sizeof mapped);
+    if (!a->lib_base || !(h = (int64_t)loaded_handle(a->pid, a->lib_base))) {
         char why[256] = "";
         uint64_t de = elf_sym(libc, "dlerror", NULL), none[2] = {0, 0};
         int64_t msg = 0;
-        if (de && !call_in(s, caller(s), base + de, none, 0, NULL, 0, &msg, err, len) && msg)
+        if (de && !call_in(s, caller(s), base + de, none, 0, NULL, 0, 1, &msg, err, len) && msg)
             mem_io(a->pid, (uint64_t)msg, why, sizeof why - 1, 0);
         return fail(err, len, "process %d could not load %s%s%s", (int)a->pid, a->lib,
                     why[0] ? ": " : "", why);
@@ -483,12 +683,6 @@ static int load_lib(struct ptt_attach *a, struct stopped *s, char *err, size_t l
     a->handle = (uint64_t)h;
     a->libc_base = base;
     snprintf(a->libc, sizeof a->libc, "%s", libc);
-    const char *slash = strrchr(a->lib, '/');
-    const char *names[] = {slash ? slash + 1 : a->lib, NULL};
-    char mapped[PATH_MAX];
-    a->lib_base = map_base(a->pid, names, mapped, sizeof mapped);
-    if (!a->lib_base)
-        return fail(err, len, "libptt is not mapped in process %d after loading", (int)a->pid);
     return 0;
 }
 
@@ -502,15 +696,17 @@ static int start_lib(struct ptt_attach *a, struct stopped *s, const char *env, c
     if (!start || !a->stop_fn || !a->release_fn)
         return fail(err, len, "%s has no ptt_attach_start (another version of libptt?)", a->lib);
     struct {
-        int64_t out[3];
+        int64_t out[4]; /* libptt's state's place in the TLS (3), its result */
         char env[256];
-    } d = {{0, 0, 0}, ""};
+    } d = {{0, 0, 0, NO_RESULT}, ""};
     snprintf(d.env, sizeof d.env, "%s", env);
     uint64_t args[2] = {offsetof(__typeof__(d), env), 0};
     int64_t r;
-    if (call_in(s, caller(s), start, args, 3, &d, sizeof d, &r, err, len))
+    if (call_in(s, caller(s), start, args, 3, &d, sizeof d, 0, &r, err, len))
         return -1;
     memcpy(a->tls, d.out, sizeof a->tls);
+    if ((r = d.out[3]) == NO_RESULT)
+        return fail(err, len, "%s gave no result (another version of libptt?)", a->lib);
     if ((int)r == -2)
         return -2;
     if ((int)r != 0)
@@ -584,7 +780,7 @@ static void follow_inflight(struct ptt_attach *a, struct stopped *s)
     uint64_t args[2] = {0, (uint64_t)n};
     char err[256];
     if (fn && n)
-        call_in(s, caller(s), fn, args, 1, t, (size_t)n * sizeof *t, &r, err, sizeof err);
+        call_in(s, caller(s), fn, args, 1, t, (size_t)n * sizeof *t, 0, &r, err, sizeof err);
 }
 
 /* Before the stop: the calls followed and not returned get their return addresses back. */
@@ -596,7 +792,7 @@ static void unfollow_inflight(struct ptt_attach *a, struct stopped *s)
     uint64_t args[2] = {0, (uint64_t)n};
     char err[256];
     if (fn && n) /* libptt keeps the entries of the threads not told of */
-        call_in(s, caller(s), fn, args, 1, t, (size_t)n * sizeof *t, &r, err, sizeof err);
+        call_in(s, caller(s), fn, args, 1, t, (size_t)n * sizeof *t, 0, &r, err, sizeof err);
 }
 
 /* libptt loaded but not started: unloaded again, the process as it was. */
@@ -606,7 +802,7 @@ static void unload(struct ptt_attach *a, struct stopped *s)
     int64_t r;
     char err[256];
     if (dc)
-        call_in(s, caller(s), a->libc_base + dc, args, 0, NULL, 0, &r, err, sizeof err);
+        call_in(s, caller(s), a->libc_base + dc, args, 0, NULL, 0, 0, &r, err, sizeof err);
 }
 
 int ptt_attach(struct ptt_attach *a, pid_t pid, const char *lib, const char *env,
@@ -655,8 +851,8 @@ static int call_resume(const struct ptt_attach *a, struct stopped *s, uint64_t f
                        char *err, size_t len)
 {
     uint64_t args[2] = {0, 0};
-    int64_t r = 0;
-    int rc = call_in(s, caller(s), fn, args, 0, NULL, 0, &r, err, len);
+    int64_t r = NO_RESULT, unused;
+    int rc = call_in(s, caller(s), fn, args, 1, &r, sizeof r, 0, &unused, err, len);
     resume_all(s);
     if (!rc && r)
         rc = fail(err, len, "libptt in process %d %s", (int)a->pid, what);

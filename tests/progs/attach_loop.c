@@ -5,9 +5,13 @@
  *   handler   installs a SIGUSR1 handler with sigaction, raises it: "handled=N"
  *   query     whether sigaction reports that handler as installed: "handler_ours=1"
  *   exec   prints "exec=1" and executes sleep 2 (ptt trace -p must then find nothing to detach)
+ *   slowload  a thread loads libslowinit.so (next to this program), whose constructor prints
+ *          "ctor=1" and holds the dynamic linker's lock a while; "slowloaded=1" once loaded
  *   quit   prints "total=N" and "ok=1" if the mutex-protected counter agrees, and ends.
  * Idle workers poll a flag with nanosleep: no POSIX threads call outside the lock loop, so the
  * calls made while attached are exactly those between a go and a pause. */
+#include <dlfcn.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdatomic.h>
 
@@ -57,6 +61,19 @@ static void *worker(void *arg)
     return NULL;
 }
 
+static void *slow_load(void *arg)
+{
+    (void)arg;
+    char path[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 32);
+    if (n <= 0)
+        return NULL;
+    path[n] = 0;
+    strcpy(strrchr(path, '/') + 1, "libslowinit.so");
+    put_line("slowloaded=%d", dlopen(path, RTLD_NOW) != NULL);
+    return NULL;
+}
+
 int main(void)
 {
     pthread_t t[WORKERS];
@@ -95,6 +112,10 @@ int main(void)
             put_line("exec=1");
             execlp("sleep", "sleep", "2", (char *)NULL);
             put_line("exec_failed=%d", errno);
+        } else if (!strcmp(line, "slowload\n")) {
+            pthread_t l;
+            pthread_create(&l, NULL, slow_load, NULL);
+            pthread_detach(l);
         } else if (!strcmp(line, "quit\n")) {
             break;
         }
