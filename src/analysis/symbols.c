@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "analysis/symbols.h"
 #include "util/hmap.h"
@@ -102,6 +103,7 @@ struct module_vars {
  * program of a build (cc1, ld with libLLVM) cost ptt stat megabytes of symbol tables before. */
 struct symfile {
     char *path;
+    struct stat st; /* the file read (a binary rebuilt during a session is another) */
     int opened;     /* the Dwfl was tried (NULL: unreadable) */
     Dwfl *dwfl;     /* only this binary */
     Dwfl_Module *m; /* its module */
@@ -154,14 +156,27 @@ struct ptt_symfiles *ptt_symfiles_new(void)
     return calloc(1, sizeof(struct ptt_symfiles));
 }
 
-/* The binary at path, made known (not yet read) the first time; NULL out of memory. */
+static int same_file(const struct symfile *f, const char *path, const struct stat *st)
+{
+    return !strcmp(f->path, path) && f->st.st_dev == st->st_dev && f->st.st_ino == st->st_ino &&
+           f->st.st_size == st->st_size && f->st.st_mtim.tv_sec == st->st_mtim.tv_sec &&
+           f->st.st_mtim.tv_nsec == st->st_mtim.tv_nsec;
+}
+
+/* The binary at path, made known (not yet read) the first time; NULL out of memory. The same
+ * path is another binary once the file there changed: the hang watch names processes while
+ * the session runs, a build may rebuild a program it runs. */
 static struct symfile *file_of(struct ptt_symfiles *fs, const char *path)
 {
-    size_t *first = ptt_hmap_get(&fs->index, ptt_key_str(path), sizeof *first);
-    if (*first && !strcmp(fs->f[*first - 1]->path, path))
+    struct stat st = {0};
+    if (stat(path, &st))
+        memset(&st, 0, sizeof st); /* read as nothing, later */
+    uint64_t key = ptt_key_str(path) ^ ptt_key2((uint64_t)st.st_ino, (uint64_t)st.st_mtim.tv_nsec);
+    size_t *first = ptt_hmap_get(&fs->index, key, sizeof *first);
+    if (*first && same_file(fs->f[*first - 1], path, &st))
         return fs->f[*first - 1];
-    for (size_t i = *first; *first && i < fs->n; i++) /* another path with that hash */
-        if (!strcmp(fs->f[i]->path, path))
+    for (size_t i = *first; *first && i < fs->n; i++) /* another file with that hash */
+        if (same_file(fs->f[i], path, &st))
             return fs->f[i];
     if (fs->n == fs->cap) {
         size_t c = fs->cap ? fs->cap * 2 : 16;
@@ -176,6 +191,7 @@ static struct symfile *file_of(struct ptt_symfiles *fs, const char *path)
         free(f);
         return NULL;
     }
+    f->st = st;
     fs->f[fs->n++] = f;
     if (!*first)
         *first = fs->n;
@@ -238,7 +254,7 @@ void ptt_symbols_add(struct ptt_symbols *s, uint64_t base, uint64_t size, const 
  * end (size from the bias); its binary's segments say whether the address is really in it. */
 static struct symfile *file_at(struct ptt_symbols *s, uint64_t addr, uint64_t *rel)
 {
-    for (size_t i = 0; s && i < s->n; i++) {
+    for (size_t i = s ? s->n : 0; i-- > 0;) { /* the newest first: one loaded where another was */
         const struct symmap *m = &s->m[i];
         if (addr < m->base || (m->size && addr - m->base >= m->size))
             continue;
@@ -255,7 +271,8 @@ static struct symfile *file_at(struct ptt_symbols *s, uint64_t addr, uint64_t *r
  * address: the same code is looked up for each process running the binary. */
 static const char *addrinfo(struct symfile *f, uint64_t rel, GElf_Off *off, GElf_Sym *sym)
 {
-    struct addrinfo *a = ptt_hmap_get(&f->info, rel, sizeof *a);
+    /* mixed: aligned addresses would fill few of the map's slots */
+    struct addrinfo *a = ptt_hmap_get(&f->info, ptt_key2(0, rel), sizeof *a);
     if (!a->done) {
         a->name = dwfl_module_addrinfo(f->m, rel, &a->off, &a->sym, NULL, NULL, NULL);
         a->done = 1;
