@@ -8,6 +8,7 @@
 #include "session/attach.h"
 
 #include <dirent.h>
+#include <cpuid.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -40,6 +41,9 @@ struct stopped {
     int n;
     pid_t tids[MAX_TIDS];
     int sig[MAX_TIDS]; /* a signal it was stopped with, delivered when it runs again */
+    /* Where it was stopped, as it was then: a call made in the thread ends with the registers
+     * put back and the system call it was in about to be made again (put_back). */
+    struct ptt_stopped_thread at[MAX_TIDS];
 };
 
 /* The signal of a signal-delivery stop (0: a stop of ptrace's own, an interrupt or group stop). */
@@ -272,6 +276,21 @@ static void resume_all(struct stopped *s)
     s->n = 0;
 }
 
+/* Where stopped thread i is (s->at), read as it stopped. */
+static void where(struct stopped *s, int i)
+{
+    struct user_regs_struct r;
+    if (ptrace(PTRACE_GETREGS, s->tids[i], 0, &r))
+        r.orig_rax = (uint64_t)-1;
+    s->at[i] = (struct ptt_stopped_thread){.tid = s->tids[i],
+                                           .rsp = r.rsp,
+                                           .nr = r.orig_rax,
+                                           .a0 = r.rdi,
+                                           .a1 = r.rsi,
+                                           .a2 = r.rdx,
+                                           .fs_base = r.fs_base};
+}
+
 /* Seize and stop every thread, again until no thread appeared meanwhile. */
 static int stop_all(struct stopped *s, pid_t pid, char *err, size_t len)
 {
@@ -301,7 +320,8 @@ static int stop_all(struct stopped *s, pid_t pid, char *err, size_t len)
                 continue;
             }
             s->sig[s->n] = stop_signal(st);
-            s->tids[s->n++] = tids[i];
+            s->tids[s->n] = tids[i];
+            where(s, s->n++);
             added = 1;
         }
     }
@@ -365,6 +385,7 @@ static void others(struct stopped *s, pid_t tid, int run)
             s->sig[i] = 0;
         } else if (!ptrace(PTRACE_INTERRUPT, s->tids[i], 0, 0) && !wait_stop(s->tids[i], &st)) {
             s->sig[i] = stop_signal(st);
+            where(s, i); /* it ran */
         }
     }
 }
@@ -393,6 +414,8 @@ enum { UC_FLAGS = 1 | 2 | 4 };    /* UC_FP_XSTATE, UC_SIGCONTEXT_SS, UC_STRICT_R
 enum { XSAVE_SW = 464 };          /* the software bytes of the FXSAVE area (struct _fpx_sw_bytes) */
 enum { FP_MAGIC1 = 0x46505853u }; /* in them: the state is XSAVE's */
 enum { FP_MAGIC2 = 0x46505845u }; /* after the state, where their xstate_size says */
+/* AMX's tile state, which a thread has only with a permission (arch_prctl): left out */
+#define XFEATURES_DYNAMIC ((1ull << 17) | (1ull << 18))
 static const uint8_t restore_rt[] = {0x48, 0xc7, 0xc0, 0x0f, 0, 0, 0, 0x0f, 0x05};
 
 /* Where the bytes of restore_rt are in [lo, hi) of process pid's memory, or 0. */
@@ -435,41 +458,67 @@ static uint64_t find_restorer(pid_t pid)
     return at;
 }
 
-/* The thread's registers as rt_sigreturn is to give them back: as saved, but a system call it
- * was stopped in is restarted as the kernel would have (rax its number again, rip on its
- * instruction); one the kernel would have continued from its restart block, which rt_sigreturn
- * clears (a relative sleep, a poll with a timeout), returns EINTR instead. */
-static void frame_regs(struct k_sigcontext *c, const struct user_regs_struct *r)
+/* The registers of a thread stopped in a system call (orig_rax), adjusted as the kernel would
+ * for its restart after a signal without handler: rax its number again and rip on its
+ * instruction, or for one to be continued from the thread's restart block, restart_syscall
+ * (cont: that block intact) or EINTR. A call that completed keeps its result. */
+static void restart(struct user_regs_struct *r, int cont)
 {
-    *c = (struct k_sigcontext){.r8 = r->r8,
-                               .r9 = r->r9,
-                               .r10 = r->r10,
-                               .r11 = r->r11,
-                               .r12 = r->r12,
-                               .r13 = r->r13,
-                               .r14 = r->r14,
-                               .r15 = r->r15,
-                               .rdi = r->rdi,
-                               .rsi = r->rsi,
-                               .rbp = r->rbp,
-                               .rbx = r->rbx,
-                               .rdx = r->rdx,
-                               .rax = r->rax,
-                               .rcx = r->rcx,
-                               .rsp = r->rsp,
-                               .rip = r->rip,
-                               .eflags = r->eflags,
-                               .cs = (uint16_t)r->cs,
-                               .ss = (uint16_t)r->ss};
     int64_t ax = (int64_t)r->rax;
     if ((int64_t)r->orig_rax < 0)
         return;
     if (ax == -512 || ax == -513 || ax == -514) { /* ERESTARTSYS, NOINTR, NOHAND */
-        c->rax = r->orig_rax;
-        c->rip -= 2; /* the syscall instruction */
+        r->rax = r->orig_rax;
+        r->rip -= 2;                 /* the syscall instruction */
+    } else if (ax == -516 && cont) { /* ERESTART_RESTARTBLOCK */
+        r->rax = SYS_restart_syscall;
+        r->rip -= 2;
     } else if (ax == -516) {
-        c->rax = (uint64_t)-EINTR; /* ERESTART_RESTARTBLOCK */
+        r->rax = (uint64_t)-EINTR;
     }
+}
+
+/* The thread's registers as rt_sigreturn is to give them back: as saved, a system call it was
+ * stopped in restarted (restart), but one the kernel would have continued from its restart
+ * block, which rt_sigreturn clears (a relative sleep, a poll with a timeout), returns EINTR. */
+static void frame_regs(struct k_sigcontext *c, const struct user_regs_struct *saved)
+{
+    struct user_regs_struct r = *saved;
+    restart(&r, 0);
+    *c = (struct k_sigcontext){.r8 = r.r8,
+                               .r9 = r.r9,
+                               .r10 = r.r10,
+                               .r11 = r.r11,
+                               .r12 = r.r12,
+                               .r13 = r.r13,
+                               .r14 = r.r14,
+                               .r15 = r.r15,
+                               .rdi = r.rdi,
+                               .rsi = r.rsi,
+                               .rbp = r.rbp,
+                               .rbx = r.rbx,
+                               .rdx = r.rdx,
+                               .rax = r.rax,
+                               .rcx = r.rcx,
+                               .rsp = r.rsp,
+                               .rip = r.rip,
+                               .eflags = r.eflags,
+                               .cs = (uint16_t)r.cs,
+                               .ss = (uint16_t)r.ss};
+}
+
+/* The size of the standard-format XSAVE area up to the last of features (CPUID leaf 0xD), or
+ * 0 without XSAVE: what the kernel's signal frames hold, a thread's default features. */
+static uint32_t xsave_size(uint64_t features)
+{
+    unsigned a, b, c, d;
+    if (!(features & 3) || !__get_cpuid_count(0xd, 0, &a, &b, &c, &d))
+        return 0;
+    uint32_t size = 512 + 64; /* the legacy area and the header */
+    for (unsigned i = 2; i < 63; i++)
+        if (features >> i & 1 && __get_cpuid_count(0xd, i, &a, &b, &c, &d) && a + b > size)
+            size = a + b;
+    return size;
 }
 
 /* Below area, the signal frame the call returns through (its vector state first, 64-byte
@@ -480,19 +529,26 @@ static int put_frame(pid_t pid, const struct saved *sv, uint64_t restorer, uint6
 {
     static _Alignas(64) char fp[sizeof sv->xstate + 64];
     size_t n = sv->xv.iov_len;
-    uint32_t magic1 = 0, size = 0;
     if (n > sizeof sv->xstate || n < 512)
         return -1;
     memcpy(fp, sv->xstate, n);
-    memcpy(&magic1, fp + XSAVE_SW, 4);
-    memcpy(&size, fp + XSAVE_SW + 16, 4);
-    if (sv->xv.iov_base && magic1 == FP_MAGIC1 && size >= 512 && size <= n) {
+    uint64_t xcr0 = 0; /* where ptrace's image has it; a signal frame has its sizes there */
+    memcpy(&xcr0, fp + XSAVE_SW, 8);
+    uint64_t feat = xcr0 & ~XFEATURES_DYNAMIC;
+    uint32_t size = sv->xv.iov_base ? xsave_size(feat) : 0;
+    memset(fp + XSAVE_SW, 0, 48);
+    if (size && size <= n) { /* the kernel restores the XSAVE state of these features */
+        struct {
+            uint32_t magic1, extended_size;
+            uint64_t xfeatures;
+            uint32_t xstate_size, pad[7];
+        } sw = {FP_MAGIC1, size + 4, feat, size, {0}};
         uint32_t m2 = FP_MAGIC2;
-        memcpy(fp + size, &m2, 4); /* the kernel restores the whole XSAVE state */
+        memcpy(fp + XSAVE_SW, &sw, sizeof sw);
+        memcpy(fp + size, &m2, 4);
         n = size + 4;
     } else {
-        memset(fp + XSAVE_SW, 0, 48); /* FXSAVE's state only */
-        n = 512;
+        n = 512; /* FXSAVE's state only */
     }
     uint64_t fpat = (area - n) & ~(uint64_t)63;
     struct k_sigframe f = {
@@ -503,28 +559,45 @@ static int put_frame(pid_t pid, const struct saved *sv, uint64_t restorer, uint6
     return mem_io(pid, fpat, fp, n, 1) || mem_io(pid, *sp, &f, sizeof f, 1) ? -1 : 0;
 }
 
-/* How a call ends: with a frame, the thread's entry into rt_sigreturn at the restorer, where
- * ptt trace sends it to address 0 instead; then (or at once without a frame) the fault there. */
+/* How a call ends: with a frame, the thread's entry into rt_sigreturn at the restorer with the
+ * stack pointer just above the frame (not a handler's return); else its fault at address 0. */
 struct ending {
-    uint64_t restorer; /* 0: no frame, or the entry seen */
+    uint64_t restorer; /* 0: no frame */
+    uint64_t sp;       /* the frame: the stack pointer at the entry is sp + 8 */
+    const struct saved *sv;
 };
 
-/* Whether the thread's stop is the end of the call: 1; 0 it is not (ptrace's own stops are
- * passed over, the program's signals delivered); -1 the call failed. */
-static int call_done(pid_t tid, int status, struct ending *e)
+/* At the end of a call through a frame, the thread stopped at the entry of its rt_sigreturn:
+ * its registers put back there, that system call not made (orig_rax -1), and the one it was
+ * stopped in restarted as the kernel would have (restart): the thread goes on from that state
+ * whenever it runs, ptt trace alive or not. The vector state first: a thread let go between the
+ * two (ptt trace killed) returns through the frame, which has it too. */
+static int put_back(pid_t tid, const struct saved *sv)
+{
+    struct user_regs_struct r = sv->regs;
+    restart(&r, 1);
+    r.orig_rax = (uint64_t)-1;
+    struct iovec xv = sv->xv;
+    if (xv.iov_base ? ptrace(PTRACE_SETREGSET, tid, (void *)NT_X86_XSTATE, &xv)
+                    : ptrace(PTRACE_SETFPREGS, tid, 0, sv->xstate))
+        return -1;
+    return ptrace(PTRACE_SETREGS, tid, 0, &r) ? -1 : 0;
+}
+
+/* Whether the thread's stop is the end of the call: 1 (with a frame, its registers put back
+ * already); 0 it is not (ptrace's own stops are passed over, the program's signals delivered);
+ * -1 the call failed. */
+static int call_done(pid_t tid, int status, const struct ending *e)
 {
     struct user_regs_struct r;
     if (WIFEXITED(status) || WIFSIGNALED(status) || ptrace(PTRACE_GETREGS, tid, 0, &r))
         return -1;
     int go = e->restorer ? PTRACE_SYSCALL : PTRACE_CONT;
     if (WIFSTOPPED(status) && WSTOPSIG(status) == (SIGTRAP | 0x80)) { /* a system call */
-        if (!e->restorer || r.orig_rax != SYS_rt_sigreturn ||
-            r.rip != e->restorer + sizeof restore_rt)
-            return ptrace(go, tid, 0, 0) ? -1 : 0;
-        r.orig_rax = (uint64_t)-1; /* not made: the registers are put back at the fault */
-        r.rip = 0;
-        e->restorer = 0;
-        return ptrace(PTRACE_SETREGS, tid, 0, &r) || ptrace(PTRACE_CONT, tid, 0, 0) ? -1 : 0;
+        if (e->restorer && r.orig_rax == SYS_rt_sigreturn &&
+            r.rip == e->restorer + sizeof restore_rt && r.rsp == e->sp + 8)
+            return put_back(tid, e->sv) ? -1 : 1;
+        return ptrace(go, tid, 0, 0) ? -1 : 0;
     }
     int sig = stop_signal(status);
     if (sig == SIGSEGV && r.rip == 0 && !e->restorer)
@@ -534,38 +607,46 @@ static int call_done(pid_t tid, int status, struct ending *e)
     return ptrace(go, tid, 0, (void *)(intptr_t)sig) ? -1 : 0;
 }
 
-/* Wait for the call's end. After a second, the other threads run too: one of them may hold a
- * lock the call needs. */
-static int wait_call(struct stopped *s, pid_t tid, struct ending *e, int *status)
+/* Wait for the call's end, woken by SIGCHLD at each of the thread's stops (a call through a
+ * frame stops at each of its system calls). After a second, the other threads run too: one of
+ * them may hold a lock the call needs. (ptt trace -p has no child of its own whose SIGCHLD this
+ * could take.) */
+static int wait_call(struct stopped *s, pid_t tid, const struct ending *e, int *status)
 {
     struct timespec t0, now, d = {0, 1000000};
+    sigset_t chld, old;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    pthread_sigmask(SIG_BLOCK, &chld, &old);
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    int others_run = 0, done = 0;
+    int others_run = 0, done = 0, rc = 0;
     while (!done) {
         pid_t r = waitpid(tid, status, __WALL | WNOHANG);
         if (r == tid && (done = call_done(tid, *status, e)) < 0)
             break;
-        if (r < 0 && errno != EINTR)
-            return -1;
+        if (r < 0 && errno != EINTR) {
+            rc = -1;
+            break;
+        }
         clock_gettime(CLOCK_MONOTONIC, &now);
         if (!others_run && now.tv_sec - t0.tv_sec >= 1) {
             others(s, tid, 1);
             others_run = 1;
         }
         if (!done && r != tid)
-            nanosleep(&d, NULL);
+            sigtimedwait(&chld, NULL, &d);
     }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (others_run) /* stopped again, as they were */
         others(s, tid, 0);
-    return done > 0 ? 0 : -1;
+    return rc || done <= 0 ? -1 : 0;
 }
 
 /* Make thread tid call fn(a[0], a[1]) with data copied below its stack (a[i] is an offset into
  * the data where bit i of rel is set); the data (results) are read back. The call returns
  * through a signal frame (put_frame), which leaves its rax to nobody: its results are in the
- * data. With want_rax (or where no frame can be made) it returns to address 0 instead, as
- * before such frames, a ptt trace killed meanwhile leaving the thread to fault there; *ret: the
- * call's rax then, else 0. */
+ * data. With want_rax (or where no frame can be made) it returns to address 0 instead, a ptt
+ * trace killed meanwhile leaving the thread to fault there; *ret: the call's rax then, else 0. */
 static int call_in(struct stopped *s, pid_t tid, uint64_t fn, const uint64_t a[2], unsigned rel,
                    void *data, size_t n, int want_rax, int64_t *ret, char *err, size_t len)
 {
@@ -582,10 +663,10 @@ static int call_in(struct stopped *s, pid_t tid, uint64_t fn, const uint64_t a[2
         s->restorer = find_restorer(s->pid);
         s->restorer_looked = 1;
     }
-    struct ending e = {0};
+    struct ending e = {0, 0, &sv};
     if (!want_rax && s->restorer && !put_frame(s->pid, &sv, s->restorer, area, &sp) &&
         !ptrace(PTRACE_SETOPTIONS, tid, 0, PTRACE_O_TRACESYSGOOD))
-        e.restorer = s->restorer;
+        e.restorer = s->restorer, e.sp = sp;
     else if (sp = area - 16, mem_io(s->pid, sp + 8, &zero, 8, 1))
         return fail(err, len, "cannot write into process %d: %s", (int)s->pid, strerror(errno));
     else
@@ -605,9 +686,10 @@ static int call_in(struct stopped *s, pid_t tid, uint64_t fn, const uint64_t a[2
     int ok = !wait_call(s, tid, &e, &st);
     struct user_regs_struct after = {0};
     ptrace(PTRACE_GETREGS, tid, 0, &after);
+    if (!ok || !e.restorer) /* through a frame, put back at its end (put_back) */
+        restore_regs(tid, &sv);
     if (ok && n)
         mem_io(s->pid, area, data, n, 0);
-    restore_regs(tid, &sv);
     if (!ok)
         return fail(err, len, "the call in process %d stopped at 0x%llx (signal %d)", (int)s->pid,
                     (unsigned long long)after.rip, WIFSTOPPED(st) ? WSTOPSIG(st) : 0);
@@ -740,14 +822,11 @@ static int64_t describe(const struct stopped *s, struct ptt_stopped_thread *t, i
 {
     int64_t n = 0;
     for (int i = 0; i < s->n && n < max; i++) {
-        struct user_regs_struct r;
-        if (ptrace(PTRACE_GETREGS, s->tids[i], 0, &r) || r.orig_rax != SYS_futex)
+        if (s->at[i].nr != SYS_futex)
             continue;
-        struct ptt_stopped_thread *d = &t[n++];
-        *d = (struct ptt_stopped_thread){.tid = s->tids[i], .rsp = r.rsp, .nr = r.orig_rax};
-        d->stack_hi = mapping_end(s->pid, r.rsp);
-        d->a0 = r.rdi, d->a1 = r.rsi, d->a2 = r.rdx;
-        d->fs_base = r.fs_base;
+        t[n] = s->at[i];
+        t[n].stack_hi = mapping_end(s->pid, t[n].rsp);
+        n++;
     }
     return n;
 }

@@ -193,30 +193,47 @@ def test_killed_while_attached(tmp_path):
     check_trace(tmp_path / "again.ptt", n)
 
 
+def main_waits_inside_dlopen(loop, tracer):
+    """Wait until ptt trace -p (pid tracer) has the program's main thread wait inside the dlopen
+    it made it call: for the dynamic linker's lock, in futex."""
+    deadline = time.monotonic() + 2
+    while time.monotonic() < deadline:
+        if status_of(loop.pid, "TracerPid") == str(tracer) and status_of(loop.pid, "State")[0] == "S":
+            with open(f"/proc/{loop.pid}/syscall") as f:
+                if f.read().split()[0] == "202":  # futex
+                    return
+        time.sleep(0.01)
+    pytest.fail("ptt trace -p never had the program wait inside dlopen")
+
+
 def test_killed_inside_a_call(tmp_path):
     """ptt trace -p killed (SIGKILL) while the thread it made call dlopen waits inside it, for the
     dynamic linker's lock another thread holds (a library's constructor that sleeps): the call
-    returns through the signal frame ptt trace left below it, and the thread goes on as it was,
-    in the read of its commands (it returned to address 0 and died of SIGSEGV before). The
-    program runs on, loads its library, and a second ptt trace -p records as usual."""
+    returns through the signal frame ptt trace left below it, and the thread goes on as it was:
+    in a read system call, made again, with its vector registers as they were (all of ymm0, a
+    pattern the program checks). It returned to address 0 and died of SIGSEGV before; with a
+    frame of the SSE state only, ymm0's upper half came back zeroed. The program runs on, loads
+    its library, and a second ptt trace -p records as usual."""
     loop = Loop(prefix=("env", "SLOWINIT_MS=2500"))
     loop.live.send("slowload")
     assert loop.live.value("ctor") == "1"
+    loop.live.send("vecread")
+    deadline = time.monotonic() + 5
+    while status_of(loop.pid, "State")[0] != "S" or open(f"/proc/{loop.pid}/syscall").read().split()[0] != "0":
+        assert time.monotonic() < deadline, "main never read"
+        time.sleep(0.01)
     p = subprocess.Popen([str(PTT), "trace", "-p", str(loop.pid), "-o", str(tmp_path / "t.ptt")],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 2
-    while time.monotonic() < deadline:  # main made to call dlopen, waiting for the lock
-        if status_of(loop.pid, "TracerPid") == str(p.pid) and status_of(loop.pid, "State")[0] == "S":
-            with open(f"/proc/{loop.pid}/syscall") as f:
-                if f.read().split()[0] == "202":  # futex
-                    break
-        time.sleep(0.01)
-    else:
-        pytest.fail("ptt trace -p never had the program wait inside dlopen")
+    main_waits_inside_dlopen(loop, p.pid)
     time.sleep(0.2)
     p.kill()
     p.communicate(timeout=60)
     assert loop.live.value("slowloaded") == "1"
+    loop.live.send("x")
+    vec = loop.live.value("vecread")
+    if vec == "-1":
+        pytest.skip("no AVX here")
+    assert vec == "1", "ymm0 changed"
     assert loop.live.p.poll() is None, "the program died"
     assert loop.phase(0.1) > 0
     b = Attach(loop.pid, tmp_path / "again.ptt")
@@ -226,6 +243,37 @@ def test_killed_inside_a_call(tmp_path):
     loop.phase(0.1)
     loop.finish()
     check_trace(tmp_path / "again.ptt", n)
+
+
+def test_signal_inside_a_call(tmp_path):
+    """A signal handled by the program while the thread ptt trace -p made call dlopen waits
+    inside it: the handler returns through the C library's rt_sigreturn, as the call will, but
+    with its own frame; ptt trace waits for the call's, and the attach records as usual."""
+    loop = Loop(prefix=("env", "SLOWINIT_MS=2500"))
+    loop.live.send("handler")
+    assert loop.live.value("handled") == "1"
+    loop.live.send("slowload")
+    assert loop.live.value("ctor") == "1"
+    a = subprocess.Popen([str(PTT), "trace", "-p", str(loop.pid), "-o", str(tmp_path / "t.ptt")],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    main_waits_inside_dlopen(loop, a.pid)
+    for _ in range(3):
+        os.kill(loop.pid, signal.SIGUSR1)
+        time.sleep(0.05)
+    line = a.stderr.readline()
+    assert ATTACHED_RE.match(line), line + (a.stderr.read() if a.poll() is not None else "")
+    assert loop.live.value("slowloaded") == "1"
+    n = loop.phase(0.3)
+    a.send_signal(signal.SIGINT)
+    _out, err = a.communicate(timeout=60)
+    assert a.returncode == 0, err
+    loop.live.send("handler")  # raises it once more: 1 before, 3 during the call
+    assert loop.live.value("handled") == "5"
+    loop.finish()
+    counts, _head = summary_counts(tmp_path / "t.ptt")
+    assert {name: counts[name] for name in CALLS} == {name: n for name in CALLS}
+    # main, the workers, and the loading thread if it had not ended when libptt started
+    assert counts["THREAD_ATTACHED"] in (3, 4)
 
 
 def status_of(pid, key):

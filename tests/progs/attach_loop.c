@@ -7,6 +7,8 @@
  *   exec   prints "exec=1" and executes sleep 2 (ptt trace -p must then find nothing to detach)
  *   slowload  a thread loads libslowinit.so (next to this program), whose constructor prints
  *          "ctor=1" and holds the dynamic linker's lock a while; "slowloaded=1" once loaded
+ *   vecread   reads one byte of stdin with a bare read system call, a pattern in ymm0 around it:
+ *          "vecread=1" if ymm0 still holds it after (all 256 bits), 0 if not, -1 without AVX
  *   quit   prints "total=N" and "ok=1" if the mutex-protected counter agrees, and ends.
  * Idle workers poll a flag with nanosleep: no POSIX threads call outside the lock loop, so the
  * calls made while attached are exactly those between a go and a pause. */
@@ -74,6 +76,27 @@ static void *slow_load(void *arg)
     return NULL;
 }
 
+/* The vecread command: what a thread stopped in a system call had in its vector registers is
+ * there when the call returns, whatever ptt trace -p made it run meanwhile. */
+static int vec_read(void)
+{
+    static const uint64_t pat[4] = {0x0123456789abcdefull, 0xfedcba9876543210ull,
+                                    0x1111222233334444ull, 0x5555666677778888ull};
+    uint64_t back[4] = {0};
+    char c;
+    long r;
+    if (!__builtin_cpu_supports("avx"))
+        return -1;
+    __asm__ volatile("vmovdqu %[pat], %%ymm0\n\t"
+                     "syscall\n\t"
+                     "vmovdqu %%ymm0, %[back]\n\t"
+                     "vzeroupper"
+                     : "=a"(r), [back] "=m"(back)
+                     : "a"(0L), "D"(0L), "S"(&c), "d"(1L), [pat] "m"(pat)
+                     : "rcx", "r11", "memory", "xmm0");
+    return r == 1 && !memcmp(back, pat, sizeof pat);
+}
+
 int main(void)
 {
     pthread_t t[WORKERS];
@@ -116,6 +139,8 @@ int main(void)
             pthread_t l;
             pthread_create(&l, NULL, slow_load, NULL);
             pthread_detach(l);
+        } else if (!strcmp(line, "vecread\n")) {
+            put_line("vecread=%d", vec_read());
         } else if (!strcmp(line, "quit\n")) {
             break;
         }
