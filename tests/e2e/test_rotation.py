@@ -129,16 +129,20 @@ def test_parts_whole_and_bounded(flood):
 
 
 def test_set_is_the_trace(flood):
-    """The set read as one trace: exactly the events of the trace of one file."""
+    """The set read as one trace: exactly the events of the trace of one file. But for ptt's own
+    waits for a free sub-buffer (TRACE_BUFFER_WAIT), which the machine's load decides: a loaded
+    CI run had 2 in one of the two runs."""
     d, one, rot = flood
-    assert one[1] == rot[1]  # events written
     c1, c2 = counts(d / "one.ptt"), counts(d / "rot.ptt")
+    waits1, waits2 = c1.pop("TRACE_BUFFER_WAIT", 0), c2.pop("TRACE_BUFFER_WAIT", 0)
+    assert int(one[1]) - waits1 == int(rot[1]) - waits2  # events written
     assert c1 == c2 and c1["MUTEX_LOCK_IN"] == 80000
     head = summary_counts(d / "rot.ptt")[1]
     assert head["parts"] == f"1-{len(parts_of(d / 'rot.ptt'))} of set {read_part(d / 'rot.ptt.1')[0]['set']}"
     # per thread, the same events in the same order (times and addresses left out)
     def by_thread(path):
-        ev = parse_raw(read("--format=raw", path).stdout)
+        ev = [e for e in parse_raw(read("--format=raw", path).stdout)
+              if e.name != "TRACE_BUFFER_WAIT"]
         tids = sorted({e.tid for e in ev})
         return sorted(tuple(e.name for e in ev if e.tid == t) for t in tids)
     assert by_thread(d / "one.ptt") == by_thread(d / "rot.ptt")
