@@ -347,14 +347,15 @@ struct saved {
     _Alignas(64) char xstate[16384];
     struct iovec xv;
     uint64_t sigmask;
+    int have_mask; /* PTRACE_GETSIGMASK (Linux 3.11) gave it: a frame can be made */
 };
 
 static int save_regs(pid_t tid, struct saved *sv)
 {
     sv->xv = (struct iovec){sv->xstate, sizeof sv->xstate};
-    if (ptrace(PTRACE_GETREGS, tid, 0, &sv->regs) ||
-        ptrace(PTRACE_GETSIGMASK, tid, (void *)sizeof sv->sigmask, &sv->sigmask))
+    if (ptrace(PTRACE_GETREGS, tid, 0, &sv->regs))
         return -1;
+    sv->have_mask = !ptrace(PTRACE_GETSIGMASK, tid, (void *)sizeof sv->sigmask, &sv->sigmask);
     if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_X86_XSTATE, &sv->xv)) {
         sv->xv.iov_len = sizeof(struct user_fpregs_struct);
         if (ptrace(PTRACE_GETFPREGS, tid, 0, sv->xstate))
@@ -663,8 +664,14 @@ static int call_in(struct stopped *s, pid_t tid, uint64_t fn, const uint64_t a[2
         s->restorer = find_restorer(s->pid);
         s->restorer_looked = 1;
     }
+    /* A thread stopped with a signal ends the call at a signal's stop, where the signal can be
+     * given back to it when it is let go (resume_all): not at a system call's. */
+    int k = 0;
+    while (k < s->n && s->tids[k] != tid)
+        k++;
+    int frame = !want_rax && s->restorer && sv.have_mask && (k == s->n || !s->sig[k]);
     struct ending e = {0, 0, &sv};
-    if (!want_rax && s->restorer && !put_frame(s->pid, &sv, s->restorer, area, &sp) &&
+    if (frame && !put_frame(s->pid, &sv, s->restorer, area, &sp) &&
         !ptrace(PTRACE_SETOPTIONS, tid, 0, PTRACE_O_TRACESYSGOOD))
         e.restorer = s->restorer, e.sp = sp;
     else if (sp = area - 16, mem_io(s->pid, sp + 8, &zero, 8, 1))

@@ -245,6 +245,25 @@ def test_killed_inside_a_call(tmp_path):
     check_trace(tmp_path / "again.ptt", n)
 
 
+def test_library_not_loadable(tmp_path):
+    """A libptt the program's dlopen refuses (not an ELF file, beside a copy of ptt): ptt trace -p
+    says why, as dlerror gave it (that call returns to address 0: its rax is the message), and
+    leaves the program as it was."""
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "lib").mkdir()
+    shutil.copy(PTT, tmp_path / "bin" / "ptt")
+    lib = tmp_path / "lib" / "libptt.so"
+    lib.write_text("not an ELF file\n" * 100)
+    loop = Loop()
+    p = run([tmp_path / "bin" / "ptt", "trace", "-p", loop.pid, "-o", tmp_path / "t.ptt"])
+    assert (p.returncode, p.stderr) == (
+        125, f"ptt trace: process {loop.pid} could not load {lib}: {lib}: invalid ELF header\n")
+    assert loop.state() == loop.before
+    assert status_of(loop.pid, "TracerPid") == "0"
+    assert loop.phase(0.1) > 0
+    loop.finish()
+
+
 def test_signal_inside_a_call(tmp_path):
     """A signal handled by the program while the thread ptt trace -p made call dlopen waits
     inside it: the handler returns through the C library's rt_sigreturn, as the call will, but
