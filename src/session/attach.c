@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/user.h>
@@ -387,6 +388,8 @@ static void others(struct stopped *s, pid_t tid, int run)
         } else if (!ptrace(PTRACE_INTERRUPT, s->tids[i], 0, 0) && !wait_stop(s->tids[i], &st)) {
             s->sig[i] = stop_signal(st);
             where(s, i); /* it ran */
+        } else {
+            s->at[i].nr = (uint64_t)-1; /* ended meanwhile: nothing of it to follow */
         }
     }
 }
@@ -665,11 +668,14 @@ static int call_in(struct stopped *s, pid_t tid, uint64_t fn, const uint64_t a[2
         s->restorer_looked = 1;
     }
     /* A thread stopped with a signal ends the call at a signal's stop, where the signal can be
-     * given back to it when it is let go (resume_all): not at a system call's. */
+     * given back to it when it is let go (resume_all): not at a system call's. One under a
+     * seccomp filter too: the filter would judge the system call skipped at the end (put_back),
+     * number -1, which it may refuse, kill or trap. */
     int k = 0;
     while (k < s->n && s->tids[k] != tid)
         k++;
-    int frame = !want_rax && s->restorer && sv.have_mask && (k == s->n || !s->sig[k]);
+    int frame = !want_rax && s->restorer && sv.have_mask && (k == s->n || !s->sig[k]) &&
+                status_field(tid, "Seccomp") != 2;
     struct ending e = {0, 0, &sv};
     if (frame && !put_frame(s->pid, &sv, s->restorer, area, &sp) &&
         !ptrace(PTRACE_SETOPTIONS, tid, 0, PTRACE_O_TRACESYSGOOD))
@@ -722,12 +728,37 @@ static uint64_t lib_sym(const struct ptt_attach *a, const char *name)
 
 static const char *const ld_names[] = {"ld-linux-x86-64.so.2", "ld-2.*", NULL};
 
+/* Whether the mapping of process pid that starts at addr is of file st (its device and inode,
+ * as /proc/PID/maps gives them). */
+static int maps_file_at(pid_t pid, uint64_t addr, const struct stat *st)
+{
+    char mp[64], line[4096 + 128];
+    snprintf(mp, sizeof mp, "/proc/%d/maps", (int)pid);
+    FILE *f = proc_open(mp);
+    int same = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        unsigned long long lo, ino;
+        unsigned maj, mnr;
+        if (sscanf(line, "%llx-%*x %*s %*x %x:%x %llu", &lo, &maj, &mnr, &ino) == 4 && lo == addr) {
+            same = maj == major(st->st_dev) && mnr == minor(st->st_dev) && ino == st->st_ino;
+            break;
+        }
+    }
+    if (f)
+        fclose(f);
+    return same;
+}
+
 /* dlopen's handle of the library loaded at bias in process pid (glibc's: its struct link_map,
- * in the dynamic linker's list, _r_debug.r_map), or 0. By its bias, not its name: a preloaded
- * libptt has the name it was preloaded by. */
-static uint64_t loaded_handle(pid_t pid, uint64_t bias)
+ * in the dynamic linker's list, _r_debug.r_map), or 0. By its bias, not its name (a preloaded
+ * libptt has the name it was preloaded by), and the file mapped there must be path's: another
+ * libptt.so left loaded does not answer for a dlopen that failed. */
+static uint64_t loaded_handle(pid_t pid, uint64_t bias, const char *path)
 {
     char ld[PATH_MAX];
+    struct stat want;
+    if (stat(path, &want) || !maps_file_at(pid, bias, &want))
+        return 0;
     uint64_t base = map_base(pid, ld_names, ld, sizeof ld);
     uint64_t rd = base ? elf_sym(ld, "_r_debug", NULL) : 0, lm = 0;
     if (!rd || mem_io(pid, base + rd + 8, &lm, sizeof lm, 0)) /* r_map, after r_version */
@@ -760,7 +791,7 @@ static int load_lib(struct ptt_attach *a, struct stopped *s, char *err, size_t l
     const char *names[] = {slash ? slash + 1 : a->lib, NULL};
     char mapped[PATH_MAX];
     a->lib_base = map_base(a->pid, names, mapped, sizeof mapped);
-    if (!a->lib_base || !(h = (int64_t)loaded_handle(a->pid, a->lib_base))) {
+    if (!a->lib_base || !(h = (int64_t)loaded_handle(a->pid, a->lib_base, a->lib))) {
         char why[256] = "";
         uint64_t de = elf_sym(libc, "dlerror", NULL), none[2] = {0, 0};
         int64_t msg = 0;

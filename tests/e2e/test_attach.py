@@ -196,7 +196,7 @@ def test_killed_while_attached(tmp_path):
 def main_waits_inside_dlopen(loop, tracer):
     """Wait until ptt trace -p (pid tracer) has the program's main thread wait inside the dlopen
     it made it call: for the dynamic linker's lock, in futex."""
-    deadline = time.monotonic() + 2
+    deadline = time.monotonic() + 3
     while time.monotonic() < deadline:
         if status_of(loop.pid, "TracerPid") == str(tracer) and status_of(loop.pid, "State")[0] == "S":
             with open(f"/proc/{loop.pid}/syscall") as f:
@@ -214,7 +214,7 @@ def test_killed_inside_a_call(tmp_path):
     pattern the program checks). It returned to address 0 and died of SIGSEGV before; with a
     frame of the SSE state only, ymm0's upper half came back zeroed. The program runs on, loads
     its library, and a second ptt trace -p records as usual."""
-    loop = Loop(prefix=("env", "SLOWINIT_MS=2500"))
+    loop = Loop(prefix=("env", "SLOWINIT_MS=4000"))
     loop.live.send("slowload")
     assert loop.live.value("ctor") == "1"
     loop.live.send("vecread")
@@ -227,7 +227,8 @@ def test_killed_inside_a_call(tmp_path):
     main_waits_inside_dlopen(loop, p.pid)
     time.sleep(0.2)
     p.kill()
-    p.communicate(timeout=60)
+    _out, err = p.communicate(timeout=60)
+    assert "attached" not in err, "killed after the calls, not inside one"
     assert loop.live.value("slowloaded") == "1"
     loop.live.send("x")
     vec = loop.live.value("vecread")
@@ -243,6 +244,22 @@ def test_killed_inside_a_call(tmp_path):
     loop.phase(0.1)
     loop.finish()
     check_trace(tmp_path / "again.ptt", n)
+
+
+def test_seccomp_filtered(tmp_path):
+    """A program under a seccomp filter that refuses unknown system calls, -1 among them (as
+    container runtimes' do): its calls end as without frames (at address 0), since ending one at
+    rt_sigreturn's entry skips that system call as number -1, which the filter would answer
+    with EPERM in the thread's rax (its read of commands then failed). Recorded as usual."""
+    loop = Loop()
+    loop.live.send("seccomp")
+    assert loop.live.value("seccomp") == "1"
+    a = Attach(loop.pid, tmp_path / "t.ptt")
+    n = loop.phase(0.3)
+    rc, err = a.end()
+    assert rc == 0, err
+    loop.finish()
+    check_trace(tmp_path / "t.ptt", n)
 
 
 def test_library_not_loadable(tmp_path):
@@ -268,7 +285,7 @@ def test_signal_inside_a_call(tmp_path):
     """A signal handled by the program while the thread ptt trace -p made call dlopen waits
     inside it: the handler returns through the C library's rt_sigreturn, as the call will, but
     with its own frame; ptt trace waits for the call's, and the attach records as usual."""
-    loop = Loop(prefix=("env", "SLOWINIT_MS=2500"))
+    loop = Loop(prefix=("env", "SLOWINIT_MS=4000"))
     loop.live.send("handler")
     assert loop.live.value("handled") == "1"
     loop.live.send("slowload")
@@ -286,8 +303,8 @@ def test_signal_inside_a_call(tmp_path):
     a.send_signal(signal.SIGINT)
     _out, err = a.communicate(timeout=60)
     assert a.returncode == 0, err
-    loop.live.send("handler")  # raises it once more: 1 before, 3 during the call
-    assert loop.live.value("handled") == "5"
+    loop.live.send("handler")  # raises it once more: 1 before, 3 sent during the call
+    assert 3 <= int(loop.live.value("handled")) <= 5  # two sent close together may make one
     loop.finish()
     counts, _head = summary_counts(tmp_path / "t.ptt")
     assert {name: counts[name] for name in CALLS} == {name: n for name in CALLS}

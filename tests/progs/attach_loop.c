@@ -7,6 +7,8 @@
  *   exec   prints "exec=1" and executes sleep 2 (ptt trace -p must then find nothing to detach)
  *   slowload  a thread loads libslowinit.so (next to this program), whose constructor prints
  *          "ctor=1" and holds the dynamic linker's lock a while; "slowloaded=1" once loaded
+ *   seccomp   a seccomp filter on every thread that refuses (EPERM) the system calls numbered
+ *          1024 and above, -1 among them, as container runtimes' do: "seccomp=1" once installed
  *   vecread   reads one byte of stdin with a bare read system call, a pattern in ymm0 around it:
  *          "vecread=1" if ymm0 still holds it after (all 256 bits), 0 if not, -1 without AVX
  *   quit   prints "total=N" and "ok=1" if the mutex-protected counter agrees, and ends.
@@ -14,6 +16,11 @@
  * calls made while attached are exactly those between a go and a pause. */
 #include <dlfcn.h>
 #include <limits.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <signal.h>
 #include <stdatomic.h>
 
@@ -74,6 +81,20 @@ static void *slow_load(void *arg)
     strcpy(strrchr(path, '/') + 1, "libslowinit.so");
     put_line("slowloaded=%d", dlopen(path, RTLD_NOW) != NULL);
     return NULL;
+}
+
+/* The seccomp command: 1 once the filter is on every thread. */
+static int filter_calls(void)
+{
+    struct sock_filter code[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 1024, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = {sizeof code / sizeof *code, code};
+    return !prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) &&
+           !syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog);
 }
 
 /* The vecread command: what a thread stopped in a system call had in its vector registers is
@@ -139,6 +160,8 @@ int main(void)
             pthread_t l;
             pthread_create(&l, NULL, slow_load, NULL);
             pthread_detach(l);
+        } else if (!strcmp(line, "seccomp\n")) {
+            put_line("seccomp=%d", filter_calls());
         } else if (!strcmp(line, "vecread\n")) {
             put_line("vecread=%d", vec_read());
         } else if (!strcmp(line, "quit\n")) {
