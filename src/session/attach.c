@@ -72,6 +72,14 @@ static FILE *proc_open(const char *path)
     return f;
 }
 
+/* /proc/PID/maps, opened for reading (NULL: see proc_open). */
+static FILE *maps_of(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+    return proc_open(path);
+}
+
 /* A line "Key:\tvalue" of /proc/PID/status, as a number (-1: none). */
 static long status_field(pid_t pid, const char *key)
 {
@@ -94,9 +102,8 @@ static long status_field(pid_t pid, const char *key)
  * (0: none). */
 static uint64_t map_base(pid_t pid, const char *const *ends, char *path, size_t len)
 {
-    char mp[64], line[4096 + 128];
-    snprintf(mp, sizeof mp, "/proc/%d/maps", (int)pid);
-    FILE *f = proc_open(mp);
+    char line[4096 + 128];
+    FILE *f = maps_of(pid);
     uint64_t best = 0;
     while (f && fgets(line, sizeof line, f)) {
         unsigned long long lo;
@@ -442,11 +449,10 @@ static uint64_t scan_for(pid_t pid, uint64_t lo, uint64_t hi)
  * the address of its first instruction, or 0. */
 static uint64_t find_restorer(pid_t pid)
 {
-    char libc[PATH_MAX], mp[64], line[4096 + 128];
+    char libc[PATH_MAX], line[4096 + 128];
     if (!map_base(pid, libc_names, libc, sizeof libc))
         return 0;
-    snprintf(mp, sizeof mp, "/proc/%d/maps", (int)pid);
-    FILE *f = proc_open(mp);
+    FILE *f = maps_of(pid);
     uint64_t at = 0;
     while (f && !at && fgets(line, sizeof line, f)) {
         unsigned long long lo, hi;
@@ -732,9 +738,8 @@ static const char *const ld_names[] = {"ld-linux-x86-64.so.2", "ld-2.*", NULL};
  * as /proc/PID/maps gives them). */
 static int maps_file_at(pid_t pid, uint64_t addr, const struct stat *st)
 {
-    char mp[64], line[4096 + 128];
-    snprintf(mp, sizeof mp, "/proc/%d/maps", (int)pid);
-    FILE *f = proc_open(mp);
+    char line[4096 + 128];
+    FILE *f = maps_of(pid);
     int same = 0;
     while (f && fgets(line, sizeof line, f)) {
         unsigned long long lo, ino;
@@ -838,9 +843,8 @@ static int start_lib(struct ptt_attach *a, struct stopped *s, const char *env, c
 /* The end of the mapping of process pid that holds address a (0: none). */
 static uint64_t mapping_end(pid_t pid, uint64_t a)
 {
-    char mp[64], line[4096 + 128];
-    snprintf(mp, sizeof mp, "/proc/%d/maps", (int)pid);
-    FILE *f = proc_open(mp);
+    char line[4096 + 128];
+    FILE *f = maps_of(pid);
     uint64_t end = 0;
     while (f && fgets(line, sizeof line, f)) {
         unsigned long long lo, hi;
@@ -1015,9 +1019,8 @@ static void clear(const struct ptt_attach *a, pid_t pid, pid_t tid)
 /* The end of libptt's mapping that starts at its base. */
 static uint64_t lib_end(const struct ptt_attach *a)
 {
-    char mp[64], line[4096 + 128];
-    snprintf(mp, sizeof mp, "/proc/%d/maps", (int)a->pid);
-    FILE *f = proc_open(mp);
+    char line[4096 + 128];
+    FILE *f = maps_of(a->pid);
     uint64_t end = a->lib_base;
     while (f && fgets(line, sizeof line, f)) {
         unsigned long long lo, hi;
