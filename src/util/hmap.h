@@ -44,7 +44,7 @@ static inline uint64_t ptt_key2(uint64_t a, uint64_t b)
     return k ^ k >> 29;
 }
 
-/* A key for a string (FNV-1a): names, paths. Equal strings only are sure to have equal keys. */
+/* A key for a string (FNV-1a): names, paths. Two strings may share one: compare them too. */
 static inline uint64_t ptt_key_str(const char *s)
 {
     uint64_t h = 1469598103934665603ull;
