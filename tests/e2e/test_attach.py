@@ -193,33 +193,39 @@ def test_killed_while_attached(tmp_path):
     check_trace(tmp_path / "again.ptt", n)
 
 
+def sleeps_in(pid, nr):
+    """Whether thread pid sleeps inside system call number nr."""
+    with open(f"/proc/{pid}/syscall") as f:
+        return status_of(pid, "State")[0] == "S" and f.read().split()[0] == str(nr)
+
+
 def main_waits_inside_dlopen(loop, tracer):
     """Wait until ptt trace -p (pid tracer) has the program's main thread wait inside the dlopen
-    it made it call: for the dynamic linker's lock, in futex."""
-    deadline = time.monotonic() + 3
+    it made it call: for the dynamic linker's lock, in futex (202)."""
+    deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
-        if status_of(loop.pid, "TracerPid") == str(tracer) and status_of(loop.pid, "State")[0] == "S":
-            with open(f"/proc/{loop.pid}/syscall") as f:
-                if f.read().split()[0] == "202":  # futex
-                    return
+        if status_of(loop.pid, "TracerPid") == str(tracer) and sleeps_in(loop.pid, 202):
+            return
         time.sleep(0.01)
     pytest.fail("ptt trace -p never had the program wait inside dlopen")
 
 
 def test_killed_inside_a_call(tmp_path):
     """ptt trace -p killed (SIGKILL) while the thread it made call dlopen waits inside it, for the
-    dynamic linker's lock another thread holds (a library's constructor that sleeps): the call
-    returns through the signal frame ptt trace left below it, and the thread goes on as it was:
+    dynamic linker's lock another thread holds (a library's constructor that waits for a file):
+    the call returns through the signal frame ptt trace left below it, and the thread goes on as
+    it was:
     in a read system call, made again, with its vector registers as they were (all of ymm0, a
     pattern the program checks). It returned to address 0 and died of SIGSEGV before; with a
     frame of the SSE state only, ymm0's upper half came back zeroed. The program runs on, loads
     its library, and a second ptt trace -p records as usual."""
-    loop = Loop(prefix=("env", "SLOWINIT_MS=4000"))
+    gate = tmp_path / "gate"
+    loop = Loop(prefix=("env", f"SLOWINIT_GATE={gate}"))
     loop.live.send("slowload")
     assert loop.live.value("ctor") == "1"
     loop.live.send("vecread")
-    deadline = time.monotonic() + 5
-    while status_of(loop.pid, "State")[0] != "S" or open(f"/proc/{loop.pid}/syscall").read().split()[0] != "0":
+    deadline = time.monotonic() + 20
+    while not sleeps_in(loop.pid, 0):  # read
         assert time.monotonic() < deadline, "main never read"
         time.sleep(0.01)
     p = subprocess.Popen([str(PTT), "trace", "-p", str(loop.pid), "-o", str(tmp_path / "t.ptt")],
@@ -229,6 +235,7 @@ def test_killed_inside_a_call(tmp_path):
     p.kill()
     _out, err = p.communicate(timeout=60)
     assert "attached" not in err, "killed after the calls, not inside one"
+    gate.touch()  # the constructor ends, the dlopen goes on
     assert loop.live.value("slowloaded") == "1"
     loop.live.send("x")
     vec = loop.live.value("vecread")
@@ -285,7 +292,8 @@ def test_signal_inside_a_call(tmp_path):
     """A signal handled by the program while the thread ptt trace -p made call dlopen waits
     inside it: the handler returns through the C library's rt_sigreturn, as the call will, but
     with its own frame; ptt trace waits for the call's, and the attach records as usual."""
-    loop = Loop(prefix=("env", "SLOWINIT_MS=4000"))
+    gate = tmp_path / "gate"
+    loop = Loop(prefix=("env", f"SLOWINIT_GATE={gate}"))
     loop.live.send("handler")
     assert loop.live.value("handled") == "1"
     loop.live.send("slowload")
@@ -296,6 +304,7 @@ def test_signal_inside_a_call(tmp_path):
     for _ in range(3):
         os.kill(loop.pid, signal.SIGUSR1)
         time.sleep(0.05)
+    gate.touch()
     line = a.stderr.readline()
     assert ATTACHED_RE.match(line), line + (a.stderr.read() if a.poll() is not None else "")
     assert loop.live.value("slowloaded") == "1"
