@@ -672,6 +672,11 @@ void ptt_write_async(struct ptt_thread *t, uint16_t id, unsigned n, const uint64
     REAL(pthread_setcanceltype)(old, &old); /* a pending cancellation acts here, after it */
 }
 
+void ptt_write_any(struct ptt_thread *t, uint16_t id, unsigned n, const uint64_t *a)
+{
+    ptt_write(t, id, n, a);
+}
+
 /* An event at nest 1 while a call waits in the slot: its IN goes first, at its entry. No handler
  * writes or ends the slot meanwhile (they record at nest > 1). */
 void ptt_call_flush(struct ptt_thread *t)

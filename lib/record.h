@@ -112,6 +112,10 @@ int ptt_moved(struct ptt_thread *t, uintptr_t w, uintptr_t size);
 void ptt_write_nested(struct ptt_thread *t, uint16_t id, unsigned n, const uint64_t *a);
 void ptt_unpark(struct ptt_thread *t);
 void ptt_write_async(struct ptt_thread *t, uint16_t id, unsigned n, const uint64_t *a);
+/* ptt_write out of line: for the rare paths of the calls' macros (a call begun inside an event,
+ * ended after a longjmp out of a handler), which inlined in every interposer made libptt's build
+ * slow and its code large for nothing the common path runs. */
+void ptt_write_any(struct ptt_thread *t, uint16_t id, unsigned n, const uint64_t *a);
 void ptt_call_flush(struct ptt_thread *t);
 void ptt_call_end_async(struct ptt_thread *t, uint32_t seq, uint16_t out, unsigned m,
                         const uint64_t *b);
@@ -353,7 +357,7 @@ ptt_call_begin(struct ptt_thread *t, uint16_t id, unsigned n, const uint64_t *a)
 {
     struct ptt_call *c = &t->call;
     if (__builtin_expect(t->nest | c->state | t->async_cancel, 0)) {
-        ptt_write(t, id, n, a);
+        ptt_write_any(t, id, n, a);
         return 0;
     }
     c->state = PTT_CALL_CLAIMED;
@@ -402,9 +406,9 @@ static inline __attribute__((always_inline)) void ptt_call_finish(struct ptt_thr
         --t->nest;
         if (c->state == PTT_CALL_PENDING && c->seq == seq) {
             c->state = PTT_CALL_FREE;
-            ptt_write_now(t, c->id, c->n, c->a);
+            ptt_write_any(t, c->id, c->n, c->a);
         }
-        ptt_write_now(t, out, m, b);
+        ptt_write_any(t, out, m, b);
         return;
     }
     if (__builtin_expect(c->state == PTT_CALL_PENDING && c->seq == seq, 1)) {
