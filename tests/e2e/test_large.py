@@ -11,6 +11,7 @@ import warnings
 import pytest
 
 from conftest import parse_output, prog, ptt_trace, summary_counts
+from test_readahead import sanitized
 
 # The marker selects or leaves out the test (-m large, -m "not large"); conftest.py, which
 # would register it, is not ours: no warning that it is unknown.
@@ -24,6 +25,10 @@ pytestmark = [
                        reason="a trace over 4 GiB (minutes, 12 GiB of disk): run it with "
                        "PTT_LARGE_TESTS=1 (e.g. PTT_LARGE_TESTS=1 ctest -R e2e_large "
                        "--output-on-failure)"),
+    # Under the sanitizers it took 130 s of make check's 15 minutes, to run code the plain build
+    # runs here and the smaller tests and fuzz targets run under the sanitizers.
+    pytest.mark.skipif(sanitized(), reason="the plain build runs it: over 2 minutes under the "
+                       "sanitizers"),
 ]
 
 GIB = 1 << 30
