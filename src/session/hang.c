@@ -41,6 +41,12 @@ struct stream {
      * ended and its sub-buffer was read whole, so that a program that makes threads all along
      * costs the watch little for each that ended (made again if a sub-buffer of it comes). */
     struct ptt_dec *dec;
+    /* A sub-buffer still owned when a later one of the thread was met: a signal handler parked
+     * it around the slot of the event it interrupted (record_nested in lib/buffer.c). Read as
+     * far as written; its rest, that event first, before any later event of the thread's own,
+     * which the thread writes only once that event is done. pdec: its decoding, NULL: none. */
+    struct ptt_dec *pdec;
+    uint32_t pseq, poff;
 };
 
 /* A sub-buffer of the pool as last looked at. */
@@ -166,7 +172,8 @@ static void track_ev(struct ptt_hang *h, struct stream *s, struct ptt_ev *ev)
         s->ended = 1;
 }
 
-static void track(struct ptt_hang *h, struct stream *s, const struct ptt_event *e, uint64_t ticks)
+static void track(struct ptt_hang *h, struct stream *s, const struct ptt_dec *dec,
+                  const struct ptt_event *e, uint64_t ticks)
 {
     struct ptt_ev ev, out;
     memset(&ev, 0, offsetof(struct ptt_ev, args));
@@ -177,8 +184,8 @@ static void track(struct ptt_hang *h, struct stream *s, const struct ptt_event *
     ev.pid = s->pid;
     ev.tid = s->tid;
     ev.serial = s->serial;
-    ev.nargs = s->dec->nargs;
-    memcpy(ev.args, s->dec->args, ev.nargs * sizeof ev.args[0]);
+    ev.nargs = dec->nargs;
+    memcpy(ev.args, dec->args, ev.nargs * sizeof ev.args[0]);
     int call = ptt_decode_call(&ev, &out); /* a whole call: its IN and its OUT */
     if (!ev.info)
         return;
@@ -187,26 +194,96 @@ static void track(struct ptt_hang *h, struct stream *s, const struct ptt_event *
         track_ev(h, s, &out);
 }
 
-/* Read sub-buffer i of stream s from where it was left up to len bytes, up to the first record
- * not written yet (its length byte, written last, still 0); how many records. */
-static unsigned feed(struct ptt_hang *h, struct stream *s, uint32_t i, uint32_t len)
+/* Read sub-buffer i of stream s with dec from *off up to len bytes, up to the first record not
+ * written yet (its length byte, written last, still 0), and with nested_only up to the first
+ * record of the thread's own (not a signal handler's); how many records. */
+static unsigned feed_from(struct ptt_hang *h, struct stream *s, struct ptt_dec *dec, uint32_t *off,
+                          uint32_t i, uint32_t len, int nested_only)
 {
     const uint8_t *data = ptt_geom_data(&h->pool, i);
     unsigned n = 0;
     if (len > h->pool.buf_size)
         len = h->pool.buf_size;
-    while (s->off < len && __atomic_load_n(data + s->off, __ATOMIC_ACQUIRE)) {
+    while (*off < len && __atomic_load_n(data + *off, __ATOMIC_ACQUIRE)) {
+        const uint8_t *p = data + *off;
+        if (nested_only && ptt_codec_size(p, len - *off) &&
+            !(ptt_codec_body(p)[0] & PTT_CODEC_NEST))
+            break;
         struct ptt_event e;
         uint64_t t;
-        int k = ptt_dec_next(s->dec, data + s->off, len - s->off, &e, &t);
+        int k = ptt_dec_next(dec, p, len - *off, &e, &t);
         if (k <= 0)
             break;
         if ((e.id & PTT_EV_ID_MASK) != PTT_EV_TRACE_PAD)
-            track(h, s, &e, t);
-        s->off += (uint32_t)k;
+            track(h, s, dec, &e, t);
+        *off += (uint32_t)k;
         n++;
     }
     return n;
+}
+
+/* The sub-buffer of the pool holding sub-buffer seq of stream s, or -1. */
+static int64_t find_slot(struct ptt_hang *h, const struct stream *s, uint32_t seq)
+{
+    for (uint32_t j = 0; j < h->n; j++) {
+        struct ptt_desc *d = ptt_geom_desc(&h->pool, j);
+        const struct peek *k = &h->p[j];
+        if (atomic_load_explicit(&d->state, memory_order_acquire) != PTT_BUF_FREE &&
+            d->pid == s->pid && d->serial == s->serial && d->seq == seq &&
+            !(k->drained_pid == d->pid && k->drained_serial == d->serial &&
+              k->drained_seq == d->seq))
+            return j;
+    }
+    return -1;
+}
+
+/* The rest of s's parked sub-buffer, as far as written, all of it once handed over (it is let
+ * go then: its drain is still counted as pending). 1 while it is still parked: the thread is
+ * inside the handler, and its own next event is not to be read before the interrupted one. */
+static int parked_first(struct ptt_hang *h, struct stream *s, unsigned *n)
+{
+    if (!s->pdec)
+        return 0;
+    int64_t j = find_slot(h, s, s->pseq);
+    int ready = 1;
+    if (j >= 0) {
+        struct ptt_desc *d = ptt_geom_desc(&h->pool, (uint32_t)j);
+        ready = atomic_load_explicit(&d->state, memory_order_acquire) == PTT_BUF_READY;
+        *n += feed_from(h, s, s->pdec, &s->poff, (uint32_t)j,
+                        ready ? atomic_load_explicit(&d->committed, memory_order_acquire)
+                              : h->pool.buf_size,
+                        0);
+    }
+    if (ready) {
+        free(s->pdec);
+        s->pdec = NULL;
+    }
+    return !ready;
+}
+
+/* Read the sub-buffer s is in, slot i, up to len bytes: see feed_from. */
+static unsigned feed(struct ptt_hang *h, struct stream *s, uint32_t i, uint32_t len)
+{
+    unsigned n = 0;
+    int parked = parked_first(h, s, &n);
+    return n + feed_from(h, s, s->dec, &s->off, i, len, parked);
+}
+
+/* The sub-buffer s is in, still owned, has a later one: parked. Read as far as written, it is
+ * set aside with its decoding. (A thread parks one at a time: one parked before was handed
+ * over, and is read whole first.) */
+static void park(struct ptt_hang *h, struct stream *s)
+{
+    unsigned n = 0;
+    if (s->pdec && parked_first(h, s, &n)) {
+        free(s->pdec); /* not found handed over: what it still had is lost to the watch */
+        s->pdec = NULL;
+    }
+    s->pdec = s->dec;
+    s->dec = NULL;
+    s->pseq = s->seq;
+    s->poff = s->off;
+    s->done = 1;
 }
 
 /* Sub-buffer seq of s was read whole: an ended thread's decoding and calls are let go. */
@@ -237,24 +314,9 @@ static uint32_t next_seq(const struct stream *s)
     return s->done ? s->seq + 1 : s->seq;
 }
 
-/* The sub-buffer of the pool holding sub-buffer seq of stream s, or -1. */
-static int64_t find_slot(struct ptt_hang *h, const struct stream *s, uint32_t seq)
-{
-    for (uint32_t j = 0; j < h->n; j++) {
-        struct ptt_desc *d = ptt_geom_desc(&h->pool, j);
-        const struct peek *k = &h->p[j];
-        if (atomic_load_explicit(&d->state, memory_order_acquire) != PTT_BUF_FREE &&
-            d->pid == s->pid && d->serial == s->serial && d->seq == seq &&
-            !(k->drained_pid == d->pid && k->drained_serial == d->serial &&
-              k->drained_seq == d->seq))
-            return j;
-    }
-    return -1;
-}
-
 /* Before sub-buffer seq of s: read whole the ones before it still in the pool (handed over and
  * not drained yet), from its first for a stream not started (the drain met a later one first).
- * One still owned (parked by a signal handler) is read as far as written. */
+ * One still owned is parked (park). */
 static void catch_up(struct ptt_hang *h, struct stream *s, uint32_t seq)
 {
     while (next_seq(s) < seq) {
@@ -267,7 +329,10 @@ static void catch_up(struct ptt_hang *h, struct stream *s, uint32_t seq)
         int ready = atomic_load_explicit(&d->state, memory_order_acquire) == PTT_BUF_READY;
         feed(h, s, (uint32_t)j,
              ready ? atomic_load_explicit(&d->committed, memory_order_acquire) : h->pool.buf_size);
-        read_whole(s);
+        if (ready)
+            read_whole(s);
+        else
+            park(h, s);
         s->pending++;
     }
 }
@@ -279,6 +344,11 @@ static unsigned read_slot(struct ptt_hang *h, uint32_t i, uint32_t len, int comp
     if (d->seq == PTT_SEQ_UNSET)
         return 0; /* taken, not numbered yet: read at the next look */
     struct stream *s = stream_of(h, d);
+    if (s->pdec && d->seq == s->pseq) {
+        unsigned n = 0;
+        parked_first(h, s, &n);
+        return n;
+    }
     if (s->started && (d->seq < s->seq || (d->seq == s->seq && s->done)))
         return 0; /* read already */
     if (!s->started || d->seq != s->seq) {
@@ -358,6 +428,8 @@ static void retire(struct ptt_hang *h, struct stream *s)
     s->calls = NULL;
     free(s->dec);
     s->dec = NULL;
+    free(s->pdec);
+    s->pdec = NULL;
     ptt_hmap_del(&h->streams, ptt_key2((uint64_t)(uint32_t)s->pid, s->serial));
     s->gone = 1;
     if (!s->peeks)
@@ -379,7 +451,12 @@ void ptt_hang_drained(void *arg, uint32_t index, uint32_t len)
     h->p[index].drained_serial = d->serial;
     h->p[index].drained_seq = d->seq;
     struct stream *s = stream_find(h, d);
-    if (s && s->started && (d->seq < s->seq || (d->seq == s->seq && s->done))) {
+    if (s && s->pdec && d->seq == s->pseq) { /* parked, read by catch_up as far as written */
+        h->fed |= feed_from(h, s, s->pdec, &s->poff, index, len, 0) > 0;
+        free(s->pdec);
+        s->pdec = NULL;
+        s->pending--;
+    } else if (s && s->started && (d->seq < s->seq || (d->seq == s->seq && s->done))) {
         if (s->pending) /* read by catch_up, and now drained */
             s->pending--;
     } else {
@@ -740,6 +817,7 @@ int ptt_hang_settled(struct ptt_hang *h, const int *pids, unsigned npids, int re
 static void stream_free(void *p)
 {
     free(((struct stream *)p)->dec);
+    free(((struct stream *)p)->pdec);
 }
 
 void ptt_hang_free(struct ptt_hang *h)

@@ -29,6 +29,7 @@
 
 #include "lib/libptt.h"
 #include "src/session/daemon.h"
+#include "src/session/hang.h"
 #include "src/trace/decode.h"
 #include "src/trace/reader.h"
 #include "src/trace/writer.h"
@@ -1466,6 +1467,107 @@ static void test_call_flushed_by_handler(void **state)
     raw_free(&f);
 }
 
+/* ---------------------------------------------------------- the hang watch, a parked sub-buffer */
+
+/* A thread's lock taken while a signal handler ran: the lock's OUT had its slot reserved when
+ * the handler came, whose events then moved the thread to a new sub-buffer, parking the first
+ * (record_nested). The hang watch looks at both while the first is parked (read as far as
+ * written), then the slot is written, the sub-buffer handed over (ptt_unpark) and the thread
+ * blocks on a second lock. The watch must still see the OUT: the thread holds the first lock.
+ * drain_first: the parked sub-buffer's rest comes from the drain, else from the next look. */
+#define HANG_M1 0x10000u
+#define HANG_M2 0x20000u
+
+static void run_hang_parked(void **state, int drain_first)
+{
+    struct session *s = *state;
+    begin(s, 1u << 20, 1024, 0, PTT_OVERFLOW_BLOCK);
+    struct ptt_hang *h = ptt_hang_new(&s->d.geom);
+    assert_non_null(h);
+    s->d.drained = ptt_hang_drained;
+    s->d.drained_arg = h;
+    PTT_REC(MUTEX_LOCK_IN, HANG_M1, 0);
+    uint32_t first = ptt_self.desc ? ptt_self.desc->seq : 0;
+
+    /* The OUT's slot, reserved at nest 1, and the handler's events (at nest 2) until the thread
+     * is in another sub-buffer, and a few there. */
+    uint8_t buf[PTT_CODEC_MAX], *body = buf + 3, *q = body;
+    q = ptt_put_varint(q, (uint64_t)PTT_EV_MUTEX_LOCK_OUT << 2 | PTT_CODEC_ABS);
+    q = ptt_put_varint(q, ptt_now());
+    q = ptt_put_lit(q, 0);
+    uintptr_t size;
+    const uint8_t *rec = ptt_codec_close(body, q, &size);
+    ptt_self.nest = 1;
+    uintptr_t slot = ptt_reserve(&ptt_self, size) & PTT_POS_ADDR;
+    assert_true(slot + size <= ptt_self.end);
+    unsigned k = 0;
+    for (; !ptt_self.parked; k++) {
+        assert_true(k < 1000);
+        PTT_REC(COND_WOKEN, k, 0, ~(uint64_t)k);
+    }
+    for (unsigned j = 0; j < 3; j++, k++)
+        PTT_REC(COND_WOKEN, k, 0, ~(uint64_t)k);
+    assert_int_equal(ptt_self.desc->seq, first + 1);
+
+    assert_true(ptt_hang_progress(h));
+    ptt_count(&ptt_self.nev, 1);
+    ptt_copy_record((uint8_t *)slot, rec, size); /* the handler returned: the OUT is written */
+    ptt_unnest(&ptt_self);                       /* and its sub-buffer handed over */
+    assert_null((void *)ptt_self.parked);
+    PTT_REC(MUTEX_LOCK_IN, HANG_M2, 0);
+    if (drain_first)
+        assert_int_equal(ptt_daemon_drain(&s->d, PTT_DRAIN_READY), 1);
+    assert_true(ptt_hang_progress(h));
+
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    assert_non_null(f);
+    unsigned blocked = ptt_hang_report(h, &s->d, f, 1000000000u, 1.0);
+    fclose(f);
+    print_message("%s", out);
+    assert_int_equal(blocked, 1);
+    char want_in[64], want_held[64];
+    snprintf(want_in, sizeof want_in, ": in pthread_mutex_lock (mutex 0x%x)", HANG_M2);
+    snprintf(want_held, sizeof want_held, "holds mutex 0x%x\n", HANG_M1);
+    if (!strstr(out, want_in) || !strstr(out, want_held))
+        fail_msg("the report says no '%s' or no '%s'", want_in, want_held);
+    free(out);
+    struct ptt_reader *r = finish(s);
+    s->d.drained = NULL;
+    ptt_hang_free(h);
+    /* The trace has it all: the thread's three events in order, among the handler's. */
+    static const uint16_t want[] = {PTT_EV_MUTEX_LOCK_IN, PTT_EV_MUTEX_LOCK_OUT,
+                                    PTT_EV_MUTEX_LOCK_IN};
+    struct ptt_ev ev;
+    unsigned nwoken = 0, n = 0;
+    while (ptt_reader_next(r, &ev)) {
+        if (ev.id == PTT_EV_COND_WOKEN) {
+            nwoken++;
+            continue;
+        }
+        if (ev.id == PTT_EV_HANG_DETECTED || ev.id == PTT_EV_HANG_BLOCKED ||
+            ev.id == PTT_EV_TRACE_UNFINISHED)
+            continue; /* the report's, and the reader's for the call never left */
+        if (n >= 3 || ev.id != want[n])
+            fail_msg("event %u: %s", n, ptt_evinfo(ev.id) ? ptt_evinfo(ev.id)->name : "?");
+        n++;
+    }
+    assert_int_equal(n, 3);
+    assert_int_equal(nwoken, k);
+    assert_clean_end(r);
+}
+
+static void test_hang_parked_look(void **state)
+{
+    run_hang_parked(state, 0);
+}
+
+static void test_hang_parked_drain(void **state)
+{
+    run_hang_parked(state, 1);
+}
+
 /* An argument: only the tests whose names match it (cmocka's pattern), to loop one. */
 int main(int argc, char **argv)
 {
@@ -1489,6 +1591,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_signal_during_release, setup, teardown),
         cmocka_unit_test_setup_teardown(test_calls_in_storm, setup, teardown),
         cmocka_unit_test_setup_teardown(test_call_flushed_by_handler, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hang_parked_look, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hang_parked_drain, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
