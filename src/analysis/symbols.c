@@ -110,6 +110,25 @@ struct symfile {
     int vars_read;
     struct module_vars vars;
     struct ptt_hmap info; /* address -> struct addrinfo: libdw scans every symbol per lookup */
+    unsigned asked;       /* lookups libdw made */
+    int nosym_built;
+    struct nosym *nosym; /* made after a few lookups; NULL: none (out of memory, no symbols) */
+};
+
+/* Addresses no symbol is found for, told without libdw: dwfl_module_addrinfo scans the whole
+ * symbol table per address, and most data addresses of a stripped library (a mutex in
+ * libLLVM's .bss, say) have none: a build's ptt view spent 80% of 2.2 s there. The answer is
+ * "none" only where libdw's own rule gives none: no sized symbol spans the address, and no
+ * sizeless one lies between it and the end of the last named symbol below it (the assembly
+ * label libdw falls back on). Any other address is asked of libdw. */
+struct nosym {
+    size_t n, nz;
+    uint64_t *start;   /* the sized symbols' starts, sorted */
+    uint64_t *any_end; /* the largest end of the sized symbols up to here */
+    /* The same, of those libdw counts as bounding a label: named, in a section, not a section,
+     * file or TLS symbol (fewer than any_end counts: a label is not ruled out by mistake) */
+    uint64_t *named_end;
+    uint64_t *zero; /* the sizeless symbols' addresses, sorted */
 };
 
 /* dwfl_module_addrinfo's answer for an address of the binary. */
@@ -137,6 +156,115 @@ struct ptt_symbols {
     struct symmap *m;
     size_t n;
 };
+
+struct span {
+    uint64_t start, end;
+    int named;
+};
+
+static int by_start(const void *a, const void *b)
+{
+    const struct span *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    const uint64_t *x = a, *y = b;
+    return *x < *y ? -1 : *x > *y;
+}
+
+static void nosym_free(struct nosym *x)
+{
+    if (x) {
+        free(x->start);
+        free(x->any_end);
+        free(x->named_end);
+        free(x->zero);
+        free(x);
+    }
+}
+
+/* The spans of m's sized symbols (NULL-named ones, which libdw skips, aside) in sp, their
+ * number; the addresses of its sizeless ones in x->zero. */
+static size_t read_symbols(Dwfl_Module *m, int k, struct span *sp, struct nosym *x)
+{
+    size_t n = 0;
+    for (int i = 0; i < k; i++) {
+        GElf_Sym sym;
+        GElf_Addr v;
+        const char *name = dwfl_module_getsym_info(m, i, &sym, &v, NULL, NULL, NULL);
+        if (!name)
+            continue;
+        if (!sym.st_size) {
+            x->zero[x->nz++] = v;
+            continue;
+        }
+        int type = GELF_ST_TYPE(sym.st_info);
+        uint64_t end = v + sym.st_size < v ? UINT64_MAX : v + sym.st_size;
+        sp[n++] = (struct span){v, end,
+                                name[0] && sym.st_shndx != SHN_UNDEF && type != STT_SECTION &&
+                                    type != STT_FILE && type != STT_TLS};
+    }
+    return n;
+}
+
+/* The index of m's symbols; NULL without symbols or memory. */
+static struct nosym *nosym_read(Dwfl_Module *m)
+{
+    int k = dwfl_module_getsymtab(m);
+    struct nosym *x = k > 0 ? calloc(1, sizeof *x) : NULL;
+    struct span *sp = x ? malloc((size_t)k * sizeof *sp) : NULL;
+    if (sp) {
+        x->zero = malloc((size_t)k * sizeof *x->zero);
+        x->start = malloc((size_t)k * sizeof *x->start);
+        x->any_end = malloc((size_t)k * sizeof *x->any_end);
+        x->named_end = malloc((size_t)k * sizeof *x->named_end);
+    }
+    if (!sp || !x->zero || !x->start || !x->any_end || !x->named_end) {
+        free(sp);
+        nosym_free(x);
+        return NULL;
+    }
+    x->n = read_symbols(m, k, sp, x);
+    qsort(sp, x->n, sizeof *sp, by_start);
+    qsort(x->zero, x->nz, sizeof *x->zero, by_value);
+    uint64_t any = 0, named = 0;
+    for (size_t i = 0; i < x->n; i++) {
+        any = sp[i].end > any ? sp[i].end : any;
+        named = sp[i].named && sp[i].end > named ? sp[i].end : named;
+        x->start[i] = sp[i].start;
+        x->any_end[i] = any;
+        x->named_end[i] = named;
+    }
+    free(sp);
+    return x;
+}
+
+/* Whether libdw surely finds no symbol for address a (struct nosym). */
+static int nosym_has(const struct nosym *x, uint64_t a)
+{
+    size_t lo = 0, hi = x->n; /* the sized symbols starting at or below a: lo of them */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (x->start[mid] <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo && x->any_end[lo - 1] > a)
+        return 0; /* one spans it */
+    uint64_t label = lo ? x->named_end[lo - 1] : 0;
+    size_t zl = 0, zh = x->nz; /* the first sizeless symbol at or above label */
+    while (zl < zh) {
+        size_t mid = zl + (zh - zl) / 2;
+        if (x->zero[mid] < label)
+            zl = mid + 1;
+        else
+            zh = mid;
+    }
+    return zl == x->nz || x->zero[zl] > a;
+}
 
 static char *debuginfo_path;
 static const Dwfl_Callbacks callbacks = {
@@ -219,6 +347,7 @@ void ptt_symfiles_free(struct ptt_symfiles *fs)
     for (size_t i = 0; i < fs->n; i++) {
         free(fs->f[i]->vars.v);
         ptt_hmap_free(&fs->f[i]->info, NULL);
+        nosym_free(fs->f[i]->nosym);
         if (fs->f[i]->dwfl)
             dwfl_end(fs->f[i]->dwfl);
         free(fs->f[i]->path);
@@ -267,6 +396,9 @@ static struct symfile *file_at(struct ptt_symbols *s, uint64_t addr, uint64_t *r
     return NULL;
 }
 
+/* After this many lookups of a binary, its index is made: a few lookups cost less than it. */
+#define NOSYM_AFTER 32
+
 /* The symbol at or before address rel of the binary (dwfl_module_addrinfo), asked once per
  * address: the same code is looked up for each process running the binary. */
 static const char *addrinfo(struct symfile *f, uint64_t rel, GElf_Off *off, GElf_Sym *sym)
@@ -274,8 +406,15 @@ static const char *addrinfo(struct symfile *f, uint64_t rel, GElf_Off *off, GElf
     /* mixed: aligned addresses would fill few of the map's slots */
     struct addrinfo *a = ptt_hmap_get(&f->info, ptt_key2(0, rel), sizeof *a);
     if (!a->done) {
-        a->name = dwfl_module_addrinfo(f->m, rel, &a->off, &a->sym, NULL, NULL, NULL);
         a->done = 1;
+        if (f->asked >= NOSYM_AFTER && !f->nosym_built) {
+            f->nosym_built = 1;
+            f->nosym = nosym_read(f->m);
+        }
+        if (!f->nosym || !nosym_has(f->nosym, rel)) {
+            a->name = dwfl_module_addrinfo(f->m, rel, &a->off, &a->sym, NULL, NULL, NULL);
+            f->asked++;
+        }
     }
     *off = a->off;
     *sym = a->sym;
@@ -630,6 +769,46 @@ void ptt_symbols_free(struct ptt_symbols *s)
     free(s);
 }
 
+/* Address a of x's neighbourhoods: k of them at each sized symbol's start and the ends before
+ * it, and at each sizeless symbol (0 past the last). */
+static uint64_t probe_at(const struct nosym *x, size_t k)
+{
+    static const int64_t d[3] = {-1, 0, 1};
+    size_t i = k / 9, j = k % 9;
+    if (i < x->n) {
+        const uint64_t *v = j < 3 ? x->start : j < 6 ? x->any_end : x->named_end;
+        return v[i] + (uint64_t)d[j % 3];
+    }
+    i = k / 3 - x->n * 3;
+    return i < x->nz ? x->zero[i] + (uint64_t)d[k % 3] : 0;
+}
+
+long ptt_symbols_check_index(const char *path, unsigned max, size_t *checked)
+{
+    *checked = 0;
+    struct ptt_symfiles *fs = ptt_symfiles_new();
+    struct symfile *f = fs ? file_of(fs, path) : NULL;
+    struct nosym *x = f && file_module(f) ? nosym_read(f->m) : NULL;
+    long wrong = x ? 0 : -1;
+    size_t nprobe = x ? 9 * x->n + 3 * x->nz : 0, none = 0;
+    for (size_t k = 0; k < nprobe; k++)
+        none += nosym_has(x, probe_at(x, k));
+    /* at most max of them asked of libdw, spread over the table */
+    size_t step = none > max ? none / max + 1 : 1, seen = 0;
+    for (size_t k = 0; k < nprobe; k++) {
+        uint64_t a = probe_at(x, k);
+        if (!nosym_has(x, a) || seen++ % step)
+            continue;
+        GElf_Off off;
+        GElf_Sym sym;
+        wrong += dwfl_module_addrinfo(f->m, a, &off, &sym, NULL, NULL, NULL) != NULL;
+        ++*checked;
+    }
+    nosym_free(x);
+    ptt_symfiles_free(fs);
+    return wrong;
+}
+
 #else /* without libdw: addresses only */
 
 struct ptt_symbols {
@@ -698,6 +877,13 @@ uint64_t ptt_symbols_lookup(struct ptt_symbols *s, const char *name)
 void ptt_symbols_free(struct ptt_symbols *s)
 {
     (void)s;
+}
+
+long ptt_symbols_check_index(const char *path, unsigned max, size_t *checked)
+{
+    (void)path, (void)max;
+    *checked = 0;
+    return -1;
 }
 
 #endif

@@ -50,5 +50,9 @@ void ptt_symbols_strip_params(char *name);
 /* Whether a source path is a system header (/usr/include, gcc's, libstdc++'s). */
 int ptt_symbols_system_file(const char *path);
 void ptt_symbols_free(struct ptt_symbols *s);
+/* For the tests: addresses at the bounds of every symbol of the binary at path that the index
+ * of its symbols says libdw finds no symbol for, at most max of them, asked of libdw. How many
+ * libdw did find one for (0), or -1 when the binary cannot be read; *checked: those asked. */
+long ptt_symbols_check_index(const char *path, unsigned max, size_t *checked);
 
 #endif
