@@ -79,6 +79,9 @@ int ptt_symbols_system_file(const char *path)
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <unistd.h>
 
 static const char *base_name(const char *path)
 {
@@ -267,9 +270,48 @@ static int nosym_has(const struct nosym *x, uint64_t a)
 }
 
 static char *debuginfo_path;
+
+/* Whether path is absent or a regular file (stat follows its links, as an open would). */
+static int absent_or_regular(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) ? 1 : S_ISREG(st.st_mode);
+}
+
+/* Whether every place libdw's search looks for a binary's debug link (its directory, its .debug,
+ * /usr/lib/debug below; the link itself when a path) holds a regular file or nothing: a FIFO
+ * planted there would make the search's open wait for ever. */
+static int debuglink_places_safe(const char *file_name, const char *link)
+{
+    char copy[4096], path[8192];
+    if (strlen(file_name) >= sizeof copy)
+        return 0;
+    strcpy(copy, file_name);
+    const char *dir = dirname(copy);
+    static const char *const fmt[] = {"%s/%s", "%s/.debug/%s", "/usr/lib/debug%s/%s"};
+    for (size_t i = 0; i < sizeof fmt / sizeof fmt[0]; i++) {
+        snprintf(path, sizeof path, fmt[i], dir, link);
+        if (!absent_or_regular(path))
+            return 0;
+    }
+    return strchr(link, '/') ? absent_or_regular(link) : 1;
+}
+
+/* libdw's search for a separate debug file, unless a place it looks at is not a regular file.
+ * (A file swapped in between the look and libdw's open is not caught.) */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+                          const char *file_name, const char *debuglink_file,
+                          GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+    if (file_name && debuglink_file && !debuglink_places_safe(file_name, debuglink_file))
+        return -1;
+    return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
+                                        debuglink_crc, debuginfo_file_name);
+}
+
 static const Dwfl_Callbacks callbacks = {
     .find_elf = dwfl_build_id_find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .find_debuginfo = find_debuginfo,
     .section_address = dwfl_offline_section_address,
     .debuginfo_path = &debuginfo_path,
 };
@@ -326,16 +368,38 @@ static struct symfile *file_of(struct ptt_symfiles *fs, const char *path)
     return f;
 }
 
+/* The binary at path opened for reading if it is the regular file f->st says, with no wait and
+ * no side effect whatever a trace names: opening a FIFO waits for a writer, opening a device may
+ * act (a watchdog's starts it). O_PATH opens nothing; the file is opened again through /proc
+ * once known to be regular, the same inode. -1 otherwise. */
+static int open_binary(const struct symfile *f)
+{
+    int pfd = open(f->path, O_PATH | O_CLOEXEC), fd = -1;
+    struct stat st;
+    if (pfd < 0)
+        return -1;
+    if (!fstat(pfd, &st) && S_ISREG(st.st_mode) && same_file(f, f->path, &st)) {
+        char proc[64];
+        snprintf(proc, sizeof proc, "/proc/self/fd/%d", pfd);
+        fd = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    }
+    close(pfd);
+    return fd;
+}
+
 /* The binary's module, its Dwfl made on first use; NULL if it cannot be read. */
 static Dwfl_Module *file_module(struct symfile *f)
 {
     if (!f->opened) {
         f->opened = 1;
-        if ((f->dwfl = dwfl_begin(&callbacks))) {
+        int fd = open_binary(f);
+        if (fd >= 0 && (f->dwfl = dwfl_begin(&callbacks))) {
             dwfl_report_begin(f->dwfl);
-            f->m = dwfl_report_elf(f->dwfl, base_name(f->path), f->path, -1, 0, false);
+            f->m = dwfl_report_elf(f->dwfl, base_name(f->path), f->path, fd, 0, false);
             dwfl_report_end(f->dwfl, NULL, NULL);
         }
+        if (fd >= 0 && !f->m)
+            close(fd); /* taken by libdw only on success */
     }
     return f->m;
 }
