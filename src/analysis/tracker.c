@@ -69,13 +69,6 @@ struct ptt_tthread *ptt_tracker_next(struct ptt_tracker *t, size_t *i)
     return NULL;
 }
 
-void ptt_tracker_reset(struct ptt_tracker *t, int32_t pid, uint32_t key)
-{
-    struct ptt_tthread *th = ptt_tracker_thread(t, pid, key);
-    if (th)
-        th->nopen = th->nheld = 0;
-}
-
 struct ptt_open *ptt_tthread_call(struct ptt_tthread *th)
 {
     for (unsigned i = th->nopen; i-- > 0;)

@@ -123,8 +123,6 @@ static inline void ptt_tracker_calls(struct ptt_tthread *th, const struct ptt_ev
 struct ptt_tthread *ptt_tracker_get(struct ptt_tracker *t, const struct ptt_ev *ev);
 /* A thread met, or NULL. */
 struct ptt_tthread *ptt_tracker_thread(struct ptt_tracker *t, int32_t pid, uint32_t key);
-/* Forget what a thread was doing (its events were not all seen). */
-void ptt_tracker_reset(struct ptt_tracker *t, int32_t pid, uint32_t key);
 /* Every thread met: start with *i = 0; NULL at the end. */
 struct ptt_tthread *ptt_tracker_next(struct ptt_tracker *t, size_t *i);
 /* The innermost open call of a thread (frames skipped), or NULL. */

@@ -314,14 +314,30 @@ static uint32_t next_seq(const struct stream *s)
     return s->done ? s->seq + 1 : s->seq;
 }
 
+/* The sub-buffer of the pool holding the lowest-numbered sub-buffer of s from `from` and below
+ * `below`, or -1. */
+static int64_t find_after(struct ptt_hang *h, const struct stream *s, uint32_t from, uint32_t below)
+{
+    int64_t best = -1;
+    for (uint32_t j = 0; j < h->n; j++) {
+        struct ptt_desc *d = ptt_geom_desc(&h->pool, j);
+        uint32_t seq = d->seq;
+        if (seq >= from && seq < below && find_slot(h, s, seq) == (int64_t)j)
+            best = j, below = seq;
+    }
+    return best;
+}
+
 /* Before sub-buffer seq of s: read whole the ones before it still in the pool (handed over and
  * not drained yet), from its first for a stream not started (the drain met a later one first).
- * One still owned is parked (park). */
+ * One still owned is parked (park). A number no sub-buffer has is one the thread left unused
+ * (number in lib/buffer.c), or gave one a moment before taking it back (install_first): every
+ * sub-buffer passes through the watch, read whole when drained, so none is missing. */
 static void catch_up(struct ptt_hang *h, struct stream *s, uint32_t seq)
 {
     while (next_seq(s) < seq) {
         int64_t j = find_slot(h, s, next_seq(s));
-        if (j < 0)
+        if (j < 0 && (j = find_after(h, s, next_seq(s), seq)) < 0)
             return;
         struct ptt_desc *d = ptt_geom_desc(&h->pool, (uint32_t)j);
         if (!s->started || d->seq != s->seq)
@@ -353,8 +369,6 @@ static unsigned read_slot(struct ptt_hang *h, uint32_t i, uint32_t len, int comp
         return 0; /* read already */
     if (!s->started || d->seq != s->seq) {
         catch_up(h, s, d->seq);
-        if (s->started && d->seq != next_seq(s)) /* some of its events were never seen */
-            ptt_tracker_reset(h->calls, s->pid, s->serial);
         enter(s, d);
     }
     unsigned n = feed(h, s, i, len);

@@ -1558,6 +1558,49 @@ static void run_hang_parked(void **state, int drain_first)
     assert_clean_end(r);
 }
 
+/* A number the thread left unused between two of its sub-buffers (number in lib/buffer.c: a
+ * handler took a sub-buffer between the claim and the switch): the watch reads on, and still knows
+ * what the thread holds. (It forgot it, taking the gap for events never seen.) */
+static void test_hang_unused_number(void **state)
+{
+    struct session *s = *state;
+    begin(s, 1u << 20, 1024, 0, PTT_OVERFLOW_BLOCK);
+    struct ptt_hang *h = ptt_hang_new(&s->d.geom);
+    assert_non_null(h);
+    s->d.drained = ptt_hang_drained;
+    s->d.drained_arg = h;
+    PTT_REC(MUTEX_LOCK_IN, HANG_M1, 0);
+    PTT_REC(MUTEX_LOCK_OUT, 0);
+    assert_true(ptt_hang_progress(h));
+    const struct ptt_desc *first = ptt_self.desc;
+    ptt_self.seq++; /* the next sub-buffer's number is not first's + 1 */
+    for (unsigned k = 0; ptt_self.desc == first; k++) {
+        assert_true(k < 1000);
+        PTT_REC(COND_SIGNAL_IN, HANG_M2 + 64, 0);
+        PTT_REC(COND_SIGNAL_OUT, 0);
+    }
+    assert_int_equal(ptt_self.desc->seq, first->seq + 2);
+    PTT_REC(MUTEX_LOCK_IN, HANG_M2, 0);
+    assert_int_equal(ptt_daemon_drain(&s->d, PTT_DRAIN_READY), 1); /* the first, read whole */
+    assert_true(ptt_hang_progress(h));
+
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    assert_non_null(f);
+    assert_int_equal(ptt_hang_report(h, &s->d, f, 1000000000u, 1.0), 1);
+    fclose(f);
+    print_message("%s", out);
+    char want[64];
+    snprintf(want, sizeof want, "holds mutex 0x%x\n", HANG_M1);
+    if (!strstr(out, want))
+        fail_msg("the report says no '%s'", want);
+    free(out);
+    finish(s);
+    s->d.drained = NULL;
+    ptt_hang_free(h);
+}
+
 static void test_hang_parked_look(void **state)
 {
     run_hang_parked(state, 0);
@@ -1593,6 +1636,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_call_flushed_by_handler, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hang_parked_look, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hang_parked_drain, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hang_unused_number, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
