@@ -195,10 +195,10 @@ static void track(struct ptt_hang *h, struct stream *s, const struct ptt_dec *de
 }
 
 /* Read sub-buffer i of stream s with dec from *off up to len bytes, up to the first record not
- * written yet (its length byte, written last, still 0), and with nested_only up to the first
- * record of the thread's own (not a signal handler's); how many records. */
+ * written yet (its length byte, written last, still 0), and with *nested_only up to the first
+ * record of the thread's own (not a signal handler's), where it is cleared; how many records. */
 static unsigned feed_from(struct ptt_hang *h, struct stream *s, struct ptt_dec *dec, uint32_t *off,
-                          uint32_t i, uint32_t len, int nested_only)
+                          uint32_t i, uint32_t len, int *nested_only)
 {
     const uint8_t *data = ptt_geom_data(&h->pool, i);
     unsigned n = 0;
@@ -206,9 +206,11 @@ static unsigned feed_from(struct ptt_hang *h, struct stream *s, struct ptt_dec *
         len = h->pool.buf_size;
     while (*off < len && __atomic_load_n(data + *off, __ATOMIC_ACQUIRE)) {
         const uint8_t *p = data + *off;
-        if (nested_only && ptt_codec_size(p, len - *off) &&
-            !(ptt_codec_body(p)[0] & PTT_CODEC_NEST))
+        if (*nested_only && ptt_codec_size(p, len - *off) &&
+            !(ptt_codec_body(p)[0] & PTT_CODEC_NEST)) {
+            *nested_only = 0;
             break;
+        }
         struct ptt_event e;
         uint64_t t;
         int k = ptt_dec_next(dec, p, len - *off, &e, &t);
@@ -245,14 +247,14 @@ static int parked_first(struct ptt_hang *h, struct stream *s, unsigned *n)
     if (!s->pdec)
         return 0;
     int64_t j = find_slot(h, s, s->pseq);
-    int ready = 1;
+    int ready = 1, all = 0;
     if (j >= 0) {
         struct ptt_desc *d = ptt_geom_desc(&h->pool, (uint32_t)j);
         ready = atomic_load_explicit(&d->state, memory_order_acquire) == PTT_BUF_READY;
         *n += feed_from(h, s, s->pdec, &s->poff, (uint32_t)j,
                         ready ? atomic_load_explicit(&d->committed, memory_order_acquire)
                               : h->pool.buf_size,
-                        0);
+                        &all);
     }
     if (ready) {
         free(s->pdec);
@@ -261,12 +263,21 @@ static int parked_first(struct ptt_hang *h, struct stream *s, unsigned *n)
     return !ready;
 }
 
-/* Read the sub-buffer s is in, slot i, up to len bytes: see feed_from. */
+/* Read the sub-buffer s is in, slot i, up to len bytes: see feed_from. While one is parked, its
+ * thread's own record in this one means the interrupted event was written before it (the thread
+ * writes its records in turn, the length last): the parked one's rest is read first. (The event
+ * it interrupted may be a call's IN written for a later event, which then comes here before the
+ * parked sub-buffer is handed over, at the end of that event.) */
 static unsigned feed(struct ptt_hang *h, struct stream *s, uint32_t i, uint32_t len)
 {
     unsigned n = 0;
     int parked = parked_first(h, s, &n);
-    return n + feed_from(h, s, s->dec, &s->off, i, len, parked);
+    n += feed_from(h, s, s->dec, &s->off, i, len, &parked);
+    if (s->pdec && !parked) { /* stopped at the thread's own record */
+        parked_first(h, s, &n);
+        n += feed_from(h, s, s->dec, &s->off, i, len, &parked);
+    }
+    return n;
 }
 
 /* The sub-buffer s is in, still owned, has a later one: parked. Read as far as written, it is
@@ -276,7 +287,7 @@ static void park(struct ptt_hang *h, struct stream *s)
 {
     unsigned n = 0;
     if (s->pdec && parked_first(h, s, &n)) {
-        free(s->pdec); /* not found handed over: what it still had is lost to the watch */
+        free(s->pdec); /* found still owned, which a thread never does: let go */
         s->pdec = NULL;
     }
     s->pdec = s->dec;
@@ -466,10 +477,12 @@ void ptt_hang_drained(void *arg, uint32_t index, uint32_t len)
     h->p[index].drained_seq = d->seq;
     struct stream *s = stream_find(h, d);
     if (s && s->pdec && d->seq == s->pseq) { /* parked, read by catch_up as far as written */
-        h->fed |= feed_from(h, s, s->pdec, &s->poff, index, len, 0) > 0;
+        int all = 0;
+        h->fed |= feed_from(h, s, s->pdec, &s->poff, index, len, &all) > 0;
         free(s->pdec);
         s->pdec = NULL;
-        s->pending--;
+        if (s->pending)
+            s->pending--;
     } else if (s && s->started && (d->seq < s->seq || (d->seq == s->seq && s->done))) {
         if (s->pending) /* read by catch_up, and now drained */
             s->pending--;

@@ -1558,6 +1558,64 @@ static void run_hang_parked(void **state, int drain_first)
     assert_clean_end(r);
 }
 
+/* The parked sub-buffer's interrupted record written, and its thread's next record (the event a
+ * call's IN was flushed for) in the new sub-buffer, which a handler then hands over, all before
+ * the parked one goes (at the end of the event): the drain of the new one reads the parked one's
+ * rest first, then the thread's record. (It read the handler's records and dropped the rest.) */
+static void test_hang_parked_event_after(void **state)
+{
+    struct session *s = *state;
+    begin(s, 1u << 20, 1024, 0, PTT_OVERFLOW_BLOCK);
+    struct ptt_hang *h = ptt_hang_new(&s->d.geom);
+    assert_non_null(h);
+    s->d.drained = ptt_hang_drained;
+    s->d.drained_arg = h;
+    PTT_REC(MUTEX_LOCK_IN, HANG_M1, 0);
+    uint8_t buf[PTT_CODEC_MAX], *body = buf + 3, *q = body;
+    q = ptt_put_varint(q, (uint64_t)PTT_EV_MUTEX_LOCK_OUT << 2 | PTT_CODEC_ABS);
+    q = ptt_put_varint(q, ptt_now());
+    q = ptt_put_lit(q, 0);
+    uintptr_t size;
+    const uint8_t *rec = ptt_codec_close(body, q, &size);
+    ptt_self.nest = 1;
+    uintptr_t slot = ptt_reserve(&ptt_self, size) & PTT_POS_ADDR;
+    for (unsigned k = 0; !ptt_self.parked; k++) {
+        assert_true(k < 1000);
+        PTT_REC(COND_WOKEN, k, 0, ~(uint64_t)k);
+    }
+    ptt_count(&ptt_self.nev, 1);
+    ptt_copy_record((uint8_t *)slot, rec, size);
+    const uint64_t a[2] = {HANG_M2, 0};
+    ptt_put(&ptt_self, PTT_PUT_NOW, PTT_EV_MUTEX_LOCK_IN, 0, 2, a, 0, NULL);
+    const struct ptt_desc *second = ptt_self.desc;
+    for (unsigned k = 0; ptt_self.desc == second; k++) { /* a handler's, handing it over */
+        assert_true(k < 1000);
+        PTT_REC(COND_WOKEN, k, 0, ~(uint64_t)k);
+    }
+    assert_non_null((void *)ptt_self.parked);
+    assert_int_equal(ptt_daemon_drain(&s->d, PTT_DRAIN_READY), 1); /* the second alone */
+    ptt_unnest(&ptt_self);
+    ptt_hang_progress(h);
+
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    assert_non_null(f);
+    unsigned blocked = ptt_hang_report(h, &s->d, f, 1000000000u, 1.0);
+    fclose(f);
+    print_message("%s", out);
+    assert_int_equal(blocked, 1);
+    char want_in[64], want_held[64];
+    snprintf(want_in, sizeof want_in, ": in pthread_mutex_lock (mutex 0x%x)", HANG_M2);
+    snprintf(want_held, sizeof want_held, "holds mutex 0x%x\n", HANG_M1);
+    if (!strstr(out, want_in) || !strstr(out, want_held))
+        fail_msg("the report says no '%s' or no '%s'", want_in, want_held);
+    free(out);
+    finish(s);
+    s->d.drained = NULL;
+    ptt_hang_free(h);
+}
+
 /* A number the thread left unused between two of its sub-buffers (number in lib/buffer.c: a
  * handler took a sub-buffer between the claim and the switch): the watch reads on, and still knows
  * what the thread holds. (It forgot it, taking the gap for events never seen.) */
@@ -1637,6 +1695,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_hang_parked_look, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hang_parked_drain, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hang_unused_number, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hang_parked_event_after, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
