@@ -79,6 +79,7 @@ int ptt_symbols_system_file(const char *path)
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <unistd.h>
@@ -271,42 +272,104 @@ static int nosym_has(const struct nosym *x, uint64_t a)
 
 static char *debuginfo_path;
 
-/* Whether path is absent or a regular file (stat follows its links, as an open would). */
-static int absent_or_regular(const char *path)
+/* Whether no one but root and this user can put a file in dir (or in its .debug and .dwz, where
+ * libdw looks too): a FIFO planted where libdw looks for a debug file would make its open wait
+ * for ever, a link to a device would open the device. */
+static int dir_trusted(const char *dir)
 {
-    struct stat st;
-    return stat(path, &st) ? 1 : S_ISREG(st.st_mode);
-}
-
-/* Whether every place libdw's search looks for a binary's debug link (its directory, its .debug,
- * /usr/lib/debug below; the link itself when a path) holds a regular file or nothing: a FIFO
- * planted there would make the search's open wait for ever. */
-static int debuglink_places_safe(const char *file_name, const char *link)
-{
-    char copy[4096], path[8192];
-    if (strlen(file_name) >= sizeof copy)
-        return 0;
-    strcpy(copy, file_name);
-    const char *dir = dirname(copy);
-    static const char *const fmt[] = {"%s/%s", "%s/.debug/%s", "/usr/lib/debug%s/%s"};
-    for (size_t i = 0; i < sizeof fmt / sizeof fmt[0]; i++) {
-        snprintf(path, sizeof path, fmt[i], dir, link);
-        if (!absent_or_regular(path))
+    static const char *const sub[] = {"", "/.debug", "/.dwz"};
+    uid_t me = geteuid();
+    for (size_t i = 0; i < sizeof sub / sizeof sub[0]; i++) {
+        char path[4200];
+        struct stat st;
+        snprintf(path, sizeof path, "%s%s", dir, sub[i]);
+        if (stat(path, &st)) {
+            if (i)
+                continue; /* no such subdirectory: nothing there */
+            return 0;
+        }
+        if (!S_ISDIR(st.st_mode) || (st.st_uid != 0 && st.st_uid != me) ||
+            (st.st_mode & (S_IWGRP | S_IWOTH)))
             return 0;
     }
-    return strchr(link, '/') ? absent_or_regular(link) : 1;
+    return 1;
 }
 
-/* libdw's search for a separate debug file, unless a place it looks at is not a regular file.
- * (A file swapped in between the look and libdw's open is not caught.) */
+/* Whether the places libdw searches for file's debug files are trusted: its directory, and its
+ * real one (libdw looks where a link leads too). */
+static int places_trusted(const char *file)
+{
+    char copy[4096], *real = realpath(file, NULL);
+    int ok = strlen(file) < sizeof copy;
+    if (ok) {
+        strcpy(copy, file);
+        ok = dir_trusted(dirname(copy));
+    }
+    if (ok && real) {
+        snprintf(copy, sizeof copy, "%s", real);
+        ok = dir_trusted(dirname(copy));
+    }
+    free(real);
+    return ok;
+}
+
+/* fd of path if it is a regular file, opened without waiting and without acting on anything
+ * else: O_PATH opens nothing, the file is opened again through /proc once known to be regular
+ * (the same inode). Without /proc, opened by its path, O_NONBLOCK, and checked to be the same
+ * file. -1 otherwise; *st its status. */
+static int open_regular(const char *path, struct stat *st)
+{
+    int pfd = open(path, O_PATH | O_CLOEXEC), fd = -1;
+    if (pfd < 0)
+        return -1;
+    if (!fstat(pfd, st) && S_ISREG(st->st_mode)) {
+        char proc[64];
+        struct stat again;
+        snprintf(proc, sizeof proc, "/proc/self/fd/%d", pfd);
+        fd = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0 && errno == ENOENT &&
+            (fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)) >= 0 &&
+            (fstat(fd, &again) || again.st_dev != st->st_dev || again.st_ino != st->st_ino)) {
+            close(fd);
+            fd = -1;
+        }
+    }
+    close(pfd);
+    return fd;
+}
+
+/* Outside trusted places, only the debug file installed for the module's build ID. */
+static int build_id_debuginfo(Dwfl_Module *mod, char **debuginfo_file_name)
+{
+    const unsigned char *id;
+    GElf_Addr vaddr;
+    int n = dwfl_module_build_id(mod, &id, &vaddr);
+    if (n < 2 || n > 64)
+        return -1;
+    char path[200];
+    int k = snprintf(path, sizeof path, "/usr/lib/debug/.build-id/%02x/", id[0]);
+    for (int i = 1; i < n; i++)
+        k += snprintf(path + k, sizeof path - (size_t)k, "%02x", id[i]);
+    snprintf(path + k, sizeof path - (size_t)k, ".debug");
+    struct stat st;
+    int fd = open_regular(path, &st);
+    if (fd >= 0 && !(*debuginfo_file_name = strdup(path))) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+/* libdw's search for a separate debug file (and a dwz file's, libdw asking again with its name
+ * as the link), where no one else can plant files; elsewhere, the build ID's file alone. */
 static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
                           const char *file_name, const char *debuglink_file,
                           GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
-    if (file_name && debuglink_file && !debuglink_places_safe(file_name, debuglink_file))
-        return -1;
-    return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
-                                        debuglink_crc, debuginfo_file_name);
+    if (file_name && places_trusted(file_name))
+        return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
+                                            debuglink_crc, debuginfo_file_name);
+    return debuglink_crc || !debuglink_file ? build_id_debuginfo(mod, debuginfo_file_name) : -1;
 }
 
 static const Dwfl_Callbacks callbacks = {
@@ -368,22 +431,18 @@ static struct symfile *file_of(struct ptt_symfiles *fs, const char *path)
     return f;
 }
 
-/* The binary at path opened for reading if it is the regular file f->st says, with no wait and
- * no side effect whatever a trace names: opening a FIFO waits for a writer, opening a device may
- * act (a watchdog's starts it). O_PATH opens nothing; the file is opened again through /proc
- * once known to be regular, the same inode. -1 otherwise. */
+/* The binary opened for reading if it is the regular ELF file f->st says, whatever a trace names
+ * (open_regular). Not compressed: libdw would inflate it whole in memory, and close fd itself. */
 static int open_binary(const struct symfile *f)
 {
-    int pfd = open(f->path, O_PATH | O_CLOEXEC), fd = -1;
     struct stat st;
-    if (pfd < 0)
-        return -1;
-    if (!fstat(pfd, &st) && S_ISREG(st.st_mode) && same_file(f, f->path, &st)) {
-        char proc[64];
-        snprintf(proc, sizeof proc, "/proc/self/fd/%d", pfd);
-        fd = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    char magic[4];
+    int fd = open_regular(f->path, &st);
+    if (fd >= 0 && (!same_file(f, f->path, &st) || pread(fd, magic, 4, 0) != 4 ||
+                    memcmp(magic, "\177ELF", 4))) {
+        close(fd);
+        fd = -1;
     }
-    close(pfd);
     return fd;
 }
 

@@ -1,8 +1,9 @@
 """The binaries a trace names, read for their symbols (docs/names.md): a path that is no longer a
-regular file (a FIFO, a device) is not opened, nor a separate debug file that is not one, so a
-reader never waits for a writer that will not come: it names that binary's addresses as when the
-file is missing."""
+regular file (a FIFO, a device) is not opened, so a reader never waits for a writer that will
+not come: it names that binary's addresses as when the file is missing. Separate debug files
+are looked for next to a program only where no one else can put files."""
 
+import gzip
 import os
 import shutil
 import subprocess
@@ -10,6 +11,7 @@ import subprocess
 import pytest
 
 from conftest import PTT, prog, ptt_trace, run
+from test_readahead import sanitized
 
 READERS = (["view"], ["stat"], ["check"])
 WAIT = 30  # s: far more than any of these takes, far less than a reader waiting for ever
@@ -28,17 +30,24 @@ def outputs(path):
     return got
 
 
-def test_binary_now_a_fifo(tmp_path):
-    """(A device is left alone by the same test; opening /dev/zero would not show.)"""
+@pytest.mark.parametrize("now", ["fifo", "gzip"])
+def test_binary_replaced(tmp_path, now):
+    """The traced program replaced by a FIFO, or by its own gzip'd copy (which libdw would
+    inflate whole in memory): read as when it is missing. (A device is left alone by the same
+    test as a FIFO; opening /dev/zero would not show.)"""
     binary = tmp_path / "fl"
     shutil.copy(prog("flood"), binary)
     t = ptt_trace(tmp_path, [binary, 1, 10])
     present = outputs(t.path)
     assert "worker" in present[0]  # flood's thread, named by its start routine's symbol
+    data = binary.read_bytes()
     binary.unlink()
     missing = outputs(t.path)
     assert "worker" not in missing[0]
-    os.mkfifo(binary)
+    if now == "fifo":
+        os.mkfifo(binary)
+    else:
+        binary.write_bytes(gzip.compress(data))
     assert outputs(t.path) == missing
 
 
@@ -52,20 +61,56 @@ int main(void)
 """
 
 
-def test_debug_file_not_a_file(tmp_path):
-    """A program whose debug information is in a file of its own, found by its .gnu_debuglink
-    next to it: the lines it gives, none once that file is a FIFO, as when it is missing."""
+def build_dl(d, debuglink):
+    """dl, built in d with its debug information in dl.debug (named by a .gnu_debuglink if
+    debuglink, else found by its name alone), traced: the trace."""
     if not shutil.which("gcc") or not shutil.which("objcopy"):
         pytest.skip("needs gcc and objcopy")
-    (tmp_path / "dl.c").write_text(DL_C)
-    for cmd in (["gcc", "-g", "-O0", "-pthread", "-o", "dl", "dl.c"],
-                ["objcopy", "--only-keep-debug", "dl", "dl.debug"],
-                ["objcopy", "--strip-debug", "--add-gnu-debuglink=dl.debug", "dl"]):
-        assert run(cmd, cwd=tmp_path).returncode == 0, cmd
-    t = ptt_trace(tmp_path, [tmp_path / "dl"])
-    assert "pthread_mutex_lock (mutex m) at dl.c:5." in outputs(t.path)[0]
-    (tmp_path / "dl.debug").unlink()
-    missing = outputs(t.path)
-    assert "dl.c:" not in missing[0]
-    os.mkfifo(tmp_path / "dl.debug")
-    assert outputs(t.path) == missing
+    (d / "dl.c").write_text(DL_C)
+    cmds = [["gcc", "-g", "-O0", "-pthread", "-o", "dl", "dl.c"],
+            ["objcopy", "--only-keep-debug", "dl", "dl.debug"],
+            ["objcopy", "--strip-debug", "dl"]]
+    if debuglink:
+        cmds.append(["objcopy", "--add-gnu-debuglink=dl.debug", "dl"])
+    for cmd in cmds:
+        assert run(cmd, cwd=d).returncode == 0, cmd
+    return ptt_trace(d, [d / "dl"]).path
+
+
+def test_debug_file_next_to_the_program(tmp_path):
+    """In a directory only its owner can write to, the debug file the program's
+    .gnu_debuglink names gives the lines."""
+    assert "pthread_mutex_lock (mutex m) at dl.c:5." in outputs(build_dl(tmp_path, True))[0]
+
+
+@pytest.mark.parametrize("debuglink", [True, False])
+def test_debug_file_where_others_can_write(tmp_path, debuglink):
+    """In a directory anyone can write to (mode 1777), no file is looked for next to the
+    program: one planted there is not read, and a FIFO there (which libdw's open would wait on
+    for ever, with or without a .gnu_debuglink naming it) is not opened."""
+    d = tmp_path / "shared"
+    d.mkdir()
+    d.chmod(0o1777)
+    path = build_dl(d, debuglink)
+    planted = outputs(path)
+    assert "dl.c:" not in planted[0]
+    (d / "dl.debug").unlink()
+    os.mkfifo(d / "dl.debug")
+    assert outputs(path) == planted
+
+
+def test_without_proc(tmp_path):
+    """Where /proc is not mounted (a container), binaries are opened by their path, checked to
+    be the file looked at: the names are the same."""
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        pytest.skip("needs root and unshare, to hide /proc in a mount namespace of its own")
+    if sanitized():
+        pytest.skip("the sanitizers' runtime needs /proc, even to exit")
+    t = ptt_trace(tmp_path, [prog("flood"), 1, 10])
+    want = outputs(t.path)[0]
+    assert "worker" in want
+    p = run(["unshare", "-m", "sh", "-c", 'mount -t tmpfs none /proc && exec "$0" view "$1"',
+             PTT, t.path], timeout=WAIT)
+    if p.returncode and "mount" in p.stderr:
+        pytest.skip(f"cannot hide /proc: {p.stderr.strip()}")
+    assert p.returncode == 0 and p.stdout == want, p.stderr
