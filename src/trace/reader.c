@@ -53,6 +53,14 @@ struct part {
 /* Parts kept open at most: a long run may have thousands. */
 #define MAX_OPEN_PARTS 256
 
+/* A stream's events at hand: its next one, ev[cur], decoded; the other, the one ptt_reader_get
+ * gave last (valid until the next call: no copy); one held back. 1.3 KB: only the streams being
+ * read have one (a trace of a million short threads would hold one for each). */
+struct cursor {
+    struct ptt_ev ev[2];
+    struct ptt_ev held; /* delivered after a synthesized event that must precede it */
+};
+
 struct stream {
     int32_t pid, tid;
     uint32_t serial;
@@ -66,12 +74,9 @@ struct stream {
     struct ptt_tthread *calls; /* its calls entered and not yet left (r->calls) */
     int done;
     int skipping; /* before r->skip_below still */
-    /* Its next event, ev[cur], decoded; the other, the one ptt_reader_get gave last (valid
-     * until the next call: no copy). */
-    unsigned cur;
-    struct ptt_ev ev[2];
+    unsigned cur; /* c->ev[cur]: its next event */
     int has_held;
-    struct ptt_ev held; /* delivered after a synthesized event that must precede it */
+    struct cursor *c; /* while it is read: from its first event to its last one's delivery */
     /* A call's one record of the compact encoding was delivered as its IN (ev[cur ^ 1] once it
      * is given): its OUT, of this id, comes next, made from the IN and dec's arguments. */
     const struct ptt_evinfo *call_out;
@@ -82,7 +87,11 @@ struct stream {
 
 /* A stream in the merge, with its next event's sort key: the heap compares these alone, not
  * the streams' events (far apart in memory). order: the stream's index, ptt trace's own
- * streams (serial 0: a process's end) after its threads' at the same time. */
+ * streams (serial 0: a process's end) after its threads' at the same time, with OPENED set
+ * once the stream is being read. One not yet opened waits with the time of its first record (no
+ * event of it comes before), and before the others at that time: it is opened when it comes
+ * first, and goes back in with its first event's time, so that nothing changes the order. */
+#define OPENED (1ull << 40)
 struct heapent {
     uint64_t ticks;
     uint64_t order;
@@ -126,6 +135,7 @@ struct ptt_reader {
     size_t nheap;
     struct heapent top; /* the stream whose event comes next, if has_top */
     int has_top;
+    struct stream *retired;    /* read to its end: what it holds goes at the next event */
     struct ptt_tracker *calls; /* each stream's calls entered and not yet left */
     int started;
     uint64_t skip_below; /* ptt_reader_skip: the events before are not decoded */
@@ -237,11 +247,12 @@ static int read_at(struct ptt_reader *r, uint32_t part, void *buf, size_t len, u
     return 0;
 }
 
-static void *grow(void *p, size_t *cap, size_t need, size_t elem)
+/* p with room for need elements, doubled from first when it had none. */
+static void *grow_from(void *p, size_t *cap, size_t need, size_t elem, size_t first)
 {
     if (need <= *cap)
         return p;
-    size_t n = *cap ? *cap * 2 : 16;
+    size_t n = *cap ? *cap * 2 : first;
     while (n < need)
         n *= 2;
     void *q = realloc(p, n * elem);
@@ -250,6 +261,11 @@ static void *grow(void *p, size_t *cap, size_t need, size_t elem)
     }
     *cap = n;
     return q;
+}
+
+static void *grow(void *p, size_t *cap, size_t need, size_t elem)
+{
+    return grow_from(p, cap, need, elem, 16);
 }
 
 static size_t hash_key(int32_t pid, uint32_t serial)
@@ -444,7 +460,8 @@ static int index_chunk(struct ptt_reader *r, uint32_t i, uint64_t off, uint32_t 
         return 0;
     struct stream *s =
         stream_for(r, c.pid, (c.flags & PTT_CHUNK_DAEMON) && !carry ? 0 : c.serial, c.tid);
-    s->chunks = grow(s->chunks, &s->cap, s->nchunks + 1, sizeof *s->chunks);
+    /* from one: most threads of a trace of many have a chunk or two */
+    s->chunks = grow_from(s->chunks, &s->cap, s->nchunks + 1, sizeof *s->chunks, 1);
     s->chunks[s->nchunks++] = (struct chunkref){off, size, c.seq, i, carry};
     if (c.flags & PTT_CHUNK_DAEMON)
         note_daemon_chunk(r, i, &c, off);
@@ -1118,7 +1135,7 @@ RARE static void thread_end(struct stream *s, struct ptt_ev *ev)
     uint16_t in = call ? call->in.id : 0;
     ptt_tracker_feed(s->calls, ev, NULL);
     if (in && ptt_ev_arg(ev, PTT_F(THREAD_END, how), 0) == 2) {
-        s->held = *ev;
+        s->c->held = *ev;
         s->has_held = 1;
         ev->id = PTT_EV_THREAD_CANCELLED;
         ev->info = ptt_evinfo(ev->id);
@@ -1353,14 +1370,14 @@ EVERY void decode(const struct ptt_reader *r, const struct stream *s, struct ptt
  * both followed (but a signal handler's). 0 when ev is no such record. */
 static int split_call(struct ptt_reader *r, struct stream *s, struct ptt_ev *ev)
 {
-    if (!ptt_decode_call(ev, &s->held)) /* format 1's encoding only: decode_call does 2.0's */
+    if (!ptt_decode_call(ev, &s->c->held)) /* format 1's encoding only: decode_call does 2.0's */
         return 0;
     s->has_held = 1;
-    if ((int64_t)(s->held.ticks - s->last) > 0) /* the stream's next events come after its end */
-        s->last = s->held.ticks;
+    if ((int64_t)(s->c->held.ticks - s->last) > 0) /* the stream's next events come after its end */
+        s->last = s->c->held.ticks;
     if (!ev->nested) {
         track_calls(r, s, ev);
-        track_calls(r, s, &s->held);
+        track_calls(r, s, &s->c->held);
     }
     return 1;
 }
@@ -1370,10 +1387,11 @@ static int split_call(struct ptt_reader *r, struct stream *s, struct ptt_ev *ev)
  * (but not cold: it runs through every event skipped). */
 __attribute__((noinline)) static int advance_any(struct ptt_reader *r, struct stream *s)
 {
-    struct ptt_ev *ev = &s->ev[s->cur];
+    struct ptt_ev *ev = &s->c->ev[s->cur];
     if (s->has_held) {
         s->has_held = 0;
-        memcpy(ev, &s->held, offsetof(struct ptt_ev, args) + s->held.nargs * sizeof ev->args[0]);
+        memcpy(ev, &s->c->held,
+               offsetof(struct ptt_ev, args) + s->c->held.nargs * sizeof ev->args[0]);
         return 1;
     }
     struct ptt_event h;
@@ -1425,8 +1443,8 @@ EVERY int decode_call(struct ptt_reader *r, struct stream *s, struct ptt_event h
 /* The OUT of the call whose IN was given last (decode_call), into ev[cur]. */
 EVERY void deliver_out(struct stream *s)
 {
-    const struct ptt_ev *in = &s->ev[s->cur ^ 1];
-    struct ptt_ev *out = &s->ev[s->cur];
+    const struct ptt_ev *in = &s->c->ev[s->cur ^ 1];
+    struct ptt_ev *out = &s->c->ev[s->cur];
     const struct ptt_dec *d = s->dec;
     memcpy(out, in, offsetof(struct ptt_ev, args));
     out->ticks = in->ticks + d->args[0];
@@ -1452,7 +1470,7 @@ EVERY int advance_compact(struct ptt_reader *r, struct stream *s)
     if ((int64_t)(t - s->last) < 0 && s->last) /* as next_raw */
         t = s->last;
     s->last = t;
-    struct ptt_ev *ev = &s->ev[s->cur];
+    struct ptt_ev *ev = &s->c->ev[s->cur];
     if (h.id & PTT_EV_CALL && decode_call(r, s, h, t, ev))
         return 1;
     decode(r, s, h, t, ev);
@@ -1475,13 +1493,13 @@ EVERY int advance(struct ptt_reader *r, struct stream *s)
         return 1;
     }
     if (s->has_held) {
-        struct ptt_ev *ev = &s->ev[s->cur];
+        struct ptt_ev *ev = &s->c->ev[s->cur];
         s->has_held = 0;
-        if (s->held.nargs <= 8) /* fixed sizes, inlined */
-            memcpy(ev, &s->held, offsetof(struct ptt_ev, args) + 8 * sizeof ev->args[0]);
+        if (s->c->held.nargs <= 8) /* fixed sizes, inlined */
+            memcpy(ev, &s->c->held, offsetof(struct ptt_ev, args) + 8 * sizeof ev->args[0]);
         else
-            memcpy(ev, &s->held,
-                   offsetof(struct ptt_ev, args) + s->held.nargs * sizeof ev->args[0]);
+            memcpy(ev, &s->c->held,
+                   offsetof(struct ptt_ev, args) + s->c->held.nargs * sizeof ev->args[0]);
         return 1;
     }
     if (s->compact)
@@ -1498,7 +1516,7 @@ EVERY int advance(struct ptt_reader *r, struct stream *s)
     if ((int64_t)(t - s->last) < 0 && s->last) /* as next_raw */
         t = s->last;
     s->last = t;
-    struct ptt_ev *ev = &s->ev[s->cur];
+    struct ptt_ev *ev = &s->c->ev[s->cur];
     decode(r, s, h, t, ev);
     s->pos += h.size;
     if (!ev->nested && ev->info)
@@ -1542,6 +1560,63 @@ static void pop_top(struct ptt_reader *r)
         sift_down(r, 0, r->heap[r->nheap]);
 }
 
+/* The time of the stream's first record, read from the start of its first chunk without
+ * loading it. Its events come in a non-decreasing time (next_raw), those passed over too: none
+ * comes before. 0 when unknown (padding first, a short read): the stream is opened at once. */
+static int first_ticks(struct ptt_reader *r, const struct stream *s, uint64_t *t)
+{
+    struct ptt_rec_chunk h;
+    uint8_t buf[PTT_CODEC_MAX + 16];
+    const struct chunkref *c = s->nchunks ? &s->chunks[0] : NULL;
+    size_t n = c && c->size > sizeof h ? c->size - sizeof h : 0;
+    n = n < sizeof buf ? n : sizeof buf;
+    if (!n || read_at(r, c->part, &h, sizeof h, c->offset) ||
+        read_at(r, c->part, buf, n, c->offset + sizeof h))
+        return 0;
+    struct ptt_event e;
+    if (h.flags & PTT_CHUNK_COMPACT) {
+        struct ptt_dec d;
+        ptt_dec_start(&d, h.base_ts);
+        return ptt_dec_next(&d, buf, n, &e, t) > 0 && (e.id & PTT_EV_ID_MASK) != PTT_EV_TRACE_PAD;
+    }
+    if (n < 16)
+        return 0;
+    memcpy(&e, buf, 8);
+    if ((e.id & PTT_EV_ID_MASK) == 0 || (e.id & PTT_EV_ID_MASK) == PTT_EV_TRACE_PAD)
+        return 0;
+    if (e.id & PTT_EVF_ABS)
+        memcpy(t, buf + 8, 8);
+    else
+        *t = h.base_ts + e.dts;
+    return 1;
+}
+
+/* What a stream read to its end holds of its reading (its calls' tracker stays). */
+static void retire(struct stream *s)
+{
+    free(s->c);
+    s->c = NULL;
+    free(s->buf);
+    s->buf = NULL;
+    s->buf_cap = 0;
+    free(s->dec);
+    s->dec = NULL;
+}
+
+/* Open stream i: its first event decoded, into the merge's key *e; 0 when it has none. */
+static int open_stream(struct ptt_reader *r, size_t i, struct heapent *e)
+{
+    struct stream *s = &r->streams[i];
+    if (!(s->c = calloc(1, sizeof *s->c)))
+        ptt_out_of_memory();
+    if (!advance(r, s)) {
+        retire(s);
+        return 0;
+    }
+    *e = (struct heapent){s->c->ev[s->cur].ticks, OPENED | (uint64_t)(s->serial == 0) << 32 | i};
+    return 1;
+}
+
 static void start(struct ptt_reader *r)
 {
     r->started = 1;
@@ -1549,14 +1624,33 @@ static void start(struct ptt_reader *r)
     if (!r->heap)
         ptt_out_of_memory();
     for (size_t i = 0; i < r->nstreams; i++) {
-        struct stream *s = &r->streams[i];
-        if (advance(r, s))
-            r->heap[r->nheap++] =
-                (struct heapent){s->ev[s->cur].ticks, (uint64_t)(s->serial == 0) << 32 | i};
+        uint64_t t;
+        struct heapent e = {0, i};
+        if (first_ticks(r, &r->streams[i], &t))
+            e.ticks = t;
+        else if (!open_stream(r, i, &e))
+            continue;
+        r->heap[r->nheap++] = e;
     }
     for (size_t i = r->nheap; i-- > 0;)
         sift_down(r, i, r->heap[i]);
     pop_top(r);
+}
+
+/* The stream first in the merge is one not opened yet: opened, and back in with its first
+ * event's time, until the first is one being read. */
+RARE static void settle(struct ptt_reader *r)
+{
+    while (r->has_top && !(r->top.order & OPENED)) {
+        struct heapent e;
+        if (!open_stream(r, (uint32_t)r->top.order, &e))
+            pop_top(r);
+        else if (r->nheap && before(&r->heap[0], &e)) {
+            r->top = r->heap[0];
+            sift_down(r, 0, e);
+        } else
+            r->top = e;
+    }
 }
 
 void ptt_reader_skip(struct ptt_reader *r, int64_t from_ns, int (*keep)(uint16_t id))
@@ -1581,7 +1675,7 @@ void ptt_reader_skip(struct ptt_reader *r, int64_t from_ns, int (*keep)(uint16_t
  * ns. */
 EVERY const struct ptt_ev *merge_step(struct ptt_reader *r, struct stream *s, struct ptt_ev *ev)
 {
-    struct heapent e = {s->ev[s->cur].ticks, r->top.order};
+    struct heapent e = {s->c->ev[s->cur].ticks, r->top.order};
     if (r->nheap && before(&r->heap[0], &e)) {
         r->top = r->heap[0];
         sift_down(r, 0, e);
@@ -1603,19 +1697,23 @@ __attribute__((noinline)) static const struct ptt_ev *merge_any(struct ptt_reade
  * comparison and no move; else the two change places. */
 __attribute__((noinline)) static const struct ptt_ev *get_any(struct ptt_reader *r)
 {
-    if (!r->has_top) { /* not started yet, or the end */
-        if (r->started)
-            return NULL;
-        start(r);
-        if (!r->has_top)
-            return NULL;
+    if (r->retired) { /* its last event was given by the call before */
+        retire(r->retired);
+        r->retired = NULL;
     }
+    if (!r->started)
+        start(r);
+    if (!(r->top.order & OPENED))
+        settle(r);
+    if (!r->has_top) /* the end */
+        return NULL;
     struct stream *s = &r->streams[(uint32_t)r->top.order];
-    struct ptt_ev *ev = &s->ev[s->cur];
+    struct ptt_ev *ev = &s->c->ev[s->cur];
     s->cur ^= 1;
     if (advance(r, s))
         return merge_step(r, s, ev);
     pop_top(r);
+    r->retired = s;
     ev->ns = to_ns(r, ev->ticks);
     return ev;
 }
@@ -1628,10 +1726,10 @@ EVERY const struct ptt_ev *merge_get(struct ptt_reader *r)
     struct stream *s;
     if (!r->has_top || !(s = &r->streams[(uint32_t)r->top.order])->call_out)
         return get_any(r);
-    struct ptt_ev *ev = &s->ev[s->cur];
+    struct ptt_ev *ev = &s->c->ev[s->cur];
     s->cur ^= 1;
     deliver_out(s);
-    struct heapent e = {s->ev[s->cur].ticks, r->top.order};
+    struct heapent e = {s->c->ev[s->cur].ticks, r->top.order};
     uint64_t d = ev->ticks - r->clk_first.ticks;
     if ((r->nheap && before(&r->heap[0], &e)) || d - 1 >= r->fast_below)
         return merge_any(r, s, ev);
@@ -1730,8 +1828,7 @@ void ptt_reader_close(struct ptt_reader *r)
     ptt_readahead_stop(r->ra);
     for (size_t i = 0; i < r->nstreams; i++) {
         free(r->streams[i].chunks);
-        free(r->streams[i].buf);
-        free(r->streams[i].dec);
+        retire(&r->streams[i]);
     }
     free(r->streams);
     free(r->hash);
