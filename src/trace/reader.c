@@ -1566,26 +1566,30 @@ static void pop_top(struct ptt_reader *r)
 static int first_ticks(struct ptt_reader *r, const struct stream *s, uint64_t *t)
 {
     struct ptt_rec_chunk h;
-    uint8_t buf[PTT_CODEC_MAX + 16];
+    uint8_t buf[sizeof h + PTT_CODEC_MAX + 16], *rec = buf + sizeof h; /* one read */
     const struct chunkref *c = s->nchunks ? &s->chunks[0] : NULL;
-    size_t n = c && c->size > sizeof h ? c->size - sizeof h : 0;
-    n = n < sizeof buf ? n : sizeof buf;
-    if (!n || read_at(r, c->part, &h, sizeof h, c->offset) ||
-        read_at(r, c->part, buf, n, c->offset + sizeof h))
+    size_t len = c && c->size > sizeof h ? c->size - sizeof h : 0; /* the chunk's records */
+    size_t n = len < sizeof buf - sizeof h ? len : sizeof buf - sizeof h;
+    if (!n || read_at(r, c->part, buf, sizeof h + n, c->offset))
         return 0;
+    memcpy(&h, buf, sizeof h);
     struct ptt_event e;
-    if (h.flags & PTT_CHUNK_COMPACT) {
+    if (h.flags & PTT_CHUNK_COMPACT) { /* a record not decoded whole is -1 */
         struct ptt_dec d;
         ptt_dec_start(&d, h.base_ts);
-        return ptt_dec_next(&d, buf, n, &e, t) > 0 && (e.id & PTT_EV_ID_MASK) != PTT_EV_TRACE_PAD;
+        return ptt_dec_next(&d, rec, n, &e, t) > 0 && (e.id & PTT_EV_ID_MASK) != PTT_EV_TRACE_PAD;
     }
     if (n < 16)
         return 0;
-    memcpy(&e, buf, 8);
-    if ((e.id & PTT_EV_ID_MASK) == 0 || (e.id & PTT_EV_ID_MASK) == PTT_EV_TRACE_PAD)
+    memcpy(&e, rec, 8);
+    unsigned hdr = e.id & PTT_EVF_ABS ? 16 : 8;
+    /* next_raw's test: a record it would find corrupt (and perhaps leave the part for the next,
+     * whose events may come earlier than this record says) gives no time */
+    if (e.size - hdr > PTT_EVENT_MAX_ARGS * 8u || e.size % 8 || e.size > len ||
+        (e.id & PTT_EV_ID_MASK) == 0 || (e.id & PTT_EV_ID_MASK) == PTT_EV_TRACE_PAD)
         return 0;
     if (e.id & PTT_EVF_ABS)
-        memcpy(t, buf + 8, 8);
+        memcpy(t, rec + 8, 8);
     else
         *t = h.base_ts + e.dts;
     return 1;

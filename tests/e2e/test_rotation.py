@@ -407,6 +407,29 @@ def test_corrupt_middle_part(flood, tmp_path):
     assert len(lines) == 1 and lines[0].startswith(f"ptt view: {base}: {third}: corrupt ")
 
 
+def test_corrupt_first_carried_record(kept, tmp_path):
+    """The first record of a thread's carried state in the first part read is corrupt, and the
+    thread goes on in the next part: the reader leaves that part for the next, and the events
+    still come in time order (a reader that waited with the thread until the corrupt record's
+    time gave the next part's events of it last)."""
+    d, _, _ = kept
+    base = copy_set(d / "t.ptt", tmp_path / "bad")
+    first, second = parts_of(base)
+    data = bytearray(first.read_bytes())
+    later = {(c[0], c[2]) for c in read_part(second)[1] if not c[5] & CHUNK_CARRY}
+    carried = [c for c in read_part(first)[1]
+               if c[5] & CHUNK_CARRY and c[2] and (c[0], c[2]) in later]
+    assert carried
+    at = carried[0][6] + 40  # its first record, format 1: id, size, dts (then an ABS time)
+    event_id = struct.unpack_from("<H", data, at)[0]
+    struct.pack_into("<HHIQ", data, at, event_id | 0x8000, 81, 0, 1 << 62)
+    first.write_bytes(bytes(data))
+    p = read("--format=raw", base, rc=2)
+    assert "corrupt event" in p.stderr
+    times = [e.ns for e in parse_raw(p.stdout)]
+    assert len(times) > 1000 and times == sorted(times)
+
+
 def test_previous_run_kept(tmp_path):
     """The previous run's parts become FILE.old.N, as a single FILE becomes FILE.old; --force
     removes them; a program that cannot run gives them back."""
