@@ -224,18 +224,25 @@ static unsigned feed_from(struct ptt_hang *h, struct stream *s, struct ptt_dec *
     return n;
 }
 
+/* Whether sub-buffer j of the pool holds one of stream s, not drained yet: its number, else
+ * PTT_SEQ_UNSET. */
+static uint32_t seq_of(struct ptt_hang *h, const struct stream *s, uint32_t j)
+{
+    struct ptt_desc *d = ptt_geom_desc(&h->pool, j);
+    const struct peek *k = &h->p[j];
+    if (atomic_load_explicit(&d->state, memory_order_acquire) != PTT_BUF_FREE && d->pid == s->pid &&
+        d->serial == s->serial &&
+        !(k->drained_pid == d->pid && k->drained_serial == d->serial && k->drained_seq == d->seq))
+        return d->seq;
+    return PTT_SEQ_UNSET;
+}
+
 /* The sub-buffer of the pool holding sub-buffer seq of stream s, or -1. */
 static int64_t find_slot(struct ptt_hang *h, const struct stream *s, uint32_t seq)
 {
-    for (uint32_t j = 0; j < h->n; j++) {
-        struct ptt_desc *d = ptt_geom_desc(&h->pool, j);
-        const struct peek *k = &h->p[j];
-        if (atomic_load_explicit(&d->state, memory_order_acquire) != PTT_BUF_FREE &&
-            d->pid == s->pid && d->serial == s->serial && d->seq == seq &&
-            !(k->drained_pid == d->pid && k->drained_serial == d->serial &&
-              k->drained_seq == d->seq))
+    for (uint32_t j = 0; j < h->n; j++)
+        if (seq_of(h, s, j) == seq)
             return j;
-    }
     return -1;
 }
 
@@ -331,10 +338,11 @@ static int64_t find_after(struct ptt_hang *h, const struct stream *s, uint32_t f
 {
     int64_t best = -1;
     for (uint32_t j = 0; j < h->n; j++) {
-        struct ptt_desc *d = ptt_geom_desc(&h->pool, j);
-        uint32_t seq = d->seq;
-        if (seq >= from && seq < below && find_slot(h, s, seq) == (int64_t)j)
-            best = j, below = seq;
+        uint32_t seq = seq_of(h, s, j);
+        if (seq != PTT_SEQ_UNSET && seq >= from && seq < below) {
+            best = j;
+            below = seq;
+        }
     }
     return best;
 }
