@@ -8,6 +8,7 @@
 
 #include "ptt_fields.h"
 #include "util/hmap.h"
+#include "util/util.h"
 #include "analysis/blame.h"
 #include "analysis/stats.h"
 #include "analysis/tracker_feed.h"
@@ -68,13 +69,46 @@ uint64_t ptt_stat_bucket_mid(unsigned b)
     return lo + (1ull << (lg - 2)) / 2;
 }
 
+/* The histogram's buckets made whole, with bucket k counted once more. */
+__attribute__((noinline)) static void hist_spill(struct ptt_stat_hist *h, unsigned k)
+{
+    h->b = ptt_must(calloc(PTT_STAT_NBUCKETS, sizeof *h->b));
+    for (unsigned i = 0; i < h->nin; i++)
+        h->b[h->in_b[i]] = h->in_n[i];
+    h->b[k]++;
+}
+
 static inline void hist_add(struct ptt_stat_hist *h, uint64_t v)
 {
     h->n++;
     h->total += v;
     if (v > h->max)
         h->max = v;
-    h->b[ptt_stat_bucket(v)]++;
+    unsigned k = ptt_stat_bucket(v);
+    if (h->b) {
+        h->b[k]++;
+        return;
+    }
+    for (unsigned i = 0; i < h->nin; i++)
+        if (h->in_b[i] == k) {
+            h->in_n[i]++;
+            return;
+        }
+    if (h->nin < PTT_STAT_INLINE) {
+        h->in_b[h->nin] = (uint8_t)k;
+        h->in_n[h->nin++] = 1;
+    } else
+        hist_spill(h, k);
+}
+
+uint64_t ptt_stat_hist_at(const struct ptt_stat_hist *h, unsigned b)
+{
+    if (h->b)
+        return h->b[b];
+    for (unsigned i = 0; i < h->nin; i++)
+        if (h->in_b[i] == b)
+            return h->in_n[i];
+    return 0;
 }
 
 uint64_t ptt_stat_pct(const struct ptt_stat_hist *h, double p)
@@ -83,7 +117,7 @@ uint64_t ptt_stat_pct(const struct ptt_stat_hist *h, double p)
         return 0;
     uint64_t want = (uint64_t)(p * (double)h->n + 0.999999), seen = 0;
     for (unsigned b = 0; b < PTT_STAT_NBUCKETS; b++) {
-        seen += h->b[b];
+        seen += ptt_stat_hist_at(h, b);
         if (seen >= want)
             return ptt_stat_bucket_mid(b) < h->max ? ptt_stat_bucket_mid(b) : h->max;
     }
@@ -114,6 +148,8 @@ static void object_free(void *p)
 {
     ptt_blame_free(&((struct object *)p)->blame);
     ptt_hmap_free(&((struct object *)p)->more, NULL);
+    free(((struct object *)p)->pub.wait.b);
+    free(((struct object *)p)->pub.hold.b);
 }
 
 void ptt_stats_free(struct ptt_stats *s)

@@ -364,12 +364,13 @@ static void json_hist_log2(FILE *f, const struct ptt_stat_hist *h)
     uint64_t c[64] = {0};
     int lo = 64, hi = -1;
     for (unsigned b = 0; b < PTT_STAT_NBUCKETS; b++) {
-        if (!h->b[b])
+        uint64_t n = ptt_stat_hist_at(h, b);
+        if (!n)
             continue;
         int lg = b < 4 ? (b < 2 ? 0 : 1) : (int)(b / 4);
         if (lg > 63)
             lg = 63;
-        c[lg] += h->b[b];
+        c[lg] += n;
         lo = lg < lo ? lg : lo;
         hi = lg > hi ? lg : hi;
     }

@@ -10,8 +10,10 @@ import os
 
 import pytest
 
-from conftest import SITES, SOURCE, parse_raw, trace_prog, view
+from conftest import PTT, SITES, SOURCE, parse_raw, prog, ptt_trace, run, trace_prog, view
 from names_util import ptt_ok, ptt_usage_error, schema_errors, site_lines, stat_json
+from test_names import peak_kib
+from test_readahead import sanitized
 
 ROUNDS, HOLD_MS = 5, 20
 MS = 10**6
@@ -533,4 +535,25 @@ def test_usage(names_trace):
     ptt_usage_error("stat", names_trace[0].path, names_trace[0].path, cmd="stat")
     ptt_usage_error("stat", "/nonexistent.ptt", cmd="stat")
     ptt_usage_error("stat", names_trace[0].path, "--names", cmd="stat")
+
+
+def test_many_objects(tmp_path):
+    """A trace of many mutexes each used once (many_mutexes, as a table of per-row locks): every
+    one is in ptt stat, each with its one acquisition and its hold, and ptt stat's memory grows
+    little with them: each histogram of an object used a few times keeps its buckets in place
+    (two arrays of 2 KB an object before)."""
+    few = ptt_trace(tmp_path, [prog("many_mutexes"), 2000], name="few.ptt").path
+    many = ptt_trace(tmp_path, [prog("many_mutexes"), 20000], name="many.ptt").path
+    p = run([PTT, "stat", "--format=csv", many])
+    assert p.returncode == 0, p.stderr
+    rows = [r for r in csv.DictReader(io.StringIO(p.stdout)) if r["kind"] == "mutex"]
+    assert len(rows) == 20000 and len({r["address"] for r in rows}) == 20000
+    for r in rows:
+        assert (r["acquisitions"], r["contended"]) == ("1", "0"), r
+        assert int(r["hold_p50_ns"]) <= int(r["hold_max_ns"]) == int(r["hold_total_ns"]), r
+    if sanitized():
+        return  # the sanitizers' allocator keeps what is freed
+    # 86 MiB before (18,000 more objects), 16 MiB after
+    grown = peak_kib("stat", many) - peak_kib("stat", few)
+    assert grown < 40 * 1024, f"ptt stat grew by {grown} KiB for 18,000 more objects"
 
