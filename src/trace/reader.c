@@ -1258,6 +1258,16 @@ static void skip_run(struct ptt_reader *r, struct stream *s)
     s->last = last;
 }
 
+/* Whether a format-1 event header h, with avail bytes from it to its chunk's end, is corrupt.
+ * Sizes are multiples of 8: one comparison says at least a header and at most the arguments an
+ * event can have (shorter than its header, the difference wraps). */
+static int v1_corrupt(const struct ptt_event *h, size_t avail)
+{
+    unsigned hdr = h->id & PTT_EVF_ABS ? 16 : 8;
+    return h->size - hdr > PTT_EVENT_MAX_ARGS * 8u || h->size % 8 || h->size > avail ||
+           (h->id & PTT_EV_ID_MASK) == 0;
+}
+
 /* The stream's next event to decode: its header h at s->buf + s->pos, its time into *t (the
  * stream's clock moved on); 0 at the stream's end, or at a corrupt event (the rest of the
  * stream dropped). Padding and the events skipped are passed over, not decoded. */
@@ -1290,11 +1300,7 @@ static int next_raw(struct ptt_reader *r, struct stream *s, struct ptt_event *h,
         }
         memcpy(h, s->buf + s->pos, 8);
         int abs = (h->id & PTT_EVF_ABS) != 0;
-        unsigned hdr = abs ? 16 : 8;
-        /* Sizes are multiples of 8: one comparison says at least a header and at most the
-         * arguments an event can have (shorter than its header, the difference wraps). */
-        if (h->size - hdr > PTT_EVENT_MAX_ARGS * 8u || h->size % 8 || h->size > s->len - s->pos ||
-            (h->id & PTT_EV_ID_MASK) == 0) {
+        if (v1_corrupt(h, s->len - s->pos)) {
             part_err(r, s->part, "corrupt event (id 0x%04x, size %u) at offset %llu", h->id,
                      h->size, (unsigned long long)(s->data_off + s->pos));
             if (!skip_part(r, s)) /* the rest of this thread in this file cannot be trusted */
@@ -1582,11 +1588,9 @@ static int first_ticks(struct ptt_reader *r, const struct stream *s, uint64_t *t
     if (n < 16)
         return 0;
     memcpy(&e, rec, 8);
-    unsigned hdr = e.id & PTT_EVF_ABS ? 16 : 8;
-    /* next_raw's test: a record it would find corrupt (and perhaps leave the part for the next,
-     * whose events may come earlier than this record says) gives no time */
-    if (e.size - hdr > PTT_EVENT_MAX_ARGS * 8u || e.size % 8 || e.size > len ||
-        (e.id & PTT_EV_ID_MASK) == 0 || (e.id & PTT_EV_ID_MASK) == PTT_EV_TRACE_PAD)
+    /* a record next_raw finds corrupt (it may then leave the part for the next, whose events
+     * may come earlier than this record says) gives no time */
+    if (v1_corrupt(&e, len) || (e.id & PTT_EV_ID_MASK) == PTT_EV_TRACE_PAD)
         return 0;
     if (e.id & PTT_EVF_ABS)
         memcpy(t, rec + 8, 8);
