@@ -20,7 +20,8 @@
 #include <stdint.h>
 
 #define PTT_POOL_MAGIC 0x31304c4f4f505454ull /* "TTPOOL01" */
-#define PTT_POOL_VERSION 6 /* 6: a sub-buffer handed over with its counts, its ready bit */
+/* 7: owned and pressure, freed and sleepers */
+#define PTT_POOL_VERSION 7
 #define PTT_POOL_EMPTY 0xffffffffu
 #define PTT_POOL_SECRET 16 /* bytes of the session's secret */
 
@@ -91,11 +92,21 @@ struct ptt_pool {
     /* Set once nobody drains any more (ptt trace ended, or died and its guardian saw it): writers
      * stop recording at their next sub-buffer. Read-mostly, as the masks. */
     _Atomic uint32_t abandoned;
+    /* Set while threads hold most sub-buffers (owned, from PTT_PRESSURE_ON of them; cleared below
+     * PTT_PRESSURE_OFF): a thread about to block in a call then hands its own over first
+     * (PTT_BLOCKS in lib/libptt.h), so that threads blocked for long do not hold the sub-buffers
+     * the others need. Written by writers, at those two edges only. */
+    _Atomic uint32_t pressure;
 
     /* Each contended word sits on a line of its own. */
-    _Alignas(64) _Atomic uint64_t free_head;   /* low 32 bits: index, high: ABA tag */
-    _Alignas(64) _Atomic uint64_t heartbeat;   /* the daemon ticks it: writers waiting on a dead
-                                                  daemon give up */
+    _Alignas(64) _Atomic uint64_t free_head; /* low 32 bits: index, high: ABA tag */
+    _Atomic int32_t owned; /* sub-buffers OWNED: writers count theirs taken and handed over, the
+                              daemon those it takes from writers that are gone */
+    _Alignas(64) _Atomic uint64_t heartbeat; /* the daemon ticks it: writers waiting on a dead
+                                                daemon give up */
+    _Atomic uint32_t freed;    /* bumped after sub-buffers are put on the free list: writers
+                                  waiting for one sleep on it (a futex) */
+    _Atomic uint32_t sleepers; /* writers asleep on freed: woken only if some are */
     _Alignas(64) _Atomic uint64_t lost;        /* events dropped, exactly */
     _Atomic uint64_t wait_ns;                  /* total time writers waited for a free sub-buffer */
     _Atomic uint64_t waits;                    /* number of such waits */
@@ -103,6 +114,9 @@ struct ptt_pool {
     _Alignas(64) _Atomic uint32_t next_serial; /* thread numbers, unique in the session: a
                                                   process that calls exec keeps its pid */
 };
+
+#define PTT_PRESSURE_ON(nbufs) ((nbufs) - (nbufs) / 8)
+#define PTT_PRESSURE_OFF(nbufs) ((nbufs) - (nbufs) / 4)
 
 static inline struct ptt_desc *ptt_pool_desc(struct ptt_pool *p, uint32_t i)
 {

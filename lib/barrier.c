@@ -21,6 +21,7 @@ PTT_EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
     if (!ptt_on())
         return REAL(pthread_barrier_wait)(b);
     PTT_REC(BARRIER_WAIT_IN, PTT_U(b), PTT_SITE);
+    PTT_BLOCKS();
     int r = REAL(pthread_barrier_wait)(b);
     if (r == 0 || r == PTHREAD_BARRIER_SERIAL_THREAD)
         PTT_REC(BARRIER_RELEASED, PTT_U(b), (uint64_t)(r == PTHREAD_BARRIER_SERIAL_THREAD));

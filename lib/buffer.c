@@ -3,6 +3,7 @@
  * application could hold, and calls no cancellation point. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -17,6 +18,16 @@
  * counted, until one comes free, rather than the application hanging. */
 static int starved;
 
+/* d more sub-buffers held by the writers (struct ptt_pool: owned), and pressure set or cleared
+ * at its edges. Two writers crossing them at once may leave it wrong until the next count. */
+static void count_owned(struct ptt_pool *p, int32_t d)
+{
+    int32_t n = atomic_fetch_add_explicit(&p->owned, d, memory_order_relaxed) + d;
+    int on = atomic_load_explicit(&p->pressure, memory_order_relaxed) != 0;
+    if (on ? n < (int32_t)PTT_PRESSURE_OFF(p->nbufs) : n >= (int32_t)PTT_PRESSURE_ON(p->nbufs))
+        atomic_store_explicit(&p->pressure, !on, memory_order_relaxed);
+}
+
 static uint32_t pool_pop(struct ptt_pool *p)
 {
     uint64_t h = atomic_load_explicit(&p->free_head, memory_order_acquire);
@@ -28,8 +39,10 @@ static uint32_t pool_pop(struct ptt_pool *p)
         uint32_t next = __atomic_load_n(&ptt_pool_desc(p, i)->next, __ATOMIC_RELAXED);
         uint64_t nh = (((h >> 32) + 1) << 32) | next;
         if (atomic_compare_exchange_weak_explicit(&p->free_head, &h, nh, memory_order_acq_rel,
-                                                  memory_order_acquire))
+                                                  memory_order_acquire)) {
+            count_owned(p, 1);
             return i;
+        }
     }
 }
 
@@ -40,11 +53,19 @@ static uint64_t mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Sleep without being a cancellation point (nanosleep is one). */
-static void pause_us(long us)
+/* Sleep until sub-buffers are freed after `seen` was read of freed (ptt_pool_freed wakes as
+ * many waiters as it freed, ptt_pool_abandon all), or for WAIT_MS at most, to look whether ptt
+ * trace is still there should it and its guardian have been killed. Woken only when there is
+ * something to take: thousands of threads polling took the CPU the drain needed to free them
+ * any (10,000 threads leaving a barrier at once, with 2,048 sub-buffers, waited 10 s). Through
+ * syscall(), which is no cancellation point. */
+#define WAIT_MS 100
+static void wait_freed(struct ptt_pool *p, uint32_t seen)
 {
-    struct timespec d = {0, us * 1000};
-    syscall(SYS_nanosleep, &d, NULL);
+    struct timespec d = {0, WAIT_MS * 1000000};
+    atomic_fetch_add_explicit(&p->sleepers, 1, memory_order_seq_cst);
+    syscall(SYS_futex, &p->freed, FUTEX_WAIT, seen, &d, NULL, 0);
+    atomic_fetch_sub_explicit(&p->sleepers, 1, memory_order_relaxed);
 }
 
 /* Whether ptt trace is gone: the pool is marked abandoned (by ptt trace at its end, or by its
@@ -105,12 +126,12 @@ static uint32_t take_buffer(struct ptt_pool *p, uint64_t *waited)
             starved = 0;
         return i;
     }
-    long us = 20;
     int growing = wake_reserver(p);
-    while ((i = pool_pop(p)) == PTT_POOL_EMPTY) {
-        pause_us(us);
-        if (us < 1000)
-            us *= 2;
+    for (;;) {
+        uint32_t seen = atomic_load_explicit(&p->freed, memory_order_acquire);
+        if ((i = pool_pop(p)) != PTT_POOL_EMPTY)
+            break;
+        wait_freed(p, seen);
         uint64_t now = mono_ns();
         if (daemon_gone(p, now)) {
             abandon();
@@ -184,8 +205,10 @@ static void hand_over(struct ptt_desc *d, uint32_t len, struct counts c)
     atomic_store_explicit(&d->committed, len, memory_order_release);
     atomic_store_explicit(&d->state, PTT_BUF_READY, memory_order_release);
     struct ptt_pool *p = ptt_pool;
-    if (p)
+    if (p) {
         set_ready(p, d);
+        count_owned(p, -1);
+    }
     /* The state and its bit, then idle (the daemon sets idle, then looks for READY ones): one
      * of the two sees the other's store. One signal per idle spell, from the first to clear
      * it. */

@@ -22,6 +22,7 @@ PTT_EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
     if (!ptt_on())
         return REAL(pthread_cond_wait)(c, m);
     PTT_REC(COND_WAIT_IN, PTT_U(c), PTT_U(m), PTT_SITE);
+    PTT_BLOCKS();
     int r = REAL(pthread_cond_wait)(c, m);
     if (r == 0 || r == ETIMEDOUT) /* it waited, and holds the mutex again */
         PTT_REC(COND_WOKEN, PTT_U(c), PTT_U(m), PTT_I(r));
@@ -35,6 +36,7 @@ PTT_EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
     if (!ptt_on())
         return REAL(pthread_cond_timedwait)(c, m, abstime);
     PTT_REC(COND_TIMEDWAIT_IN, PTT_U(c), PTT_U(m), ptt_ts_arg(abstime), PTT_SITE);
+    PTT_BLOCKS();
     int r = REAL(pthread_cond_timedwait)(c, m, abstime);
     if (r == 0 || r == ETIMEDOUT) /* it waited, and holds the mutex again */
         PTT_REC(COND_WOKEN, PTT_U(c), PTT_U(m), PTT_I(r));
@@ -48,6 +50,7 @@ PTT_EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clo
     if (!ptt_on())
         return REAL(pthread_cond_clockwait)(c, m, clock, abstime);
     PTT_REC(COND_CLOCKWAIT_IN, PTT_U(c), PTT_U(m), PTT_I(clock), ptt_ts_arg(abstime), PTT_SITE);
+    PTT_BLOCKS();
     int r = REAL(pthread_cond_clockwait)(c, m, clock, abstime);
     if (r == 0 || r == ETIMEDOUT) /* it waited, and holds the mutex again */
         PTT_REC(COND_WOKEN, PTT_U(c), PTT_U(m), PTT_I(r));

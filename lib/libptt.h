@@ -12,6 +12,23 @@
 extern struct ptt_pool *ptt_pool;
 extern int ptt_pid;
 
+/* Hand the calling thread's sub-buffer to the daemon (its thread ends, or the process exits, or
+ * it blocks: ptt_blocks). */
+void ptt_thread_release(struct ptt_thread *t);
+
+/* The calling thread is about to block in a call, whose IN is written. While threads hold most of
+ * the pool's sub-buffers (pool->pressure), it hands its own over first: a thread blocked for long
+ * then holds none that the others need, which with more live threads than sub-buffers would
+ * starve them. Its next event takes a new one. */
+static inline void ptt_blocks(struct ptt_thread *t)
+{
+    struct ptt_pool *p = ptt_pool;
+    if (__builtin_expect(p && atomic_load_explicit(&p->pressure, memory_order_relaxed), 0) &&
+        !t->nest)
+        ptt_thread_release(t);
+}
+#define PTT_BLOCKS() ptt_blocks(&ptt_self)
+
 /* Record the modules mapped and not yet recorded (MODULE_LOAD). */
 void ptt_record_modules(void);
 /* Whether a code address is in libstdc++ (as recorded by ptt_record_modules). */
@@ -62,9 +79,6 @@ void ptt_discard_partial(struct ptt_thread *t);
 
 /* Record TRACE_LOST for the events this thread dropped and has not reported yet. */
 void ptt_report_lost(struct ptt_thread *t);
-
-/* Hand the calling thread's sub-buffer to the daemon (its thread ends, or the process exits). */
-void ptt_thread_release(struct ptt_thread *t);
 
 /* Convert a struct timespec the application passed into one argument (ns, wrapping). */
 static inline uint64_t ptt_ts_arg(const struct timespec *ts)

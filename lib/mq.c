@@ -33,6 +33,7 @@ PTT_EXPORT int mq_send(mqd_t q, const char *msg, size_t len, unsigned prio)
     if (!ptt_on())
         return REAL(mq_send)(q, msg, len, prio);
     PTT_REC(MQ_SEND_IN, PTT_I(q), (uint64_t)len, (uint64_t)prio);
+    PTT_BLOCKS();
     int r = REAL(mq_send)(q, msg, len, prio);
     PTT_REC(MQ_SEND_OUT, PTT_I(r), PTT_ERRNO(r));
     return r;
@@ -44,6 +45,7 @@ PTT_EXPORT int mq_timedsend(mqd_t q, const char *msg, size_t len, unsigned prio,
     if (!ptt_on())
         return REAL(mq_timedsend)(q, msg, len, prio, abstime);
     PTT_REC(MQ_TIMEDSEND_IN, PTT_I(q), (uint64_t)len, (uint64_t)prio, ptt_ts_arg(abstime));
+    PTT_BLOCKS();
     int r = REAL(mq_timedsend)(q, msg, len, prio, abstime);
     PTT_REC(MQ_TIMEDSEND_OUT, PTT_I(r), PTT_ERRNO(r));
     return r;
@@ -54,6 +56,7 @@ PTT_EXPORT ssize_t mq_receive(mqd_t q, char *msg, size_t len, unsigned *prio)
     if (!ptt_on())
         return REAL(mq_receive)(q, msg, len, prio);
     PTT_REC(MQ_RECEIVE_IN, PTT_I(q), (uint64_t)len);
+    PTT_BLOCKS();
     unsigned p = 0;
     ssize_t r = REAL(mq_receive)(q, msg, len, prio ? prio : &p);
     PTT_REC(MQ_RECEIVE_OUT, PTT_I(r), PTT_ERRNO(r < 0), r >= 0 ? (uint64_t)(prio ? *prio : p) : 0);
@@ -66,6 +69,7 @@ PTT_EXPORT ssize_t mq_timedreceive(mqd_t q, char *msg, size_t len, unsigned *pri
     if (!ptt_on())
         return REAL(mq_timedreceive)(q, msg, len, prio, abstime);
     PTT_REC(MQ_TIMEDRECEIVE_IN, PTT_I(q), (uint64_t)len, ptt_ts_arg(abstime));
+    PTT_BLOCKS();
     unsigned p = 0;
     ssize_t r = REAL(mq_timedreceive)(q, msg, len, prio ? prio : &p, abstime);
     PTT_REC(MQ_TIMEDRECEIVE_OUT, PTT_I(r), PTT_ERRNO(r < 0),

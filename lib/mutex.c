@@ -75,6 +75,7 @@ lock(pthread_mutex_t *m, enum lock_kind k, clockid_t clock, const struct timespe
     if (tried) {
         PTT_CALL_WAITS();
         PTT_REC(MUTEX_WAIT, PTT_U(m), owner);
+        PTT_BLOCKS();
     }
     r = k == LOCK_PLAIN   ? REAL(pthread_mutex_lock)(m)
         : k == LOCK_TIMED ? REAL(pthread_mutex_timedlock)(m, abstime)

@@ -47,6 +47,7 @@ lock(pthread_rwlock_t *l, enum mode m, enum kind k, clockid_t clock, const struc
     if (tried) {
         PTT_CALL_WAITS();
         PTT_REC(RWLOCK_WAIT, PTT_U(l), (uint64_t)m, writer, readers_of(l));
+        PTT_BLOCKS();
     }
     if (m == WR)
         r = k == PLAIN   ? REAL(pthread_rwlock_wrlock)(l)

@@ -33,6 +33,7 @@ static int wait_sem(sem_t *s, enum kind k, clockid_t clock, const struct timespe
         errno = saved; /* a wait that then succeeds leaves errno as it found it */
         PTT_CALL_WAITS();
         PTT_REC(SEM_BLOCK, PTT_U(s));
+        PTT_BLOCKS();
     }
     int r = k == PLAIN   ? REAL(sem_wait)(s)
             : k == TIMED ? REAL(sem_timedwait)(s, abstime)

@@ -26,6 +26,7 @@ PTT_EXPORT int pthread_spin_lock(pthread_spinlock_t *l)
     if (r == EBUSY) {
         PTT_CALL_WAITS();
         PTT_REC(SPIN_WAIT, PTT_U(l));
+        PTT_BLOCKS();
         r = REAL(pthread_spin_lock)(l);
         if (r == 0)
             PTT_REC(SPIN_ACQUIRED, PTT_U(l));

@@ -4,6 +4,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -35,6 +37,21 @@ void ptt_pool_push_free(const struct ptt_pool_geom *g, uint32_t i)
         __atomic_store_n(&d->next, (uint32_t)h, __ATOMIC_RELAXED);
     } while (!atomic_compare_exchange_weak_explicit(&p->free_head, &h, (((h >> 32) + 1) << 32) | i,
                                                     memory_order_release, memory_order_relaxed));
+}
+
+void ptt_pool_freed(const struct ptt_pool_geom *g, uint32_t n)
+{
+    struct ptt_pool *p = g->base;
+    atomic_fetch_add_explicit(&p->freed, 1, memory_order_seq_cst);
+    if (atomic_load_explicit(&p->sleepers, memory_order_seq_cst))
+        syscall(SYS_futex, &p->freed, FUTEX_WAKE, n < INT_MAX ? (int)n : INT_MAX, NULL, NULL, 0);
+}
+
+void ptt_pool_abandon(struct ptt_pool *p)
+{
+    atomic_store(&p->abandoned, 1);
+    atomic_fetch_add(&p->freed, 1);
+    syscall(SYS_futex, &p->freed, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
 /* A pool name nobody has: /ptt-UID-PID-RAND, created exclusively (O_EXCL never follows a
@@ -102,6 +119,7 @@ int ptt_pool_reserve(const struct ptt_pool_geom *g, int fd, uint32_t from, uint3
         return e;
     for (uint32_t i = upto; i-- > from;)
         ptt_pool_push_free(g, i);
+    ptt_pool_freed(g, upto - from);
     return 0;
 }
 
@@ -390,6 +408,8 @@ static void flush(struct ptt_daemon *d, struct drained *b, unsigned n)
         atomic_store_explicit(&desc->state, PTT_BUF_FREE, memory_order_relaxed);
         ptt_pool_push_free(g, b[i].index);
     }
+    if (n)
+        ptt_pool_freed(g, n);
 }
 
 /* Sub-buffer i (descriptor b) into x: one handed over (ready) with the counts its writer kept,
@@ -451,6 +471,8 @@ static void consider(struct ptt_daemon *d, struct batch *t, uint32_t i, int whic
     uint32_t st = atomic_load_explicit(&b->state, memory_order_acquire);
     if (st != PTT_BUF_READY && !(st == PTT_BUF_OWNED && writer_gone(d, b, which)))
         return;
+    if (st == PTT_BUF_OWNED) /* its writer, gone, never counts it handed over */
+        atomic_fetch_sub_explicit(&d->geom.base->owned, 1, memory_order_relaxed);
     struct drained *x = &t->b[t->n++];
     take(d, b, i, st == PTT_BUF_READY, x);
     if (d->drained)
@@ -531,7 +553,7 @@ void ptt_daemon_destroy(struct ptt_daemon *d)
 {
     if (!d->pool)
         return;
-    atomic_store(&d->pool->abandoned, 1);
+    ptt_pool_abandon(d->pool);
     munmap(d->pool, d->size);
     shm_unlink(d->shm_name);
     d->pool = NULL;

@@ -67,6 +67,10 @@ int ptt_daemon_create(struct ptt_daemon *d, const struct ptt_pool_config *c, cha
                       size_t errlen);
 /* Put sub-buffer i on the free list (ptt trace's side and the guardian's push; writers pop). */
 void ptt_pool_push_free(const struct ptt_pool_geom *g, uint32_t i);
+/* n sub-buffers were put on the free list: wake as many writers waiting for one (lib/buffer.c). */
+void ptt_pool_freed(const struct ptt_pool_geom *g, uint32_t n);
+/* Nobody drains pool p any more: writers stop recording, those waiting for a sub-buffer at once. */
+void ptt_pool_abandon(struct ptt_pool *p);
 /* Reserve sub-buffers from `from` up to `upto` of pool g (file fd) in /dev/shm, then put them on
  * the free list. 0, or posix_fallocate's error (/dev/shm full: none is put on the list). */
 int ptt_pool_reserve(const struct ptt_pool_geom *g, int fd, uint32_t from, uint32_t upto);

@@ -94,7 +94,7 @@ static void abandon_pool(void)
         if ((size_t)st.st_size >= sizeof(struct ptt_pool)) {
             struct ptt_pool *p = mmap(0, sizeof *p, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
             if (p != MAP_FAILED) {
-                atomic_store(&p->abandoned, 1);
+                ptt_pool_abandon(p);
                 munmap(p, sizeof *p);
             }
         }
