@@ -87,6 +87,7 @@ struct ptt_hang {
     struct tid *forget; /* names to forget once their thread is gone (retire) */
     unsigned nforget, forget_cap, forget_look;
     struct ptt_hmap kept; /* (pid, tid) of threads that ended holding something: named for good */
+    struct ptt_hmap blocked; /* (pid, tid) of threads blocked in a call, at the last settled look */
     uint32_t n;
     struct peek p[];
 };
@@ -606,6 +607,41 @@ static struct ptt_open *call_of(const struct peek *k)
                : NULL;
 }
 
+/* The call of a thread that holds no sub-buffer, or NULL: it handed its last one over before it
+ * blocked in that call (PTT_BLOCKS in lib/libptt.h, while threads hold most of the pool), and the
+ * watch read it whole when it was drained. */
+static struct ptt_open *unheld_call(const struct stream *s)
+{
+    return !s->peeks && s->calls && !s->execd && !s->ended ? ptt_tthread_call(s->calls) : NULL;
+}
+
+typedef void each_fn(struct ptt_hang *h, struct stream *s, struct ptt_open *c, void *arg);
+
+/* f for each thread blocked in a call as the watch sees it: those that hold a sub-buffer in pool
+ * order, then those that hold none. How many there are. */
+static unsigned each_blocked(struct ptt_hang *h, each_fn *f, void *arg)
+{
+    unsigned n = 0;
+    for (uint32_t i = 0; i < h->n; i++) {
+        struct ptt_open *c = call_of(&h->p[i]);
+        if (c) {
+            n++;
+            if (f)
+                f(h, h->p[i].s, c, arg);
+        }
+    }
+    for (size_t i = 0; i < h->streams.cap; i++) {
+        struct stream *s = ptt_hmap_slot(&h->streams, i);
+        struct ptt_open *c = s ? unheld_call(s) : NULL;
+        if (c) {
+            n++;
+            if (f)
+                f(h, s, c, arg);
+        }
+    }
+    return n;
+}
+
 int ptt_hang_progress(struct ptt_hang *h)
 {
     int progress = h->fed;
@@ -700,15 +736,24 @@ static void print_held(FILE *f, struct ptt_hang *h, struct ptt_tthread *th)
     }
 }
 
+struct report {
+    struct ptt_daemon *d;
+    FILE *f;
+    uint64_t now;
+    double ns_per_tick;
+};
+
 /* One blocked thread: its line and what it holds on f, and its HANG_BLOCKED event. */
-static void report_thread(struct ptt_hang *h, struct ptt_daemon *d, FILE *f, struct stream *s,
-                          struct ptt_open *c, uint64_t now, double ns_per_tick)
+static void report_thread(struct ptt_hang *h, struct stream *s, struct ptt_open *c, void *arg)
 {
+    const struct report *r = arg;
+    struct ptt_daemon *d = r->d;
+    FILE *f = r->f;
     const struct ptt_evinfo *in = c->in.info;
     uint64_t object = ptt_ev_arg(&c->in, (unsigned)shown_field(in), 0);
     if (!c->owner && is_join(in)) /* the thread it waits for */
         c->owner = (uint64_t)(int64_t)ptt_names_pthread(h->names, s->pid, object);
-    uint64_t since = (uint64_t)((double)(now - c->in.ticks) * ns_per_tick);
+    uint64_t since = (uint64_t)((double)(r->now - c->in.ticks) * r->ns_per_tick);
     char tb[300], ob[600], sb[300];
     fprintf(f, "ptt:   pid %d thread %s: in %s (%s)%s for %.1f s", s->pid,
             ptt_fmt_thread(tb, sizeof tb, h->names, s->pid, s->tid), in ? in->routine : "?",
@@ -726,10 +771,7 @@ static void report_thread(struct ptt_hang *h, struct ptt_daemon *d, FILE *f, str
 unsigned ptt_hang_report(struct ptt_hang *h, struct ptt_daemon *d, FILE *f, uint64_t idle_ns,
                          double ns_per_tick)
 {
-    unsigned blocked = 0;
-    uint64_t now = ptt_ticks(d->clock_tsc);
-    for (uint32_t i = 0; i < h->n; i++)
-        blocked += call_of(&h->p[i]) != NULL;
+    unsigned blocked = each_blocked(h, NULL, NULL);
     if (!blocked)
         return 0;
     name_started(h);
@@ -739,26 +781,32 @@ unsigned ptt_hang_report(struct ptt_hang *h, struct ptt_daemon *d, FILE *f, uint
     unsigned na = 2;
     uint64_t a[2] = {idle_ns, blocked};
     ptt_daemon_events(d, (int)getpid(), 1, &id, &na, a);
-    for (uint32_t i = 0; i < h->n; i++) {
-        struct ptt_open *c = call_of(&h->p[i]);
-        if (c)
-            report_thread(h, d, f, h->p[i].s, c, now, ns_per_tick);
-    }
+    struct report r = {d, f, ptt_ticks(d->clock_tsc), ns_per_tick};
+    each_blocked(h, report_thread, &r);
     fflush(f);
     return blocked;
+}
+
+static unsigned add_pid(int *pids, unsigned n, int pid)
+{
+    unsigned j;
+    for (j = 0; j < n && pids[j] != pid; j++)
+        ;
+    if (j == n)
+        pids[n++] = pid;
+    return n;
 }
 
 unsigned ptt_hang_pids(const struct ptt_hang *h, int *pids, unsigned max)
 {
     unsigned n = 0;
-    for (uint32_t i = 0; i < h->n && n < max; i++) {
-        if (!h->p[i].live)
-            continue;
-        unsigned j;
-        for (j = 0; j < n && pids[j] != h->p[i].s->pid; j++)
-            ;
-        if (j == n)
-            pids[n++] = h->p[i].s->pid;
+    for (uint32_t i = 0; i < h->n && n < max; i++)
+        if (h->p[i].live)
+            n = add_pid(pids, n, h->p[i].s->pid);
+    for (size_t i = 0; i < h->streams.cap && n < max; i++) {
+        const struct stream *s = ptt_hmap_slot(&h->streams, i);
+        if (s && unheld_call(s))
+            n = add_pid(pids, n, s->pid);
     }
     return n;
 }
@@ -783,12 +831,16 @@ static int read_task(int pid, int tid, char *state, uint64_t *cpu)
     return 0;
 }
 
-static int in_traced_call(const struct ptt_hang *h, int pid, int tid)
+static void mark_blocked(struct ptt_hang *h, struct stream *s, struct ptt_open *c, void *arg)
 {
-    for (uint32_t i = 0; i < h->n; i++)
-        if (h->p[i].live && h->p[i].s->pid == pid && h->p[i].s->tid == tid && call_of(&h->p[i]))
-            return 1;
-    return 0;
+    (void)c, (void)arg;
+    ptt_hmap_get(&h->blocked, ptt_key2((uint64_t)(uint32_t)s->pid, (uint64_t)(uint32_t)s->tid), 1);
+}
+
+static int in_traced_call(struct ptt_hang *h, int pid, int tid)
+{
+    return ptt_hmap_get(&h->blocked, ptt_key2((uint64_t)(uint32_t)pid, (uint64_t)(uint32_t)tid),
+                        0) != NULL;
 }
 
 /* One thread: 1 if it counts as blocked (or is gone), else 0 with why. */
@@ -829,10 +881,13 @@ static int task_blocked(struct ptt_hang *h, int pid, int tid, int restart, char 
 int ptt_hang_settled(struct ptt_hang *h, const int *pids, unsigned npids, int restart, char *why,
                      size_t len)
 {
-    if (restart)
+    if (restart) {
         h->ntasks = 0;
-    else
+    } else {
         name_started(h); /* for the thread named in why */
+        ptt_hmap_free(&h->blocked, NULL);
+        each_blocked(h, mark_blocked, NULL);
+    }
     int settled = 1;
     for (unsigned i = 0; i < npids && settled; i++) {
         char dir[64];
@@ -863,6 +918,7 @@ void ptt_hang_free(struct ptt_hang *h)
         free(h->tasks);
         free(h->forget);
         ptt_hmap_free(&h->kept, NULL);
+        ptt_hmap_free(&h->blocked, NULL);
         free(h->unnamed);
         ptt_tracker_free(h->calls);
         ptt_names_free(h->names);

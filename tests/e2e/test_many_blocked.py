@@ -9,7 +9,7 @@ import collections
 
 import pytest
 
-from conftest import check_trace, trace_prog
+from conftest import check_trace, parse_output, prog, ptt_trace, trace_prog
 
 N = 600  # a pool of 1 MiB in sub-buffers of 4 KiB holds 250
 SMALL = ["--buffer=1M", "--subbuffer=4K"]
@@ -67,3 +67,22 @@ def test_default_pool(tmp_path, mode):
     """The default pool (2,048 sub-buffers of 32 KiB here) and 3,000 threads at a barrier."""
     traced(tmp_path, mode, 3000, [])
 
+
+def test_hang_of_threads_holding_none(tmp_path):
+    """600 threads blocked on a mutex the main thread holds while it joins one of them: most
+    handed their sub-buffer over before blocking, and hold none. The hang watch still reports
+    each, and --kill-on-hang sees every thread blocked in a traced call."""
+    t = ptt_trace(tmp_path, [prog("many_blocked"), "d", N],
+                  opts=SMALL + ["--hang-timeout=0.5", "--kill-on-hang"], rc=137)
+    out = parse_output(t.stdout)[1]
+    err = t.stderr.splitlines()
+    assert f"; {N + 1} blocked in a call:" in t.stderr
+    locks = [ln for ln in err if " in pthread_mutex_lock (mutex lock) at many_blocked.c:" in ln]
+    assert len(locks) == N
+    assert all(ln.endswith(f", held by thread main ({out['tid']})") for ln in locks), locks[0]
+    joins = [ln for ln in err if " in pthread_join " in ln]
+    assert len(joins) == 1 and joins[0].startswith(f"ptt:   pid {out['tid']} thread main ")
+    assert joins[0].endswith(f"({out['first']})"), joins[0]
+    assert "ptt: killing the program (--kill-on-hang)" in err
+    assert t.lost == 0
+    assert t.counts()["HANG_BLOCKED"] == N + 1
