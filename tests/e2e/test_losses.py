@@ -8,8 +8,11 @@ import re
 from conftest import prog, ptt_trace, parse_output, summary_counts, view
 from test_overflow import pause_tracer
 from robust_util import raw_lines
+from test_readahead import sanitized
 
-WORKERS, ROUNDS, RUNS = 4, 20000, 5
+# Fewer runs under the sanitizers, which check the memory the runs touch, not how often a race
+# comes: the plain build keeps the five (about 40 s in each build, the longest test of make check).
+WORKERS, ROUNDS, RUNS = 4, 20000, 3 if sanitized() else 5
 WHY_RE = re.compile(r"^ptt: warning: (\d+ events? w(?:as|ere) dropped: .*)$", re.M)
 BECAUSE_RE = re.compile(r"(\d+) because ([^,;]+(?:\([^)]*\))?)")
 MARKED_RE = re.compile(r"; (\d+) marked by TRACE_LOST events where they were dropped, (\d+) "
