@@ -52,13 +52,16 @@ struct ptt_desc {
                          committed, as are marked and flags */
     uint64_t base_ts; /* time stamp the first event's dts counts from */
     uint64_t marked;  /* events lost that its TRACE_LOST events count */
-    uint32_t flags;   /* PTT_DESC_NAMED, PTT_DESC_WALK */
+    uint32_t flags;   /* PTT_DESC_NAMED, PTT_DESC_WALK, PTT_DESC_BLOCKED */
     uint8_t pad[12];
 };
 _Static_assert(sizeof(struct ptt_desc) == 64, "one cache line per descriptor");
 #define PTT_SEQ_UNSET UINT32_MAX
 #define PTT_DESC_NAMED 1u /* it holds an event that names things (ptt_ev_names) */
 #define PTT_DESC_WALK 2u  /* nevents, marked and NAMED are unknown: read them from the records */
+#define PTT_DESC_BLOCKED                                                      \
+    4u /* handed over by a thread about to block (PTT_BLOCKS): its last event \
+          opens the call it is in until its next sub-buffer */
 
 struct ptt_pool {
     uint64_t magic;
@@ -107,6 +110,9 @@ struct ptt_pool {
     _Atomic uint32_t freed;    /* bumped after sub-buffers are put on the free list: writers
                                   waiting for one sleep on it (a futex) */
     _Atomic uint32_t sleepers; /* writers asleep on freed: woken only if some are */
+    /* A writer found no free sub-buffer: it woke the drain (SIGURG) rather than wait for its
+     * next turn, once until the drain takes its turn and clears it. */
+    _Atomic uint32_t drain_wanted;
     _Alignas(64) _Atomic uint64_t lost;        /* events dropped, exactly */
     _Atomic uint64_t wait_ns;                  /* total time writers waited for a free sub-buffer */
     _Atomic uint64_t waits;                    /* number of such waits */
@@ -115,8 +121,8 @@ struct ptt_pool {
                                                   process that calls exec keeps its pid */
 };
 
-#define PTT_PRESSURE_ON(nbufs) ((nbufs) - (nbufs) / 8)
-#define PTT_PRESSURE_OFF(nbufs) ((nbufs) - (nbufs) / 4)
+#define PTT_PRESSURE_ON(nbufs) ((nbufs) - (nbufs) / 16)
+#define PTT_PRESSURE_OFF(nbufs) ((nbufs) - (nbufs) / 8)
 
 static inline struct ptt_desc *ptt_pool_desc(struct ptt_pool *p, uint32_t i)
 {

@@ -19,10 +19,14 @@
 static int starved;
 
 /* d more sub-buffers held by the writers (struct ptt_pool: owned), and pressure set or cleared
- * at its edges. Two writers crossing them at once may leave it wrong until the next count. */
+ * at its edges. Two writers crossing them at once may leave it wrong until the next count. Never
+ * with --overflow=discard: a thread that handed its sub-buffer over as it blocked, and then had
+ * its next events dropped, would seem to the hang watch to be blocked still. */
 static void count_owned(struct ptt_pool *p, int32_t d)
 {
     int32_t n = atomic_fetch_add_explicit(&p->owned, d, memory_order_relaxed) + d;
+    if (p->overflow != PTT_OVERFLOW_BLOCK)
+        return;
     int on = atomic_load_explicit(&p->pressure, memory_order_relaxed) != 0;
     if (on ? n < (int32_t)PTT_PRESSURE_OFF(p->nbufs) : n >= (int32_t)PTT_PRESSURE_ON(p->nbufs))
         atomic_store_explicit(&p->pressure, !on, memory_order_relaxed);
@@ -111,6 +115,14 @@ static int wake_reserver(struct ptt_pool *p)
     return pid > 0;
 }
 
+/* No free sub-buffer: have the drain take its turn now rather than after its sleep (up to 5 ms
+ * while busy), once until it does. The pid comes from the pool, as in hand_over. */
+static void wake_drain(struct ptt_pool *p)
+{
+    if (!atomic_exchange_explicit(&p->drain_wanted, 1, memory_order_relaxed))
+        kill(p->daemon_pid, SIGURG);
+}
+
 /* Take a free sub-buffer, waiting for the daemon when the pool is exhausted (the default), or
  * giving up at once with --overflow=discard. */
 static uint32_t take_buffer(struct ptt_pool *p, uint64_t *waited)
@@ -127,6 +139,7 @@ static uint32_t take_buffer(struct ptt_pool *p, uint64_t *waited)
         return i;
     }
     int growing = wake_reserver(p);
+    wake_drain(p);
     for (;;) {
         uint32_t seen = atomic_load_explicit(&p->freed, memory_order_acquire);
         if ((i = pool_pop(p)) != PTT_POOL_EMPTY)
@@ -218,9 +231,11 @@ static void hand_over(struct ptt_desc *d, uint32_t len, struct counts c)
         kill(p->daemon_pid, SIGURG);
 }
 
-static void hand_off(struct ptt_thread *t)
+static void hand_off(struct ptt_thread *t, uint32_t also)
 {
-    hand_over(t->desc, (uint32_t)(ptt_pos(t) - t->data), counts_of(t));
+    struct counts c = counts_of(t);
+    c.flags |= also;
+    hand_over(t->desc, (uint32_t)(ptt_pos(t) - t->data), c);
     t->desc = 0;
 }
 
@@ -746,7 +761,7 @@ void ptt_discard_partial(struct ptt_thread *t)
 /* Hand the thread's sub-buffer over with signals open: pos and end cleared in one instruction if
  * no handler recorded since they were read (else read again). A handler from then on finds no
  * sub-buffer (end is 0) and takes its own, as after a release ever. 0: left to the usual way. */
-static int release_open(struct ptt_thread *t)
+static int release_open(struct ptt_thread *t, uint32_t also)
 {
 #ifdef PTT_SWAP_POS_END
     for (;;) {
@@ -757,6 +772,7 @@ static int release_open(struct ptt_thread *t)
         uintptr_t data = t->data;
         struct ptt_desc *d = t->desc;
         struct counts c = counts_of(t); /* a handler counting after this moves pos too */
+        c.flags |= also;
         atomic_signal_fence(memory_order_seq_cst);
         if (!end || t->parked || !d)
             return 0;
@@ -776,7 +792,8 @@ static int release_open(struct ptt_thread *t)
 #endif
 }
 
-void ptt_thread_release(struct ptt_thread *t)
+/* Hand the sub-buffer over with flags also (PTT_DESC_BLOCKED). */
+static void release(struct ptt_thread *t, uint32_t also)
 {
     /* Nothing held (a thread that recorded nothing: a stopped session): no system call. A
      * handler that takes a sub-buffer after this look is one that records after the release,
@@ -784,7 +801,7 @@ void ptt_thread_release(struct ptt_thread *t)
     if (!t->desc && !t->parked)
         return;
     int saved_errno = errno;
-    if (release_open(t)) { /* the usual case: no system call */
+    if (release_open(t, also)) { /* the usual case: no system call */
         errno = saved_errno;
         return;
     }
@@ -797,11 +814,21 @@ void ptt_thread_release(struct ptt_thread *t)
         t->parked = 0;
     }
     if (t->desc) {
-        hand_off(t);
+        hand_off(t, also);
         /* The tag stays, to go on counting: the dictionary of a sub-buffer is known by it. */
         t->pos &= PTT_POS_TAG;
         t->data = 0;
     }
     restore_signals(mask);
     errno = saved_errno;
+}
+
+void ptt_thread_release(struct ptt_thread *t)
+{
+    release(t, 0);
+}
+
+void ptt_release_blocked(struct ptt_thread *t)
+{
+    release(t, PTT_DESC_BLOCKED);
 }

@@ -12,20 +12,23 @@
 extern struct ptt_pool *ptt_pool;
 extern int ptt_pid;
 
-/* Hand the calling thread's sub-buffer to the daemon (its thread ends, or the process exits, or
- * it blocks: ptt_blocks). */
+/* Hand the calling thread's sub-buffer to the daemon (its thread ends, or the process exits). */
 void ptt_thread_release(struct ptt_thread *t);
+/* The same, marked PTT_DESC_BLOCKED: the thread is about to block (ptt_blocks). */
+void ptt_release_blocked(struct ptt_thread *t);
 
-/* The calling thread is about to block in a call, whose IN is written. While threads hold most of
- * the pool's sub-buffers (pool->pressure), it hands its own over first: a thread blocked for long
- * then holds none that the others need, which with more live threads than sub-buffers would
- * starve them. Its next event takes a new one. */
+/* The calling thread is about to block in a call (or may: a join, a message queue), whose IN is
+ * written. While threads hold most of the pool's sub-buffers (pool->pressure), it hands its own
+ * over first: a thread blocked for long then holds none that the others need, which with more
+ * live threads than sub-buffers would starve them. Its next event takes a new one. Not in
+ * asynchronous cancellation mode, where a cancellation inside the hand-over would leave it half
+ * done. */
 static inline void ptt_blocks(struct ptt_thread *t)
 {
     struct ptt_pool *p = ptt_pool;
     if (__builtin_expect(p && atomic_load_explicit(&p->pressure, memory_order_relaxed), 0) &&
-        !t->nest)
-        ptt_thread_release(t);
+        !t->nest && !t->async_cancel)
+        ptt_release_blocked(t);
 }
 #define PTT_BLOCKS() ptt_blocks(&ptt_self)
 

@@ -32,6 +32,9 @@ struct stream {
      * freed when no peek names it any more. */
     int gone;
     unsigned peeks; /* live peeks naming it */
+    /* Its sub-buffer seq, read whole, was handed over by the thread as it blocked in a call
+     * (PTT_DESC_BLOCKED): the thread holds none, and is in that call until it takes another. */
+    int handed_blocked;
     /* Sub-buffers read whole from the pool ahead of the drain (catch_up): the drain takes them
      * in pool order, not in the thread's, and each is still to come to ptt_hang_drained. The
      * stream is not retired before, or one of them would be read again into a new stream. */
@@ -326,6 +329,7 @@ static void enter(struct stream *s, const struct ptt_desc *d)
     ptt_dec_start(s->dec, d->base_ts);
     s->done = 0;
     s->started = 1;
+    s->handed_blocked = 0;
 }
 
 static uint32_t next_seq(const struct stream *s)
@@ -499,6 +503,8 @@ void ptt_hang_drained(void *arg, uint32_t index, uint32_t len)
         h->fed |= read_slot(h, index, len, 1) > 0;
         s = stream_find(h, d);
     }
+    if (s && s->started && d->seq == s->seq && s->done)
+        s->handed_blocked = (d->flags & PTT_DESC_BLOCKED) != 0;
     if (s && s->ended && s->done && !s->pending)
         retire(h, s);
 }
@@ -607,12 +613,15 @@ static struct ptt_open *call_of(const struct peek *k)
                : NULL;
 }
 
-/* The call of a thread that holds no sub-buffer, or NULL: it handed its last one over before it
+/* The call of a thread that holds no sub-buffer, or NULL: it handed its last one over as it
  * blocked in that call (PTT_BLOCKS in lib/libptt.h, while threads hold most of the pool), and the
- * watch read it whole when it was drained. */
+ * watch read it whole when it was drained. (A thread that holds none because its events were
+ * dropped, or because it ended, is in no call the watch knows of.) */
 static struct ptt_open *unheld_call(const struct stream *s)
 {
-    return !s->peeks && s->calls && !s->execd && !s->ended ? ptt_tthread_call(s->calls) : NULL;
+    return !s->peeks && s->handed_blocked && s->calls && !s->execd && !s->ended
+               ? ptt_tthread_call(s->calls)
+               : NULL;
 }
 
 typedef void each_fn(struct ptt_hang *h, struct stream *s, struct ptt_open *c, void *arg);
@@ -622,6 +631,10 @@ typedef void each_fn(struct ptt_hang *h, struct stream *s, struct ptt_open *c, v
 static unsigned each_blocked(struct ptt_hang *h, each_fn *f, void *arg)
 {
     unsigned n = 0;
+    /* Threads that waited 10 s for a sub-buffer dropped their events and went on: one that holds
+     * none may have left its call since. Only those seen through their sub-buffer count then. */
+    int starved =
+        atomic_load_explicit(&h->pool.base->lost_why[PTT_LOST_STARVED], memory_order_relaxed) != 0;
     for (uint32_t i = 0; i < h->n; i++) {
         struct ptt_open *c = call_of(&h->p[i]);
         if (c) {
@@ -630,10 +643,10 @@ static unsigned each_blocked(struct ptt_hang *h, each_fn *f, void *arg)
                 f(h, h->p[i].s, c, arg);
         }
     }
-    for (size_t i = 0; i < h->streams.cap; i++) {
+    for (size_t i = 0; i < h->streams.cap && !starved; i++) {
         struct stream *s = ptt_hmap_slot(&h->streams, i);
         struct ptt_open *c = s ? unheld_call(s) : NULL;
-        if (c) {
+        if (c && !ptt_thread_gone(s->pid, s->tid)) { /* gone without its THREAD_END: dropped */
             n++;
             if (f)
                 f(h, s, c, arg);

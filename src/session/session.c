@@ -280,7 +280,7 @@ static void loop_start(struct ptt_session *s, struct loop *l)
     sigemptyset(&sigs);
     int forward[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
     sigaddset(&sigs, SIGCHLD);
-    sigaddset(&sigs, SIGURG); /* a writer's wake-up (idle_timeout) */
+    sigaddset(&sigs, SIGURG); /* a writer's wake-up (idle_timeout, and lib/buffer.c wake_drain) */
     for (size_t i = 0; i < sizeof forward / sizeof forward[0]; i++)
         sigaddset(&sigs, forward[i]);
     l->sfd = signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC);
@@ -448,6 +448,8 @@ static int attach_step(struct ptt_session *s)
 /* One turn of the loop; 1 once every process of the session has ended. */
 static int loop_step(struct ptt_session *s, struct loop *l)
 {
+    /* Before the drain: a writer that finds none free after it wakes the next sleep. */
+    atomic_store_explicit(&s->d.pool->drain_wanted, 0, memory_order_relaxed);
     size_t n = ptt_daemon_drain(&s->d, PTT_DRAIN_READY);
     atomic_fetch_add_explicit(&s->d.pool->heartbeat, 1, memory_order_relaxed);
     if (s->attach ? attach_step(s) : reap(s))

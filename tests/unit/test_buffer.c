@@ -1647,6 +1647,90 @@ static void test_hang_unused_number(void **state)
     hang_finish(s, h);
 }
 
+/* ------------------------------------------ a thread that hands its sub-buffer over as it blocks
+ */
+
+/* Records until the thread moves to another sub-buffer (of 1 KiB). */
+static void switch_subbuffer(void)
+{
+    const struct ptt_desc *d = ptt_self.desc;
+    for (unsigned k = 0; ptt_self.desc == d; k++) {
+        assert_true(k < 1000);
+        PTT_REC(COND_SIGNAL_IN, HANG_M2 + 64, 0);
+        PTT_REC(COND_SIGNAL_OUT, 0);
+    }
+}
+
+/* The pool counts the sub-buffers threads hold: once they hold fifteen sixteenths (the others
+ * counted here as if held), a thread about to block (PTT_BLOCKS, after the IN of the lock that
+ * waits) hands its own over, marked, and holds none; the hang watch, which sees the thread
+ * through no sub-buffer of its own then, still reports it blocked, with what it holds. Below
+ * seven eighths, the pool is no longer under pressure. */
+static void test_blocked_hand_over(void **state)
+{
+    struct session *s = *state;
+    struct ptt_hang *h = hang_begin(s);
+    struct ptt_pool *p = s->d.pool;
+    PTT_REC(MUTEX_LOCK_IN, HANG_M1, 0);
+    PTT_REC(MUTEX_LOCK_OUT, 0);
+    assert_int_equal(atomic_load(&p->owned), 1);
+    PTT_BLOCKS(); /* no pressure: kept */
+    assert_non_null(ptt_self.desc);
+    atomic_store(&p->owned, (int32_t)PTT_PRESSURE_ON(p->nbufs) - 1); /* ours and others' */
+    switch_subbuffer(); /* the new one taken first: on, then the old one handed over */
+    assert_int_equal(atomic_load(&p->pressure), 1);
+    assert_int_equal(atomic_load(&p->owned), (int32_t)PTT_PRESSURE_ON(p->nbufs) - 1);
+    PTT_REC(MUTEX_LOCK_IN, HANG_M2, 0);
+    PTT_BLOCKS();
+    assert_null(ptt_self.desc);
+    assert_int_equal(atomic_load(&p->owned), (int32_t)PTT_PRESSURE_ON(p->nbufs) - 2);
+    assert_int_equal(ptt_daemon_drain(&s->d, PTT_DRAIN_READY), 2);
+    assert_true(ptt_hang_progress(h));
+    assert_blocked_holding(h, s);
+    /* Its next event takes a sub-buffer again; one handed over below seven eighths clears it. */
+    PTT_REC(MUTEX_LOCK_OUT, 0);
+    assert_non_null(ptt_self.desc);
+    atomic_store(&p->owned, (int32_t)PTT_PRESSURE_OFF(p->nbufs) - 1); /* ours among them */
+    switch_subbuffer();
+    assert_int_equal(atomic_load(&p->pressure), 0);
+    hang_finish(s, h);
+}
+
+/* A thread that holds no sub-buffer because it handed its last over otherwise (its events
+ * dropped since, say) is in no call the watch knows of: not reported. */
+static void test_handed_over_not_blocked(void **state)
+{
+    struct session *s = *state;
+    struct ptt_hang *h = hang_begin(s);
+    PTT_REC(MUTEX_LOCK_IN, HANG_M2, 0);
+    ptt_thread_release(&ptt_self);
+    assert_int_equal(ptt_daemon_drain(&s->d, PTT_DRAIN_READY), 1);
+    ptt_hang_progress(h);
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    assert_non_null(f);
+    assert_int_equal(ptt_hang_report(h, &s->d, f, 1000000000u, 1.0), 0);
+    fclose(f);
+    assert_int_equal(len, 0);
+    free(out);
+    hang_finish(s, h);
+}
+
+/* With --overflow=discard, no pressure however many are held (lib/buffer.c count_owned). */
+static void test_discard_no_pressure(void **state)
+{
+    struct session *s = *state;
+    begin(s, 1u << 20, 1024, 0, PTT_OVERFLOW_DISCARD);
+    struct ptt_pool *p = s->d.pool;
+    PTT_REC(MUTEX_LOCK_IN, HANG_M1, 0);
+    atomic_store(&p->owned, (int32_t)p->nbufs - 1);
+    switch_subbuffer();
+    assert_int_equal(atomic_load(&p->pressure), 0);
+    assert_int_equal(atomic_load(&p->owned), (int32_t)p->nbufs - 1);
+    finish(s);
+}
+
 static void test_hang_parked_look(void **state)
 {
     run_hang_parked(state, 0);
@@ -1684,6 +1768,9 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_hang_parked_drain, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hang_unused_number, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hang_parked_event_after, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_blocked_hand_over, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_handed_over_not_blocked, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_discard_no_pressure, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
