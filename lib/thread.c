@@ -147,7 +147,8 @@ PTT_EXPORT int pthread_join(pthread_t th, void **ret)
     if (!ptt_on())
         return REAL(pthread_join)(th, ret);
     PTT_REC(THREAD_JOIN_IN, PTT_U(th), PTT_SITE);
-    PTT_BLOCKS();
+    if (PTT_RECORDS(THREAD_JOIN_IN)) /* its IN in the sub-buffer handed over */
+        PTT_BLOCKS();
     void *v = 0;
     int r = REAL(pthread_join)(th, &v);
     if (r == 0 && ret)
@@ -174,7 +175,8 @@ PTT_EXPORT int pthread_timedjoin_np(pthread_t th, void **ret, const struct times
     if (!ptt_on())
         return REAL(pthread_timedjoin_np)(th, ret, abstime);
     PTT_REC(THREAD_TIMEDJOIN_NP_IN, PTT_U(th), ptt_ts_arg(abstime), PTT_SITE);
-    PTT_BLOCKS();
+    if (PTT_RECORDS(THREAD_TIMEDJOIN_NP_IN)) /* its IN in the sub-buffer handed over */
+        PTT_BLOCKS();
     void *v = 0;
     int r = REAL(pthread_timedjoin_np)(th, &v, abstime);
     if (r == 0 && ret)

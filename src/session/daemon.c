@@ -471,8 +471,12 @@ static void consider(struct ptt_daemon *d, struct batch *t, uint32_t i, int whic
     uint32_t st = atomic_load_explicit(&b->state, memory_order_acquire);
     if (st != PTT_BUF_READY && !(st == PTT_BUF_OWNED && writer_gone(d, b, which)))
         return;
+    /* Again: a thread may hand it over and end between the first look and writer_gone. */
+    st = atomic_load_explicit(&b->state, memory_order_acquire);
     if (st == PTT_BUF_OWNED) /* its writer, gone, never counts it handed over */
         atomic_fetch_sub_explicit(&d->geom.base->owned, 1, memory_order_relaxed);
+    else if (st != PTT_BUF_READY)
+        return;
     struct drained *x = &t->b[t->n++];
     take(d, b, i, st == PTT_BUF_READY, x);
     if (d->drained)

@@ -35,6 +35,7 @@ struct stream {
     /* Its sub-buffer seq, read whole, was handed over by the thread as it blocked in a call
      * (PTT_DESC_BLOCKED): the thread holds none, and is in that call until it takes another. */
     int handed_blocked;
+    uint64_t starved; /* the pool's starvations then (see each_blocked) */
     /* Sub-buffers read whole from the pool ahead of the drain (catch_up): the drain takes them
      * in pool order, not in the thread's, and each is still to come to ptt_hang_drained. The
      * stream is not retired before, or one of them would be read again into a new stream. */
@@ -479,6 +480,12 @@ static struct stream *stream_find(struct ptt_hang *h, const struct ptt_desc *d)
     return ptt_hmap_get(&h->streams, ptt_key2((uint64_t)(uint32_t)d->pid, d->serial), 0);
 }
 
+/* Events dropped by threads that waited 10 s for a sub-buffer, in the whole session. */
+static uint64_t starvations(const struct ptt_hang *h)
+{
+    return atomic_load_explicit(&h->pool.base->lost_why[PTT_LOST_STARVED], memory_order_relaxed);
+}
+
 void ptt_hang_drained(void *arg, uint32_t index, uint32_t len)
 {
     struct ptt_hang *h = arg;
@@ -503,8 +510,10 @@ void ptt_hang_drained(void *arg, uint32_t index, uint32_t len)
         h->fed |= read_slot(h, index, len, 1) > 0;
         s = stream_find(h, d);
     }
-    if (s && s->started && d->seq == s->seq && s->done)
+    if (s && s->started && d->seq == s->seq && s->done) {
         s->handed_blocked = (d->flags & PTT_DESC_BLOCKED) != 0;
+        s->starved = starvations(h);
+    }
     if (s && s->ended && s->done && !s->pending)
         retire(h, s);
 }
@@ -632,9 +641,8 @@ static unsigned each_blocked(struct ptt_hang *h, each_fn *f, void *arg)
 {
     unsigned n = 0;
     /* Threads that waited 10 s for a sub-buffer dropped their events and went on: one that holds
-     * none may have left its call since. Only those seen through their sub-buffer count then. */
-    int starved =
-        atomic_load_explicit(&h->pool.base->lost_why[PTT_LOST_STARVED], memory_order_relaxed) != 0;
+     * none may have left its call since such drops, which no event of it tells. */
+    uint64_t starved = starvations(h);
     for (uint32_t i = 0; i < h->n; i++) {
         struct ptt_open *c = call_of(&h->p[i]);
         if (c) {
@@ -643,9 +651,9 @@ static unsigned each_blocked(struct ptt_hang *h, each_fn *f, void *arg)
                 f(h, h->p[i].s, c, arg);
         }
     }
-    for (size_t i = 0; i < h->streams.cap && !starved; i++) {
+    for (size_t i = 0; i < h->streams.cap; i++) {
         struct stream *s = ptt_hmap_slot(&h->streams, i);
-        struct ptt_open *c = s ? unheld_call(s) : NULL;
+        struct ptt_open *c = s && s->starved == starved ? unheld_call(s) : NULL;
         if (c && !ptt_thread_gone(s->pid, s->tid)) { /* gone without its THREAD_END: dropped */
             n++;
             if (f)

@@ -1717,6 +1717,59 @@ static void test_handed_over_not_blocked(void **state)
     hang_finish(s, h);
 }
 
+/* The report's count of blocked threads (its text printed). */
+static unsigned report_count(struct ptt_hang *h, struct session *s)
+{
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    assert_non_null(f);
+    unsigned n = ptt_hang_report(h, &s->d, f, 1000000000u, 1.0);
+    fclose(f);
+    print_message("%s", out);
+    free(out);
+    return n;
+}
+
+/* A thread that handed its sub-buffer over as it blocked is no longer taken to be blocked once
+ * a thread of the pool starved since (its own next events may be among those dropped), nor once
+ * it is gone (its THREAD_END dropped); one that blocked after a starvation still is. */
+static void run_blocked_then(void **state, int then)
+{
+    struct session *s = *state;
+    struct ptt_hang *h = hang_begin(s);
+    struct ptt_pool *p = s->d.pool;
+    if (then == 0)
+        atomic_store(&p->lost_why[PTT_LOST_STARVED], 5); /* before: counted already */
+    PTT_REC(MUTEX_LOCK_IN, HANG_M2, 0);
+    struct ptt_desc *mine = ptt_self.desc;
+    ptt_release_blocked(&ptt_self);
+    if (then == 2) /* a thread that no longer exists */
+        mine->tid = INT32_MAX;
+    assert_int_equal(ptt_daemon_drain(&s->d, PTT_DRAIN_READY), 1);
+    ptt_hang_progress(h);
+    if (then == 1)
+        atomic_store(&p->lost_why[PTT_LOST_STARVED], 1);
+    assert_int_equal(report_count(h, s), then == 0);
+    atomic_store(&p->lost_why[PTT_LOST_STARVED], 0);
+    hang_finish(s, h);
+}
+
+static void test_blocked_after_starved(void **state)
+{
+    run_blocked_then(state, 0);
+}
+
+static void test_blocked_then_starved(void **state)
+{
+    run_blocked_then(state, 1);
+}
+
+static void test_blocked_then_gone(void **state)
+{
+    run_blocked_then(state, 2);
+}
+
 /* With --overflow=discard, no pressure however many are held (lib/buffer.c count_owned). */
 static void test_discard_no_pressure(void **state)
 {
@@ -1771,6 +1824,9 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_blocked_hand_over, setup, teardown),
         cmocka_unit_test_setup_teardown(test_handed_over_not_blocked, setup, teardown),
         cmocka_unit_test_setup_teardown(test_discard_no_pressure, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_blocked_after_starved, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_blocked_then_starved, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_blocked_then_gone, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
