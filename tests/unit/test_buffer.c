@@ -1526,16 +1526,24 @@ static void write_slot(uintptr_t slot, const uint8_t *rec, uintptr_t size)
     ptt_copy_record((uint8_t *)slot, rec, size);
 }
 
-/* The watch's report: one thread blocked, in the lock of HANG_M2, holding HANG_M1. */
-static void assert_blocked_holding(struct ptt_hang *h, struct session *s)
+/* The watch's report, printed (the caller frees it); *n its count of blocked threads. */
+static char *report_text(struct ptt_hang *h, struct session *s, unsigned *n)
 {
     char *out = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&out, &len);
     assert_non_null(f);
-    unsigned blocked = ptt_hang_report(h, &s->d, f, 1000000000u, 1.0);
+    *n = ptt_hang_report(h, &s->d, f, 1000000000u, 1.0);
     fclose(f);
     print_message("%s", out);
+    return out;
+}
+
+/* The watch's report: one thread blocked, in the lock of HANG_M2, holding HANG_M1. */
+static void assert_blocked_holding(struct ptt_hang *h, struct session *s)
+{
+    unsigned blocked;
+    char *out = report_text(h, s, &blocked);
     assert_int_equal(blocked, 1);
     char want_in[64], want_held[64];
     snprintf(want_in, sizeof want_in, ": in pthread_mutex_lock (mutex 0x%x)", HANG_M2);
@@ -1706,13 +1714,10 @@ static void test_handed_over_not_blocked(void **state)
     ptt_thread_release(&ptt_self);
     assert_int_equal(ptt_daemon_drain(&s->d, PTT_DRAIN_READY), 1);
     ptt_hang_progress(h);
-    char *out = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&out, &len);
-    assert_non_null(f);
-    assert_int_equal(ptt_hang_report(h, &s->d, f, 1000000000u, 1.0), 0);
-    fclose(f);
-    assert_int_equal(len, 0);
+    unsigned n;
+    char *out = report_text(h, s, &n);
+    assert_int_equal(n, 0);
+    assert_string_equal(out, "");
     free(out);
     hang_finish(s, h);
 }
@@ -1720,14 +1725,8 @@ static void test_handed_over_not_blocked(void **state)
 /* The report's count of blocked threads (its text printed). */
 static unsigned report_count(struct ptt_hang *h, struct session *s)
 {
-    char *out = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&out, &len);
-    assert_non_null(f);
-    unsigned n = ptt_hang_report(h, &s->d, f, 1000000000u, 1.0);
-    fclose(f);
-    print_message("%s", out);
-    free(out);
+    unsigned n;
+    free(report_text(h, s, &n));
     return n;
 }
 
