@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #define PTT_POOL_MAGIC 0x31304c4f4f505454ull /* "TTPOOL01" */
-/* 7: owned and pressure, freed and sleepers */
+/* 7: owned and pressure, freed, sleepers and drain_wanted, PTT_DESC_BLOCKED */
 #define PTT_POOL_VERSION 7
 #define PTT_POOL_EMPTY 0xffffffffu
 #define PTT_POOL_SECRET 16 /* bytes of the session's secret */
@@ -59,9 +59,9 @@ _Static_assert(sizeof(struct ptt_desc) == 64, "one cache line per descriptor");
 #define PTT_SEQ_UNSET UINT32_MAX
 #define PTT_DESC_NAMED 1u /* it holds an event that names things (ptt_ev_names) */
 #define PTT_DESC_WALK 2u  /* nevents, marked and NAMED are unknown: read them from the records */
-#define PTT_DESC_BLOCKED                                                      \
-    4u /* handed over by a thread about to block (PTT_BLOCKS): its last event \
-          opens the call it is in until its next sub-buffer */
+/* Handed over by a thread about to block (PTT_BLOCKS): its last event opens the call the thread
+ * is in until its next sub-buffer. */
+#define PTT_DESC_BLOCKED 4u
 
 struct ptt_pool {
     uint64_t magic;
