@@ -633,6 +633,15 @@ static struct ptt_open *unheld_call(const struct stream *s)
                : NULL;
 }
 
+/* unheld_call, for a thread that still exists and whose events no starvation may have dropped
+ * since (starved: the pool's count now). Threads that waited 10 s for a sub-buffer dropped their
+ * events and went on: one that holds none may have left its call since, which no event tells. */
+static struct ptt_open *unheld_blocked(const struct stream *s, uint64_t starved)
+{
+    struct ptt_open *c = s && s->starved == starved ? unheld_call(s) : NULL;
+    return c && !ptt_thread_gone(s->pid, s->tid) ? c : NULL; /* gone: its THREAD_END dropped */
+}
+
 typedef void each_fn(struct ptt_hang *h, struct stream *s, struct ptt_open *c, void *arg);
 
 /* f for each thread blocked in a call as the watch sees it: those that hold a sub-buffer in pool
@@ -640,8 +649,6 @@ typedef void each_fn(struct ptt_hang *h, struct stream *s, struct ptt_open *c, v
 static unsigned each_blocked(struct ptt_hang *h, each_fn *f, void *arg)
 {
     unsigned n = 0;
-    /* Threads that waited 10 s for a sub-buffer dropped their events and went on: one that holds
-     * none may have left its call since such drops, which no event of it tells. */
     uint64_t starved = starvations(h);
     for (uint32_t i = 0; i < h->n; i++) {
         struct ptt_open *c = call_of(&h->p[i]);
@@ -653,8 +660,8 @@ static unsigned each_blocked(struct ptt_hang *h, each_fn *f, void *arg)
     }
     for (size_t i = 0; i < h->streams.cap; i++) {
         struct stream *s = ptt_hmap_slot(&h->streams, i);
-        struct ptt_open *c = s && s->starved == starved ? unheld_call(s) : NULL;
-        if (c && !ptt_thread_gone(s->pid, s->tid)) { /* gone without its THREAD_END: dropped */
+        struct ptt_open *c = unheld_blocked(s, starved);
+        if (c) {
             n++;
             if (f)
                 f(h, s, c, arg);
@@ -824,9 +831,10 @@ unsigned ptt_hang_pids(const struct ptt_hang *h, int *pids, unsigned max)
     for (uint32_t i = 0; i < h->n && n < max; i++)
         if (h->p[i].live)
             n = add_pid(pids, n, h->p[i].s->pid);
+    uint64_t starved = starvations(h);
     for (size_t i = 0; i < h->streams.cap && n < max; i++) {
         const struct stream *s = ptt_hmap_slot(&h->streams, i);
-        if (s && unheld_call(s))
+        if (unheld_blocked(s, starved))
             n = add_pid(pids, n, s->pid);
     }
     return n;

@@ -1630,6 +1630,17 @@ static void test_hang_parked_event_after(void **state)
     hang_finish(s, h);
 }
 
+/* Records until the thread moves to another sub-buffer (of 1 KiB). */
+static void switch_subbuffer(void)
+{
+    const struct ptt_desc *d = ptt_self.desc;
+    for (unsigned k = 0; ptt_self.desc == d; k++) {
+        assert_true(k < 1000);
+        PTT_REC(COND_SIGNAL_IN, HANG_M2 + 64, 0);
+        PTT_REC(COND_SIGNAL_OUT, 0);
+    }
+}
+
 /* A number the thread left unused between two of its sub-buffers (number in lib/buffer.c: a
  * handler took a sub-buffer between the claim and the switch): the watch reads on, and still knows
  * what the thread holds. (It forgot it, taking the gap for events never seen.) */
@@ -1642,11 +1653,7 @@ static void test_hang_unused_number(void **state)
     assert_true(ptt_hang_progress(h));
     const struct ptt_desc *first = ptt_self.desc;
     ptt_self.seq++; /* the next sub-buffer's number is not first's + 1 */
-    for (unsigned k = 0; ptt_self.desc == first; k++) {
-        assert_true(k < 1000);
-        PTT_REC(COND_SIGNAL_IN, HANG_M2 + 64, 0);
-        PTT_REC(COND_SIGNAL_OUT, 0);
-    }
+    switch_subbuffer();
     assert_int_equal(ptt_self.desc->seq, first->seq + 2);
     PTT_REC(MUTEX_LOCK_IN, HANG_M2, 0);
     assert_int_equal(ptt_daemon_drain(&s->d, PTT_DRAIN_READY), 1); /* the first, read whole */
@@ -1657,17 +1664,6 @@ static void test_hang_unused_number(void **state)
 
 /* ------------------------------------------ a thread that hands its sub-buffer over as it blocks
  */
-
-/* Records until the thread moves to another sub-buffer (of 1 KiB). */
-static void switch_subbuffer(void)
-{
-    const struct ptt_desc *d = ptt_self.desc;
-    for (unsigned k = 0; ptt_self.desc == d; k++) {
-        assert_true(k < 1000);
-        PTT_REC(COND_SIGNAL_IN, HANG_M2 + 64, 0);
-        PTT_REC(COND_SIGNAL_OUT, 0);
-    }
-}
 
 /* The pool counts the sub-buffers threads hold: once they hold fifteen sixteenths (the others
  * counted here as if held), a thread about to block (PTT_BLOCKS, after the IN of the lock that
