@@ -407,14 +407,25 @@ def test_corrupt_middle_part(flood, tmp_path):
     assert len(lines) == 1 and lines[0].startswith(f"ptt view: {base}: {third}: corrupt ")
 
 
-def test_corrupt_first_carried_record(kept, tmp_path):
+@pytest.fixture(scope="module")
+def kept4(tmp_path_factory):
+    """rotate_names 3 40000 with --max-files=4: the first two parts kept are before the last, so
+    the threads go on through them (with --max-files=2, the second is the last, where they may
+    all have ended already)."""
+    d = tmp_path_factory.mktemp("kept4")
+    trace(d, [prog("rotate_names"), 3, 40000], opts=[f"--max-size={SIZE}", "--max-files=4"])
+    return d
+
+
+def test_corrupt_first_carried_record(kept4, tmp_path):
     """The first record of a thread's carried state in the first part read is corrupt, and the
     thread goes on in the next part: the reader leaves that part for the next, and the events
     still come in time order (a reader that waited with the thread until the corrupt record's
     time gave the next part's events of it last)."""
-    d, _, _ = kept
-    base = copy_set(d / "t.ptt", tmp_path / "bad")
-    first, second = parts_of(base)
+    base = copy_set(kept4 / "t.ptt", tmp_path / "bad")
+    parts = parts_of(base)
+    assert len(parts) == 4
+    first, second = parts[:2]
     data = bytearray(first.read_bytes())
     later = {(c[0], c[2]) for c in read_part(second)[1] if not c[5] & CHUNK_CARRY}
     carried = [c for c in read_part(first)[1]
