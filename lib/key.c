@@ -85,6 +85,8 @@ PTT_EXPORT int pthread_once(pthread_once_t *once, void (*init)(void))
                    (uint64_t)(st & 2   ? 2
                               : st & 1 ? 1
                                        : 0));
+    if (st == 1 && PTT_RECORDS(THREAD_ONCE_IN))
+        PTT_BLOCKS(); /* another thread runs the routine: this one waits for it */
     struct once_call saved = once_cur;
     once_cur = (struct once_call){once, init, 0};
     int r = REAL(pthread_once)(once, once_trampoline);

@@ -58,6 +58,8 @@ PTT_EXPORT int sigwait(const sigset_t *set, int *sig)
     if (!ptt_on_class(PTT_CLASS_signal))
         return REAL(sigwait)(set, sig);
     PTT_REC(SIGNAL_WAIT_IN, mask_of(set));
+    if (PTT_RECORDS(SIGNAL_WAIT_IN)) /* its IN in the sub-buffer handed over */
+        PTT_BLOCKS();
     int r = REAL(sigwait)(set, sig);
     PTT_REC(SIGNAL_WAIT_OUT, PTT_I(r), r == 0 ? PTT_I(*sig) : 0);
     return r;
@@ -68,6 +70,8 @@ PTT_EXPORT int sigwaitinfo(const sigset_t *set, siginfo_t *info)
     if (!ptt_on_class(PTT_CLASS_signal))
         return REAL(sigwaitinfo)(set, info);
     PTT_REC(SIGNAL_WAITINFO_IN, mask_of(set));
+    if (PTT_RECORDS(SIGNAL_WAITINFO_IN)) /* its IN in the sub-buffer handed over */
+        PTT_BLOCKS();
     siginfo_t i;
     memset(&i, 0, sizeof i);
     int r = REAL(sigwaitinfo)(set, info ? info : &i);
@@ -81,6 +85,8 @@ PTT_EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct t
     if (!ptt_on_class(PTT_CLASS_signal))
         return REAL(sigtimedwait)(set, info, timeout);
     PTT_REC(SIGNAL_TIMEDWAIT_IN, mask_of(set), ptt_ts_arg(timeout));
+    if (PTT_RECORDS(SIGNAL_TIMEDWAIT_IN)) /* its IN in the sub-buffer handed over */
+        PTT_BLOCKS();
     siginfo_t i;
     memset(&i, 0, sizeof i);
     int r = REAL(sigtimedwait)(set, info ? info : &i, timeout);

@@ -1,5 +1,5 @@
 """More threads blocked at once than the pool has sub-buffers (tests/progs/many_blocked): a
-barrier, a mutex the main thread holds, a condition variable. Once threads hold most sub-buffers,
+barrier, a mutex the main thread holds, a condition variable, sigwait, pthread_once. Once threads hold most sub-buffers,
 a thread about to block hands its own over first, and threads waiting for a free one sleep until
 the drain frees some: nothing is lost, and every call keeps its IN and OUT. Before, the threads
 that found none waited 10 s, then dropped their events (with the default pool: 3,000 threads at a
@@ -59,6 +59,21 @@ def test_cond(tmp_path):
     assert c["COND_WAIT_IN"] == c["COND_WAIT_OUT"] >= N
     assert c["COND_BROADCAST_IN"] == 1
     assert set(calls_of(t, "COND_WAIT").values()) <= {"()" * k for k in range(1, 4)}
+
+
+def test_sigwait(tmp_path):
+    """Threads in sigwait until the main thread sends each its signal."""
+    t, c = traced(tmp_path, "s", N, SMALL)
+    assert c["SIGNAL_WAIT_IN"] == c["SIGNAL_WAIT_OUT"] == N
+    assert set(calls_of(t, "SIGNAL_WAIT").values()) == {"()"}
+
+
+def test_once(tmp_path):
+    """Threads in pthread_once while the first one runs the routine."""
+    t, c = traced(tmp_path, "o", N, SMALL)
+    assert c["ONCE_RUN"] == c["ONCE_DONE"] == 1
+    assert c["THREAD_ONCE_IN"] == c["THREAD_ONCE_OUT"] == N
+    assert set(calls_of(t, "THREAD_ONCE").values()) == {"()"}
 
 
 def test_default_pool(tmp_path):
