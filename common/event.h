@@ -29,7 +29,8 @@ enum ptt_event_nargs {
 };
 
 /* Whether an event is a STATE event: with the light level only calls (IN, OUT) and META events
- * are recorded. ptt_masks[PTT_STATE_<name>] is the mask of classes its kind is recorded for. */
+ * are recorded (and a thread's start and end: PTT_REC_LIGHT in lib/record.h).
+ * ptt_masks[PTT_STATE_<name>] is the mask of classes its kind is recorded for. */
 enum { PTT_IS_STATE_IN = 0, PTT_IS_STATE_OUT = 0, PTT_IS_STATE_META = 0, PTT_IS_STATE_STATE = 1 };
 enum ptt_event_state {
 #define PTT_EVENT(name, id, class, kind, routine, nargs, fields, human) \

@@ -432,9 +432,10 @@ static inline __attribute__((always_inline)) void ptt_call_end(struct ptt_thread
 }
 
 /* Whether event NAME is recorded now: its class and kind, as ptt ctl last set them. */
-#define PTT_RECORDS(name)                                                         \
-    ((atomic_load_explicit(&ptt_masks[PTT_STATE_##name], memory_order_relaxed) >> \
-      PTT_CLASS_OF(PTT_EV_##name)) &                                              \
+#define PTT_RECORDS(name) PTT_RECORDS_AT_(PTT_STATE_##name, name)
+#define PTT_RECORDS_AT_(slot, name)                                   \
+    ((atomic_load_explicit(&ptt_masks[slot], memory_order_relaxed) >> \
+      PTT_CLASS_OF(PTT_EV_##name)) &                                  \
      1)
 
 /* In a file of one class (PTT_ONLY_CLASS, see ptt_on), an event of another class would never be
@@ -448,11 +449,16 @@ static inline __attribute__((always_inline)) void ptt_call_end(struct ptt_thread
 
 /* Record event NAME with its arguments; the count is checked against the table at compile time. */
 #define PTT_NARGS_(...) (sizeof((uint64_t[]){0, __VA_ARGS__}) / sizeof(uint64_t) - 1)
-#define PTT_REC(name, ...)                                                                       \
+#define PTT_REC(name, ...) PTT_REC_AT_(PTT_STATE_##name, name, __VA_ARGS__)
+/* PTT_REC at the light level too, whatever the event's kind: a thread's start and end, without
+ * which a reader knows neither the thread's pthread_t (what pthread_setname_np and a join name)
+ * nor its start routine. */
+#define PTT_REC_LIGHT(name, ...) PTT_REC_AT_(0, name, __VA_ARGS__)
+#define PTT_REC_AT_(slot, name, ...)                                                             \
     do {                                                                                         \
         _Static_assert(PTT_NARGS_(__VA_ARGS__) == PTT_NARGS_##name, "argument count of " #name); \
         PTT_SAME_CLASS_(name);                                                                   \
-        if (PTT_RECORDS(name)) {                                                                 \
+        if (PTT_RECORDS_AT_(slot, name)) {                                                       \
             const uint64_t ptt_a_[] = {0, __VA_ARGS__};                                          \
             ptt_write(&ptt_self, PTT_EV_##name, PTT_NARGS_##name, ptt_a_ + 1);                   \
         }                                                                                        \

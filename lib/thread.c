@@ -54,7 +54,7 @@ static void thread_end(void *arg)
         uint64_t v = how == END_RETURN ? PTT_U(c->value)
                      : how == END_EXIT ? t->exit_value
                                        : PTT_U(PTHREAD_CANCELED);
-        PTT_REC(THREAD_END, v, (uint64_t)how);
+        PTT_REC_LIGHT(THREAD_END, v, (uint64_t)how);
     }
     ptt_thread_release(t);
     t->guard = 1; /* THREAD_END is the thread's last event */
@@ -84,8 +84,8 @@ static void *thread_main(void *v)
         uint64_t w[4] = {0, 0, 0, 0};
         if (arg && ptt_in_libstdcxx(PTT_U(fn)))
             state_words(arg, w);
-        PTT_REC(THREAD_START, PTT_U(fn), PTT_U(arg), PTT_I(creator), PTT_U(pthread_self()), w[0],
-                w[1], w[2], w[3]);
+        PTT_REC_LIGHT(THREAD_START, PTT_U(fn), PTT_U(arg), PTT_I(creator), PTT_U(pthread_self()),
+                      w[0], w[1], w[2], w[3]);
     }
     pthread_cleanup_push(thread_end, &c);
     c.value = fn(arg);

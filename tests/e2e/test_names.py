@@ -45,7 +45,20 @@ def test_thread_names(traced):
     (the second thread started at producer), the consumer "consumer" until its
     pthread_setname_np returns, then "eater", the thread main named "sleeper" from main's call
     on (before it, "idle", its routine); main is never renamed."""
-    t, events = traced
+    assert_thread_names(*traced)
+
+
+def test_thread_names_light(tmp_path):
+    """The same names with --level=light, which records the threads' starts and ends: without
+    them, no thread was named by its routine, nor by a pthread_setname_np, which names a
+    pthread_t."""
+    t = trace_prog(tmp_path, "names_prog", opts=["--level=light"])
+    events = view_json(t.path)
+    assert not {e["event"] for e in events} & {"MUTEX_ACQUIRED", "COND_WOKEN", "MUTEX_WAIT"}
+    assert_thread_names(t, events)
+
+
+def assert_thread_names(t, events):
     out = t.out
     pid, child = int(out["tid_main"]), int(out["child"])
     want = {int(out["tid_producer0"]): "producer", int(out["tid_producer1"]): "producer#2"}
