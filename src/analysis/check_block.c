@@ -255,7 +255,7 @@ static void object_hang(struct ptt_check *c, struct blocked *bl, struct bnode *b
     struct cobj *obj = check_obj(c, b->th->pid, o->object, cls_of(o));
     struct ptt_finding *f = check_add(c, PTT_FK_HANG, what, 0, "");
     int k = check_fobject(f, obj->pid, obj->cls, obj->addr);
-    unsigned waiters = 0;
+    unsigned waiters = 0, signaller = 0;
     int64_t first = INT64_MAX;
     for (size_t i = 0; i < bl->n; i++) {
         struct bnode *x = &bl->v[i];
@@ -264,6 +264,7 @@ static void object_hang(struct ptt_check *c, struct blocked *bl, struct bnode *b
             continue;
         x->reported = 1;
         waiters++;
+        signaller |= x->th->tid == obj->signal_tid;
         check_fthread(f, x->th->pid, x->th->tid);
         if (x->call->in.ns < first)
             first = x->call->in.ns;
@@ -279,7 +280,8 @@ static void object_hang(struct ptt_check *c, struct blocked *bl, struct bnode *b
         snprintf(f->summary, sizeof f->summary,
                  "%s on {o0}, which no thread posts any more (%llu posts in all)", many,
                  (unsigned long long)obj->signals);
-    } else if (obj->signals && obj->signal_ns <= first) {
+    } else if (obj->signals && obj->signal_ns <= first && obj->signal_unheard && !signaller) {
+        /* lost: no thread waited when it came, and it came from another thread than these */
         int t = check_fthread(f, b->th->pid, obj->signal_tid);
         check_fstep(f, b->th->pid, obj->signal_tid, obj->signal_call, "signalled", k,
                     obj->signal_site, obj->signal_ns);

@@ -59,6 +59,7 @@ struct cobj {
     uint64_t bcount;     /* a barrier's count */
     uint64_t signals;    /* signals and broadcasts of a condvar, posts of a semaphore */
     int64_t signal_ns;   /* the last one */
+    int signal_unheard;  /* no thread was waiting on it then */
     uint64_t signal_site;
     int32_t signal_tid;
     uint16_t signal_call;

@@ -415,6 +415,7 @@ void check_process_end(struct ptt_check *c, int32_t pid, int64_t ns)
 static void signal_call(const struct ptt_ev *ev, struct cobj *o)
 {
     o->signals++;
+    o->signal_unheard = !o->waiters;
     o->signal_ns = ev->ns;
     o->signal_site = check_site_of(ev);
     o->signal_tid = ev->tid;

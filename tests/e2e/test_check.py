@@ -84,6 +84,8 @@ def test_corpus(tmp_path, prog):
         assert {marks[k] for k in w["lines"]} <= lines_of(f, prog), (w, f)
         if "errno" in w:
             assert f["errno"] == w["errno"]
+        if "what" in w:
+            assert f["what"] == w["what"], f
         assert f["summary"] and f["count"] >= 1
         for s in f["steps"]:
             assert s["tid"] in {th["tid"] for th in f["threads"]} or s["action"] == "is inside"
@@ -173,3 +175,4 @@ def test_partial_recording(tmp_path, opt, warning):
     p = run([PTT, "check", t.path])
     assert p.returncode == 0, p.stdout
     assert p.stderr == f"ptt check: {t.path} {warning}\n"
+
