@@ -348,6 +348,12 @@ int check_meta_event(struct ptt_check *c, struct cthread *th, const struct ptt_e
     case PTT_EV_MODULE_LOAD: module_load(c, ev); return 1;
     case PTT_EV_HANG_BLOCKED: check_proc(c, ev->pid)->hung = 1; return 1;
     case PTT_EV_TRACE_LOST:
+        /* What it held may have been unlocked among the events lost: held no longer, rather
+         * than held for ever (a false lock order, deadlock or lock held at its end). */
+        th->complete = 0;
+        th->tt->nheld = 0;
+        c->partial = 1;
+        return 1;
     case PTT_EV_TRACE_CONTROL: c->partial = 1; return 1;
     case PTT_EV_CALL_BEFORE_ATTACH: /* what it did before the attach is not in the trace */
         th->complete = 0;

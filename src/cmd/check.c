@@ -265,6 +265,16 @@ static void recorded(struct ptt_reader *r, const char *path, struct ptt_check *c
                  "without their mutex)",
                  path, parts->before + parts->gaps > 1 ? "s" : "", parts->missing);
     }
+    const struct ptt_rec_end *end = ptt_reader_end(r);
+    if (end && end->lost) { /* known from the start: a thread may lose events before it says so */
+        ptt_check_partial(c);
+        ptt_warn("check",
+                 "%s: %" PRIu64 " events were lost: the rules that need every event are off "
+                 "(unlocks of locks not held, uses of objects never initialised or destroyed, "
+                 "condvar waits without their mutex), and a thread is taken to hold no lock "
+                 "from where it lost events on",
+                 path, end->lost);
+    }
     const char *events = ptt_reader_info(r, "events");
     uint64_t mask = 0, need = 0;
     char bad[32];
