@@ -371,6 +371,7 @@ static int check_run(struct ptt_reader *r, struct ptt_names *names, const char *
     int rc = n ? 1 : 0;
     if (term && ptt_term_close("check", term))
         rc = PTT_EXIT_USAGE;
+    ptt_filter_unmatched(flt, "check");
     const char *e = ptt_reader_error(r);
     if (e) {
         ptt_warn("check", "%s: %s", path, e);

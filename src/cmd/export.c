@@ -91,6 +91,8 @@ static int export_main(const char *cmd, const char *format, int argc, char **arg
     ptt_timeline_filter(NULL, 0);
     if (r)
         ptt_warn(cmd, "%s%s", err, ptt_default_hint(in));
+    else
+        ptt_filter_unmatched(filter, cmd);
     ptt_names_free(names);
     return r ? PTT_EXIT_USAGE : 0;
 }

@@ -576,6 +576,7 @@ int cmd_stat(int argc, char **argv)
     else
         write_text(&v);
     rc = ptt_term_close("stat", &o.term) ? PTT_EXIT_USAGE : 0;
+    ptt_filter_unmatched(o.filter, "stat");
 
     const char *e = ptt_reader_error(r);
     if (e) {

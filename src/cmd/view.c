@@ -191,6 +191,7 @@ static int view_trace(struct view_opts *o, struct ptt_names *names, struct ptt_r
     }
     free(counts);
     int rc = ptt_term_close("view", &o->term) ? PTT_EXIT_USAGE : 0;
+    ptt_filter_unmatched(o->filter, "view");
     const char *e = ptt_reader_error(r);
     if (e) {
         ptt_warn("view", "%s: %s", o->path, e);

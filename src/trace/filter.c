@@ -1,6 +1,7 @@
 /* Event filters. */
 #define _GNU_SOURCE
 #include <fnmatch.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,13 +25,15 @@ struct ptt_filter {
     uint64_t kinds;   /* classes; 0: any */
     int64_t from, to; /* ns; to < 0: none */
     const struct ptt_names *names;
-    int any; /* an option was given */
+    int any;        /* an option was given */
+    uint64_t *hits; /* bit k of [0]: tids[k] or tid_names[k] matched an event; of [1]: objs[k] */
 };
 
 struct ptt_filter *ptt_filter_new(void)
 {
     struct ptt_filter *f = ptt_must(calloc(1, sizeof *f));
     f->to = -1;
+    f->hits = ptt_must(calloc(2, sizeof *f->hits)); /* apart: a match counts through a const f */
     return f;
 }
 
@@ -135,9 +138,9 @@ static int object_match(const struct ptt_filter *f, const struct ptt_ev *ev)
             if (f->obj_names[k]) {
                 const char *n = f->names ? ptt_names_object(f->names, ev->pid, ev->args[i]) : NULL;
                 if (n && !strcmp(n, f->obj_names[k]))
-                    return 1;
+                    return !!(f->hits[1] |= 1ull << k);
             } else if (ev->args[i] == f->objs[k]) {
-                return 1;
+                return !!(f->hits[1] |= 1ull << k);
             }
         }
     }
@@ -212,8 +215,28 @@ int ptt_filter_match(const struct ptt_filter *f, const struct ptt_ev *ev)
     return ptt_filter_select(f, ev);
 }
 
+/* Whether the event's thread is one of the filter's (its number or its name then). */
+static int tid_match(const struct ptt_filter *f, const struct ptt_ev *ev)
+{
+    for (int k = 0; k < f->ntid; k++) {
+        int ok = 0;
+        if (!f->tid_names[k])
+            ok = ev->tid == f->tids[k];
+        else if (f->names) {
+            const char *n = ptt_names_thread(f->names, ev->pid, ev->tid);
+            ok = n && !strcmp(n, f->tid_names[k]);
+        }
+        if (ok)
+            return !!(f->hits[0] |= 1ull << k);
+    }
+    return 0;
+}
+
 int ptt_filter_select(const struct ptt_filter *f, const struct ptt_ev *ev)
 {
+    /* The thread and the object first, whatever else holds: a value no event matches is one
+     * ptt_filter_unmatched tells of, not one left out by the other criteria. */
+    int tid_ok = !f->ntid || tid_match(f, ev), obj_ok = !f->nobj || object_match(f, ev);
     if (f->kinds && !((f->kinds >> PTT_CLASS_OF(ev->id)) & 1))
         return 0;
     if (f->npid) {
@@ -223,19 +246,8 @@ int ptt_filter_select(const struct ptt_filter *f, const struct ptt_ev *ev)
         if (!ok)
             return 0;
     }
-    if (f->ntid) {
-        int ok = 0;
-        for (int k = 0; k < f->ntid && !ok; k++) {
-            if (!f->tid_names[k])
-                ok = ev->tid == f->tids[k];
-            else if (f->names) {
-                const char *n = ptt_names_thread(f->names, ev->pid, ev->tid);
-                ok = n && !strcmp(n, f->tid_names[k]);
-            }
-        }
-        if (!ok)
-            return 0;
-    }
+    if (!tid_ok)
+        return 0;
     if (f->nevent || f->nnot) {
         int ok = !f->nevent;
         char nb[32];
@@ -248,9 +260,7 @@ int ptt_filter_select(const struct ptt_filter *f, const struct ptt_ev *ev)
         if (!ok)
             return 0;
     }
-    if (f->nobj && !object_match(f, ev))
-        return 0;
-    return 1;
+    return obj_ok;
 }
 
 int ptt_filter_done(const struct ptt_filter *f, int64_t ns)
@@ -258,10 +268,35 @@ int ptt_filter_done(const struct ptt_filter *f, int64_t ns)
     return f->to >= 0 && ns > f->to;
 }
 
+void ptt_filter_unmatched(const struct ptt_filter *f, const char *cmd)
+{
+    for (int k = 0; f && k < f->ntid; k++) {
+        if ((f->hits[0] >> k) & 1)
+            continue;
+        if (f->tid_names[k])
+            ptt_warn(cmd,
+                     "--tid=%s: no thread of that name in the events read (a thread's name is the "
+                     "one ptt view shows; the kernel keeps the first 15 bytes of a name)",
+                     f->tid_names[k]);
+        else
+            ptt_warn(cmd, "--tid=%d: no event of that thread was read", (int)f->tids[k]);
+    }
+    for (int k = 0; f && k < f->nobj; k++) {
+        if ((f->hits[1] >> k) & 1)
+            continue;
+        if (f->obj_names[k])
+            ptt_warn(cmd, "--object=%s: no object of that name in the events read",
+                     f->obj_names[k]);
+        else
+            ptt_warn(cmd, "--object=0x%" PRIx64 ": no event on that object was read", f->objs[k]);
+    }
+}
+
 void ptt_filter_free(struct ptt_filter *f)
 {
     if (!f)
         return;
+    free(f->hits);
     for (int k = 0; k < f->ntid; k++)
         free(f->tid_names[k]);
     for (int k = 0; k < f->nobj; k++)

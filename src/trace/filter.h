@@ -62,6 +62,9 @@ void ptt_filter_names(struct ptt_filter *f, const struct ptt_names *names);
 int ptt_filter_match(const struct ptt_filter *f, const struct ptt_ev *ev);
 /* Whether nothing after time ns can match (--to passed): readers may stop. */
 int ptt_filter_done(const struct ptt_filter *f, int64_t ns);
+/* One line on stderr ("ptt CMD: ...") for each --tid and --object value that no event read
+ * matched: a name mistyped or cut (the kernel's 15 bytes) would otherwise just select nothing. */
+void ptt_filter_unmatched(const struct ptt_filter *f, const char *cmd);
 void ptt_filter_free(struct ptt_filter *f);
 
 #endif
