@@ -92,6 +92,7 @@ struct ptt_hang {
     unsigned nforget, forget_cap, forget_look;
     struct ptt_hmap kept; /* (pid, tid) of threads that ended holding something: named for good */
     struct ptt_hmap blocked; /* (pid, tid) of threads blocked in a call, at the last settled look */
+    struct ptt_hmap cycles;  /* (pid, tid) of the deadlocks reported, by their first thread */
     uint32_t n;
     struct peek p[];
 };
@@ -815,6 +816,135 @@ unsigned ptt_hang_report(struct ptt_hang *h, struct ptt_daemon *d, FILE *f, uint
     return blocked;
 }
 
+/* ---- deadlocks: threads that wait for each other, whatever the others do ---- */
+
+/* A thread blocked in an untimed call on something a thread holds (a lock) or is (a join). */
+struct waiter {
+    struct stream *s;
+    struct ptt_open *c;
+    int32_t next; /* the waiter it waits for, -1: none blocked so */
+    int mark;     /* the search's: 0 not seen, k + 1 seen from waiter k */
+};
+
+struct waiters {
+    struct waiter *v;
+    unsigned n, cap;
+    struct ptt_hmap at; /* (pid, tid) -> index + 1 */
+    int oom;
+};
+
+/* Whether the call has a time limit: it ends by itself, whatever the others do. */
+static int timed_call(const struct ptt_open *c)
+{
+    const struct ptt_evinfo *e = c->in.info;
+    for (unsigned i = 0; e && i < e->nargs && i < c->in.nargs; i++)
+        if (e->fields[i].type == PTT_F_ABSTIME && c->in.args[i])
+            return 1;
+    return 0;
+}
+
+static void add_waiter(struct ptt_hang *h, struct stream *s, struct ptt_open *c, void *arg)
+{
+    struct waiters *w = arg;
+    const struct ptt_evinfo *in = c->in.info;
+    if (!c->owner && is_join(in)) /* the thread it waits for */
+        c->owner = (uint64_t)(int64_t)ptt_names_pthread(
+            h->names, s->pid, ptt_ev_arg(&c->in, (unsigned)shown_field(in), 0));
+    if (!c->owner || timed_call(c) || w->oom)
+        return;
+    if (w->n == w->cap) {
+        unsigned cap = w->cap ? 2 * w->cap : 64;
+        struct waiter *v = realloc(w->v, cap * sizeof *v);
+        if (!v) {
+            w->oom = 1;
+            return;
+        }
+        w->v = v;
+        w->cap = cap;
+    }
+    w->v[w->n] = (struct waiter){s, c, -1, 0};
+    *(uint32_t *)ptt_hmap_get(&w->at,
+                              ptt_key2((uint64_t)(uint32_t)s->pid, (uint64_t)(uint32_t)s->tid),
+                              sizeof(uint32_t)) = ++w->n;
+}
+
+/* The first waiter of a cycle the walk from k closes, or -1. Each waiter waits for one thread at
+ * most: following them from k either ends, or meets a waiter seen in an earlier walk (no new
+ * cycle), or one seen in this walk (a cycle, which that one is on). */
+static int32_t cycle_from(struct waiters *w, unsigned k)
+{
+    int32_t i = (int32_t)k;
+    while (i >= 0 && !w->v[i].mark) {
+        w->v[i].mark = (int)k + 1;
+        i = w->v[i].next;
+    }
+    return i >= 0 && w->v[i].mark == (int)k + 1 ? i : -1;
+}
+
+/* Report the cycle through waiter first, if each of its threads waited min_ticks at least and
+ * it was not reported: its size, else 0. */
+static unsigned report_cycle(struct ptt_hang *h, struct waiters *w, int32_t first,
+                             uint64_t min_ticks, struct report *r)
+{
+    unsigned size = 0;
+    int32_t i = first, key = first;
+    do {
+        if ((int64_t)(r->now - w->v[i].c->in.ticks) < (int64_t)min_ticks)
+            return 0;
+        if (w->v[i].s->tid < w->v[key].s->tid)
+            key = i; /* the same cycle has the same key, whichever thread the walk met first */
+        size++;
+        i = w->v[i].next;
+    } while (i != first);
+    struct stream *ks = w->v[key].s;
+    uint64_t *seen = ptt_hmap_get(
+        &h->cycles, ptt_key2((uint64_t)(uint32_t)ks->pid, (uint64_t)(uint32_t)ks->tid), 8);
+    if (*seen)
+        return 0;
+    *seen = 1;
+    name_started(h);
+    if (size == 1)
+        fprintf(r->f, "ptt: hang: deadlock in pid %d: a thread waits for itself:\n", ks->pid);
+    else
+        fprintf(r->f, "ptt: hang: deadlock in pid %d: %u threads wait for each other:\n", ks->pid,
+                size);
+    i = key;
+    do {
+        report_thread(h, w->v[i].s, w->v[i].c, r);
+        i = w->v[i].next;
+    } while (i != key);
+    fflush(r->f);
+    return size;
+}
+
+unsigned ptt_hang_deadlocks(struct ptt_hang *h, struct ptt_daemon *d, FILE *f, uint64_t min_ns,
+                            double ns_per_tick)
+{
+    struct waiters w = {0};
+    each_blocked(h, add_waiter, &w);
+    for (unsigned k = 0; k < w.n; k++) {
+        const struct ptt_open *c = w.v[k].c;
+        uint32_t *j = ptt_hmap_get(
+            &w.at, ptt_key2((uint64_t)(uint32_t)w.v[k].s->pid, (uint64_t)(uint32_t)c->owner), 0);
+        /* A lock's owner as its wait began: an edge only while that thread holds it still (it
+         * may have changed hands since, the waiter waiting on) */
+        if (j && !is_join(c->in.info) && !ptt_tthread_holds(w.v[*j - 1].s->calls, c->object))
+            j = NULL;
+        w.v[k].next = j ? (int32_t)*j - 1 : -1;
+    }
+    struct report r = {d, f, ptt_ticks(d->clock_tsc), ns_per_tick};
+    uint64_t min_ticks = (uint64_t)((double)min_ns / ns_per_tick);
+    unsigned found = 0;
+    for (unsigned k = 0; k < w.n; k++) {
+        int32_t first = cycle_from(&w, k);
+        if (first >= 0)
+            found += report_cycle(h, &w, first, min_ticks, &r);
+    }
+    free(w.v);
+    ptt_hmap_free(&w.at, NULL);
+    return found;
+}
+
 static unsigned add_pid(int *pids, unsigned n, int pid)
 {
     unsigned j;
@@ -948,6 +1078,7 @@ void ptt_hang_free(struct ptt_hang *h)
         free(h->forget);
         ptt_hmap_free(&h->kept, NULL);
         ptt_hmap_free(&h->blocked, NULL);
+        ptt_hmap_free(&h->cycles, NULL);
         free(h->unnamed);
         ptt_tracker_free(h->calls);
         ptt_names_free(h->names);

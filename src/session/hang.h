@@ -28,6 +28,12 @@ int ptt_hang_progress(struct ptt_hang *h);
  * blocked threads (no report when 0). idle_ns: how long nothing was recorded. */
 unsigned ptt_hang_report(struct ptt_hang *h, struct ptt_daemon *d, FILE *f, uint64_t idle_ns,
                          double ns_per_tick);
+/* Report each deadlock not reported yet: threads of a process blocked for min_ns at least in
+ * untimed calls, each on a lock another of them holds or joining another of them, whatever the
+ * process's other threads do (a timer thread's periodic waits keep the watch's "no event" from
+ * ever holding). On f, and as HANG_BLOCKED events; the number of threads reported. */
+unsigned ptt_hang_deadlocks(struct ptt_hang *h, struct ptt_daemon *d, FILE *f, uint64_t min_ns,
+                            double ns_per_tick);
 /* The pids seen writing (for --kill-on-hang), 0-terminated, at most max. */
 unsigned ptt_hang_pids(const struct ptt_hang *h, int *pids, unsigned max);
 /* For --kill-on-hang, every thread of the processes pids (/proc/PID/task). With restart, take

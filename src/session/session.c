@@ -205,14 +205,33 @@ static void watch_threads(struct ptt_session *s, struct ptt_hang *h, struct hang
     }
 }
 
+/* Threads that wait for each other are a hang whatever the program's other threads do (a timer
+ * thread's periodic waits keep the program from ever going quiet): reported, and with
+ * --kill-on-hang the program killed at once, for nothing the others do can end it. A quiet
+ * program's hang is the report of every blocked thread, as before. */
+static void deadlock_step(struct ptt_session *s, struct ptt_hang *h, struct hang_watch *w)
+{
+    if (!ptt_hang_deadlocks(h, &s->d, stderr, s->hang_ns, s->ns_per_tick))
+        return;
+    s->hangs++;
+    if (s->flight)
+        dump(s, 2, NULL);
+    if (s->kill_on_hang && !w->killed) {
+        fprintf(stderr, "ptt: killing the program (--kill-on-hang)\n");
+        kill_all(s, h);
+        w->killed = 1;
+    }
+}
+
 static void hang_step(struct ptt_session *s, struct ptt_hang *h, struct hang_watch *w, size_t n,
                       uint64_t now)
 {
     if (now - w->last_check <= s->hang_ns / 4)
         return;
     w->last_check = now;
-    if (n || ptt_hang_progress(h)) {
-        *w = (struct hang_watch){.last_event = now, .last_check = now};
+    if (ptt_hang_progress(h) || n) { /* the calls as they are now, for the deadlocks */
+        *w = (struct hang_watch){.last_event = now, .last_check = now, .killed = w->killed};
+        deadlock_step(s, h, w);
         return;
     }
     if (!w->hung && now - w->last_event >= s->hang_ns) {

@@ -96,6 +96,35 @@ def test_abba_kill_on_hang(tmp_path):
         assert t.thread(tid)[-1] == E("TRACE_UNFINISHED", "MUTEX_LOCK_IN")
 
 
+def test_deadlock_amid_activity(tmp_path):
+    """abba with a timer thread that wakes every 20 ms: the program never goes quiet, yet its two
+    threads that wait for each other are reported once they waited the timeout, named with what
+    each holds, as HANG_BLOCKED events, and --kill-on-hang kills at once."""
+    t = ptt_trace(tmp_path, [prog("abba"), "tick"], opts=["--hang-timeout=1", "--kill-on-hang"],
+                  rc=137)
+    out = parse_output(t.stdout)[1]
+    err = t.stderr.splitlines()
+    assert not [ln for ln in err if "no traced thread recorded an event" in ln]
+    i = err.index(f"ptt: hang: deadlock in pid {out['pid']}: 2 threads wait for each other:")
+    L = site_lines("abba")
+    t1, t2 = f"t1 ({out['tid_t1']})", f"t2 ({out['tid_t2']})"
+    lines = [re.sub(r" for \d+\.\d s,", " for T s,", ln) for ln in err[i + 1:i + 5]]
+    assert sorted(lines) == sorted([
+        f"ptt:   pid {out['pid']} thread {t1}: in pthread_mutex_lock (mutex b) at "
+        f"abba.c:{L['t1_lock_b']} for T s, held by thread {t2}",
+        f"ptt:     holds mutex a, taken at abba.c:{L['t1_lock_a']}",
+        f"ptt:   pid {out['pid']} thread {t2}: in pthread_mutex_lock (mutex a) at "
+        f"abba.c:{L['t2_lock_a']} for T s, held by thread {t1}",
+        f"ptt:     holds mutex b, taken at abba.c:{L['t2_lock_b']}"]), err
+    assert err[i + 5] == "ptt: killing the program (--kill-on-hang)"
+    blocked = [e for e in t.events if e.name == "HANG_BLOCKED"]
+    assert sorted(e.fields[:4] for e in blocked) == sorted([
+        (out["tid_t1"], "MUTEX_LOCK_IN", out["B"], out["tid_t2"]),
+        (out["tid_t2"], "MUTEX_LOCK_IN", out["A"], out["tid_t1"])])
+    assert all(int(e.fields[4]) >= 1e9 for e in blocked)
+    assert t.counts()["HANG_DETECTED"] == 0
+
+
 def test_hang_reported_session_goes_on(tmp_path):
     """Without --kill-on-hang the session goes on after the report: ptt ctl status counts the
     hang, and a SIGTERM to ptt trace reaches the program."""

@@ -1,5 +1,9 @@
 /* An ABBA deadlock: t1 holds A and locks B, t2 holds B and locks A, main joins t1. Prints the
- * threads' ids, the mutexes' addresses and t1's pthread_t, flushed once all three are blocked. */
+ * threads' ids, the mutexes' addresses and t1's pthread_t, flushed once all three are blocked.
+ * abba tick: a timer thread also wakes from a 20 ms timed wait for ever, as a program's
+ * housekeeping does, so that the program never goes quiet. */
+#include <time.h>
+
 #include "progs.h"
 
 static pthread_mutex_t a = PTHREAD_MUTEX_INITIALIZER, b = PTHREAD_MUTEX_INITIALIZER;
@@ -25,9 +29,29 @@ static void *t2(void *arg)
     return arg;
 }
 
-int main(void)
+static void *tick(void *arg)
 {
-    pthread_t th1, th2;
+    static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+    static pthread_cond_t c = PTHREAD_COND_INITIALIZER;
+    pthread_mutex_lock(&m);
+    for (;;) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 20000000;
+        if (ts.tv_nsec >= 1000000000) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&c, &m, &ts);
+    }
+    return arg;
+}
+
+int main(int argc, char **argv)
+{
+    pthread_t th1, th2, ticker;
+    if (argc > 1 && !strcmp(argv[1], "tick"))
+        CHECK(pthread_create(&ticker, NULL, tick, NULL));
     put_line("@pid=%d", (int)getpid());
     put_addr("A", &a);
     put_addr("B", &b);
