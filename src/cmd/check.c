@@ -271,8 +271,8 @@ static void recorded(struct ptt_reader *r, const char *path, struct ptt_check *c
         ptt_warn("check",
                  "%s: %" PRIu64 " events were lost: the rules that need every event are off "
                  "(unlocks of locks not held, uses of objects never initialised or destroyed, "
-                 "condvar waits without their mutex), and a thread is taken to hold no lock "
-                 "from where it lost events on",
+                 "locks held when a thread or process ends, condvar waits without their "
+                 "mutex), and a thread is taken to hold no lock from where it lost events on",
                  path, end->lost);
     }
     const char *events = ptt_reader_info(r, "events");

@@ -190,5 +190,6 @@ def test_lost_events(tmp_path):
     assert re.fullmatch(r".*: \d+ events, nothing found\n", p.stdout)
     assert p.stderr == (f"ptt check: {t.path}: {t.lost} events were lost: the rules that need "
                         "every event are off (unlocks of locks not held, uses of objects never "
-                        "initialised or destroyed, condvar waits without their mutex), and a "
-                        "thread is taken to hold no lock from where it lost events on\n")
+                        "initialised or destroyed, locks held when a thread or process ends, "
+                        "condvar waits without their mutex), and a thread is taken to hold no "
+                        "lock from where it lost events on\n")
