@@ -1,8 +1,8 @@
 /* The shared-memory pool between the traced processes (writers) and ptt trace (the daemon).
  *
- * Layout: one header page, then nbufs descriptors of 64 bytes (one cache line each, so no two
- * writers share a line), the ready bits (ptt_pool_ready), then nbufs sub-buffers of buf_size
- * bytes, page aligned.
+ * Layout: one header page, then nbufs descriptors of 128 bytes (two cache lines each, so no two
+ * writers share a line: the sub-buffer's, and a call slot's), the ready bits (ptt_pool_ready),
+ * then nbufs sub-buffers of buf_size bytes, page aligned.
  *
  * A sub-buffer moves FREE -> OWNED (a writer thread popped it from the free list) -> READY (the
  * writer filled it, or its thread ended) -> FREE (the daemon wrote it to the file and pushed it
@@ -20,8 +20,9 @@
 #include <stdint.h>
 
 #define PTT_POOL_MAGIC 0x31304c4f4f505454ull /* "TTPOOL01" */
-/* 7: owned and pressure, freed, sleepers and drain_wanted, PTT_DESC_BLOCKED */
-#define PTT_POOL_VERSION 7
+/* 7: owned and pressure, freed, sleepers and drain_wanted, PTT_DESC_BLOCKED; 8: the call slots
+ * (struct ptt_call, slot_head, ptt_desc.slot) and PTT_CALL_ROOM */
+#define PTT_POOL_VERSION 8
 #define PTT_POOL_EMPTY 0xffffffffu
 #define PTT_POOL_SECRET 16 /* bytes of the session's secret */
 
@@ -39,6 +40,29 @@ enum ptt_lost_why {
     PTT_LOST_NWHY = 4
 };
 
+/* A call begun and not yet recorded (lib/record.h: its IN waits here, and the call is recorded as
+ * one record when it returns). In the pool rather than in the thread, so that ptt trace finds it
+ * when the thread dies inside the call (the program crashed in it, or exited or was killed while
+ * the thread was in it): the drain then writes its IN, at its entry, after the thread's last
+ * record. A thread takes a slot at its first such call (slot_head, a free list of its own) and
+ * gives it back when it ends; the drain takes back those of threads that died. Slot i is the
+ * second line of descriptor i, without any other link to its sub-buffer. */
+#define PTT_CALL_MAX_ARGS 5
+enum { PTT_CALL_FREE = 0, PTT_CALL_CLAIMED = 1, PTT_CALL_PENDING = 2 };
+struct ptt_call {
+    _Alignas(64) uint32_t state; /* FREE, CLAIMED (being filled), PENDING */
+    uint16_t id;                 /* its IN event */
+    uint16_t n;                  /* its arguments */
+    uint64_t t0;                 /* its entry */
+    uint64_t a[PTT_CALL_MAX_ARGS];
+    uint32_t next;           /* free-list link */
+    _Atomic uint32_t in_use; /* a thread holds it: given back once (an exchange) */
+};
+_Static_assert(sizeof(struct ptt_call) == 64, "one cache line per call slot");
+/* The bytes a writer leaves free at the end of each sub-buffer: room for the IN of the call it
+ * may die in (a record of PTT_CALL_MAX_ARGS literal values and an absolute time). */
+#define PTT_CALL_ROOM 80u
+
 struct ptt_desc {
     _Atomic uint32_t state;
     _Atomic uint32_t committed; /* bytes of events, stored by the owner when it hands it over */
@@ -53,9 +77,11 @@ struct ptt_desc {
     uint64_t base_ts; /* time stamp the first event's dts counts from */
     uint64_t marked;  /* events lost that its TRACE_LOST events count */
     uint32_t flags;   /* PTT_DESC_NAMED, PTT_DESC_WALK, PTT_DESC_BLOCKED */
-    uint8_t pad[12];
+    uint32_t slot;    /* its writer's call slot, plus 1; 0: none */
+    uint8_t pad[8];
+    struct ptt_call call; /* call slot number i, of whichever thread took it (not this one's) */
 };
-_Static_assert(sizeof(struct ptt_desc) == 64, "one cache line per descriptor");
+_Static_assert(sizeof(struct ptt_desc) == 128, "a cache line per descriptor, one per call slot");
 #define PTT_SEQ_UNSET UINT32_MAX
 #define PTT_DESC_NAMED 1u /* it holds an event that names things (ptt_ev_names) */
 #define PTT_DESC_WALK 2u  /* nevents, marked and NAMED are unknown: read them from the records */
@@ -119,6 +145,7 @@ struct ptt_pool {
     _Atomic uint64_t lost_why[PTT_LOST_NWHY];  /* lost, by reason (enum ptt_lost_why) */
     _Alignas(64) _Atomic uint32_t next_serial; /* thread numbers, unique in the session: a
                                                   process that calls exec keeps its pid */
+    _Alignas(64) _Atomic uint64_t slot_head;   /* the free call slots: as free_head */
 };
 
 #define PTT_PRESSURE_ON(nbufs) ((nbufs) - (nbufs) / 16)
@@ -159,6 +186,17 @@ struct ptt_pool_geom {
 static inline struct ptt_desc *ptt_geom_desc(const struct ptt_pool_geom *g, uint32_t i)
 {
     return (struct ptt_desc *)((char *)g->base + g->desc_offset) + i;
+}
+
+/* Give call slot i (the second line of descriptor i) back to the free list whose head is head:
+ * by the thread that ends, or by the drain for a thread that died. */
+static inline void ptt_slot_push(_Atomic uint64_t *head, struct ptt_call *c, uint32_t i)
+{
+    uint64_t h = atomic_load_explicit(head, memory_order_relaxed);
+    do
+        __atomic_store_n(&c->next, (uint32_t)h, __ATOMIC_RELAXED);
+    while (!atomic_compare_exchange_weak_explicit(head, &h, (((h >> 32) + 1) << 32) | i,
+                                                  memory_order_release, memory_order_relaxed));
 }
 
 static inline _Atomic uint64_t *ptt_geom_ready(const struct ptt_pool_geom *g)

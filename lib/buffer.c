@@ -50,6 +50,68 @@ static uint32_t pool_pop(struct ptt_pool *p)
     }
 }
 
+/* The bytes of a sub-buffer a writer writes: all but the room left for the IN of a call it may
+ * die in (common/pool.h), which the drain then writes. */
+static uintptr_t room(const struct ptt_pool *p)
+{
+    return p->buf_size - PTT_CALL_ROOM;
+}
+
+/* The call slots' free list (common/pool.h): pushed by the threads that end and by the drain,
+ * popped by the threads at their first sub-buffer; tagged as free_head. */
+static uint32_t slot_pop(struct ptt_pool *p)
+{
+    uint64_t h = atomic_load_explicit(&p->slot_head, memory_order_acquire);
+    for (;;) {
+        uint32_t i = (uint32_t)h;
+        if (i >= p->nbufs)
+            return PTT_POOL_EMPTY;
+        uint32_t next = __atomic_load_n(&ptt_pool_desc(p, i)->call.next, __ATOMIC_RELAXED);
+        uint64_t nh = (((h >> 32) + 1) << 32) | next;
+        if (atomic_compare_exchange_weak_explicit(&p->slot_head, &h, nh, memory_order_acq_rel,
+                                                  memory_order_acquire))
+            return i;
+    }
+}
+
+static void slot_push(struct ptt_pool *p, uint32_t i)
+{
+    ptt_slot_push(&p->slot_head, &ptt_pool_desc(p, i)->call, i);
+}
+
+static uint32_t slot_index(struct ptt_pool *p, const struct ptt_call *c)
+{
+    return (uint32_t)(((const char *)c - (const char *)ptt_pool_desc(p, 0)) /
+                      (ptrdiff_t)sizeof(struct ptt_desc));
+}
+
+/* The thread's call slot, taken once: at its first sub-buffer (a thread that records anything
+ * will likely call), so that each sub-buffer it writes names it from the start. One instruction
+ * makes it the thread's: a handler that took one meanwhile keeps its own, ours goes back. None
+ * left: the thread's calls write their IN at once. */
+static void take_slot(struct ptt_thread *t, struct ptt_pool *p)
+{
+    uint32_t i = slot_pop(p);
+    if (i == PTT_POOL_EMPTY)
+        return;
+    struct ptt_call *c = &ptt_pool_desc(p, i)->call, *none = NULL;
+    c->state = PTT_CALL_FREE;
+    atomic_store_explicit(&c->in_use, 1, memory_order_relaxed);
+    if (!__atomic_compare_exchange_n(&t->call, &none, c, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+        atomic_store_explicit(&c->in_use, 0, memory_order_relaxed);
+        slot_push(p, i);
+    }
+}
+
+void ptt_call_give(struct ptt_thread *t)
+{
+    struct ptt_pool *p = ptt_pool;
+    struct ptt_call *c = t->call;
+    t->call = NULL;
+    if (p && c && atomic_exchange_explicit(&c->in_use, 0, memory_order_relaxed))
+        slot_push(p, slot_index(p, c));
+}
+
 static uint64_t mono_ns(void)
 {
     struct timespec ts;
@@ -308,6 +370,9 @@ static void prepare(struct ptt_thread *t, struct ptt_pool *p, struct ptt_desc *d
     if (!__atomic_load_n(&t->serial, __ATOMIC_RELAXED))
         identify(t, p);
     atomic_signal_fence(memory_order_seq_cst); /* the serial, then the tid: see identify */
+    if (!t->call)
+        take_slot(t, p);
+    d->slot = t->call ? slot_index(p, t->call) + 1 : 0;
     d->pid = ptt_pid;
     d->tid = t->tid;
     d->serial = t->serial;
@@ -421,7 +486,7 @@ static int install_first(struct ptt_thread *t, struct ptt_pool *p, uint32_t i, u
     d->seq = seq;
     atomic_signal_fence(memory_order_seq_cst);
     if (!swap_pos_end(t, cur, 0, ((cur & PTT_POS_TAG) + PTT_POS_ADDR + 1) | (data + used),
-                      data + p->buf_size))
+                      data + room(p)))
         return 0;
     atomic_signal_fence(memory_order_seq_cst);
     t->opening = 0; /* the counts are the new sub-buffer's, and no handler took another */
@@ -452,7 +517,7 @@ static void resync(struct ptt_thread *t, struct ptt_pool *p)
         t->desc = 0;
         return;
     }
-    uint32_t i = buffer_index(p, t->end - p->buf_size);
+    uint32_t i = buffer_index(p, t->end - room(p));
     t->desc = ptt_pool_desc(p, i);
     t->data = (uintptr_t)ptt_pool_data(p, i);
     t->walk = 1; /* install_first's counts_start may have replaced the handler's counts */
@@ -518,7 +583,7 @@ int ptt_record_slow(struct ptt_thread *t, uintptr_t w, uintptr_t size, unsigned 
         t->data = t->last_data = (uintptr_t)ptt_pool_data(p, i);
         t->last = last;
         t->pos = ((cur & PTT_POS_TAG) + PTT_POS_ADDR + 1) | (t->data + used); /* a new tag */
-        t->end = t->data + p->buf_size;
+        t->end = t->data + room(p);
         counts_start(t, c.nev, c.marked, t->parked != 0); /* see record_nested */
     }
     restore_signals(mask);
@@ -621,7 +686,7 @@ static void record_nested(struct ptt_thread *t, const uint8_t *rec, uintptr_t si
     /* The sub-buffer the thread holds is the one its end says, none while end is 0: not desc and
      * data, which the interrupted event may be storing its own in (install_first: its swap then
      * fails), and which still name the last one handed over after release_open. */
-    uintptr_t end = t->end, data = end ? end - p->buf_size : 0;
+    uintptr_t end = t->end, data = end ? end - room(p) : 0;
     struct ptt_desc *cur = end ? ptt_pool_desc(p, buffer_index(p, data)) : 0;
     if (cur) {
         if (pos > end) {
@@ -666,7 +731,7 @@ static void record_nested(struct ptt_thread *t, const uint8_t *rec, uintptr_t si
      * taken while the thread had none (!cur): the thread may be inside install_first or
      * release_open, whose counts are not this sub-buffer's. */
     counts_start(t, 0, 0, t->parked != 0 || !cur);
-    t->end = t->data + p->buf_size;
+    t->end = t->data + room(p);
     put_nested(t, rec, size, id, arg);
 }
 
@@ -719,7 +784,7 @@ void ptt_write_any(struct ptt_thread *t, uint16_t id, unsigned n, const uint64_t
  * writes or ends the slot meanwhile (they record at nest > 1). */
 void ptt_call_flush(struct ptt_thread *t)
 {
-    struct ptt_call *c = &t->call;
+    struct ptt_call *c = t->call;
     ptt_put(t, PTT_PUT_AT, c->id, c->t0, c->n, c->a, 0, 0);
     c->state = PTT_CALL_FREE;
 }
@@ -729,7 +794,7 @@ void ptt_call_end_async(struct ptt_thread *t, uint32_t seq, uint16_t out, unsign
 {
     int old = PTHREAD_CANCEL_ASYNCHRONOUS;
     REAL(pthread_setcanceltype)(PTHREAD_CANCEL_DEFERRED, &old);
-    ptt_call_finish(t, seq, t->call.id, t->call.n, out, m, b);
+    ptt_call_finish(t, seq, t->call ? t->call->id : 0, t->call ? t->call->n : 0, out, m, b);
     REAL(pthread_setcanceltype)(old, &old);
 }
 

@@ -35,8 +35,8 @@ static void atfork_child(void)
     t->parked = 0; /* the parent's */
     t->parked_len = 0;
     t->nest = 0;
-    t->call.state = PTT_CALL_FREE; /* a call the parent had begun ends with its OUT here */
-    t->dict_tag = 1;               /* the parent's dictionary: none here */
+    t->call = NULL;  /* the parent's slot: a call the parent had begun ends with its OUT here */
+    t->dict_tag = 1; /* the parent's dictionary: none here */
     t->serial = 0;
     t->seq = 0;
     t->lost = 0;
@@ -260,5 +260,6 @@ __attribute__((destructor(101))) static void ptt_fini(void)
     if (ptt_active) {
         ptt_report_lost(&ptt_self);
         ptt_thread_release(&ptt_self);
+        ptt_call_give(&ptt_self);
     }
 }

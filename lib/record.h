@@ -35,21 +35,6 @@
 #include "../common/event.h"
 #include "../common/pool.h"
 
-/* The call begun and not yet recorded (see the top of this file). Only a thread's own code at
- * nest 0 fills it, and only an event at nest 1 writes or ends it: a signal handler that records
- * finds it either free, being filled (left alone: the call's entry comes after the handler), or
- * pending (written: its IN). */
-#define PTT_CALL_MAX_ARGS 6
-enum { PTT_CALL_FREE = 0, PTT_CALL_CLAIMED = 1, PTT_CALL_PENDING = 2 };
-struct ptt_call {
-    uint32_t state;
-    uint32_t seq; /* the call's number (odd): its end tells that the slot still holds it */
-    uint16_t id;  /* its IN event */
-    uint16_t n;
-    uint64_t t0; /* its entry */
-    uint64_t a[PTT_CALL_MAX_ARGS];
-};
-
 struct ptt_thread {
     /* pos and end side by side, 16-byte aligned: the slow path changes both with one
      * instruction (ptt_record_slow). */
@@ -89,7 +74,14 @@ struct ptt_thread {
     uintptr_t parked_tag; /* the tag pos had in it: a slot reserved under another tag is not
                              in it, even at the same address (a sub-buffer used again) */
     uint32_t parked_len;
-    struct ptt_call call;
+    /* The call begun and not yet recorded (see the top of this file): the thread's slot in the
+     * pool (common/pool.h), taken with its first sub-buffer (NULL before, or when none was left).
+     * Only a thread's own code at nest 0 fills it, and only an event at nest 1 writes or ends it: a
+     * signal handler that records finds it either free, being filled (left alone: the call's entry
+     * comes after the handler), or pending (written: its IN). call_seq: the call's number (odd):
+     * its end tells that the slot still holds it. */
+    struct ptt_call *call;
+    uint32_t call_seq;
     /* The dictionary of the compact encoding (common/codec.h), for the sub-buffer whose pos tag
      * is dict_tag (any other value: empty it first). dict_used: 0 while it has never held a
      * value (a new thread's, zeroed with its TLS): nothing to empty then. */
@@ -117,6 +109,8 @@ void ptt_write_async(struct ptt_thread *t, uint16_t id, unsigned n, const uint64
  * slow and its code large for nothing the common path runs. */
 void ptt_write_any(struct ptt_thread *t, uint16_t id, unsigned n, const uint64_t *a);
 void ptt_call_flush(struct ptt_thread *t);
+/* Give the thread's call slot back (it ends; it took it at its first sub-buffer). */
+void ptt_call_give(struct ptt_thread *t);
 void ptt_call_end_async(struct ptt_thread *t, uint32_t seq, uint16_t out, unsigned m,
                         const uint64_t *b);
 /* Why events were dropped: the pool's counters (common/pool.h) and the END record. */
@@ -332,7 +326,7 @@ static inline __attribute__((always_inline)) void ptt_write_now(struct ptt_threa
         --t->nest;
         return;
     }
-    if (__builtin_expect(t->call.state == PTT_CALL_PENDING, 0))
+    if (__builtin_expect(t->call && t->call->state == PTT_CALL_PENDING, 0))
         ptt_call_flush(t); /* a call has begun and recorded nothing: its IN first */
     ptt_put(t, PTT_PUT_NOW, id, 0, n, a, 0, 0);
     ptt_unnest(t);
@@ -355,8 +349,8 @@ static inline __attribute__((always_inline)) void ptt_write(struct ptt_thread *t
 static inline __attribute__((always_inline)) uint32_t
 ptt_call_begin(struct ptt_thread *t, uint16_t id, unsigned n, const uint64_t *a)
 {
-    struct ptt_call *c = &t->call;
-    if (__builtin_expect(t->nest | c->state | t->async_cancel, 0)) {
+    struct ptt_call *c = t->call; /* none: the pool had no slot left for the thread */
+    if (__builtin_expect(!c || (t->nest | c->state | t->async_cancel), 0)) {
         ptt_write_any(t, id, n, a);
         return 0;
     }
@@ -366,8 +360,8 @@ ptt_call_begin(struct ptt_thread *t, uint16_t id, unsigned n, const uint64_t *a)
     c->n = (uint16_t)n;
     for (unsigned i = 0; i < n; i++)
         c->a[i] = a[i];
-    uint32_t seq = (c->seq + 2) | 1; /* never 0: 0 is "no call" */
-    c->seq = seq;
+    uint32_t seq = (t->call_seq + 2) | 1; /* never 0: 0 is "no call" */
+    t->call_seq = seq;
     c->t0 = ptt_now();
     atomic_signal_fence(memory_order_seq_cst);
     c->state = PTT_CALL_PENDING;
@@ -380,11 +374,11 @@ ptt_call_begin(struct ptt_thread *t, uint16_t id, unsigned n, const uint64_t *a)
  * seen, and a thread that never returns from it still has it. */
 static inline __attribute__((always_inline)) void ptt_call_waits(struct ptt_thread *t)
 {
-    if (__builtin_expect(t->call.state != PTT_CALL_PENDING || t->nest, 0))
+    if (__builtin_expect(!t->call || t->call->state != PTT_CALL_PENDING || t->nest, 0))
         return;
     ++t->nest;
     atomic_signal_fence(memory_order_seq_cst);
-    if (t->call.state == PTT_CALL_PENDING) /* a handler may have written it meanwhile */
+    if (t->call->state == PTT_CALL_PENDING) /* a handler may have written it meanwhile */
         ptt_call_flush(t);
     ptt_unnest(t);
 }
@@ -399,19 +393,19 @@ static inline __attribute__((always_inline)) void ptt_call_finish(struct ptt_thr
                                                                   unsigned n, uint16_t out,
                                                                   unsigned m, const uint64_t *b)
 {
-    struct ptt_call *c = &t->call;
+    struct ptt_call *c = t->call;
     uint32_t nest = ++t->nest;
     atomic_signal_fence(memory_order_seq_cst);
     if (__builtin_expect(nest != 1, 0)) { /* only after a longjmp out of a handler in an event */
         --t->nest;
-        if (c->state == PTT_CALL_PENDING && c->seq == seq) {
+        if (c && c->state == PTT_CALL_PENDING && t->call_seq == seq) {
             c->state = PTT_CALL_FREE;
             ptt_write_any(t, c->id, c->n, c->a);
         }
         ptt_write_any(t, out, m, b);
         return;
     }
-    if (__builtin_expect(c->state == PTT_CALL_PENDING && c->seq == seq, 1)) {
+    if (__builtin_expect(c && c->state == PTT_CALL_PENDING && t->call_seq == seq, 1)) {
         ptt_put(t, PTT_PUT_CALL, (uint16_t)(in | PTT_EV_CALL), c->t0, n, c->a, m, b);
         c->state = PTT_CALL_FREE;
     } else {

@@ -57,7 +57,8 @@ static void thread_end(void *arg)
         PTT_REC_LIGHT(THREAD_END, v, (uint64_t)how);
     }
     ptt_thread_release(t);
-    t->guard = 1; /* THREAD_END is the thread's last event */
+    ptt_call_give(t); /* after the hand-over: a thread killed between keeps it, not a stranger */
+    t->guard = 1;     /* THREAD_END is the thread's last event */
 }
 
 /* std::thread's start routine gets its _State object: its vtable names the callable's type, the

@@ -397,7 +397,8 @@ void check_thread_end(struct ptt_check *c, struct cthread *th, const struct ptt_
 }
 
 /* A process exited by itself: the locks its threads still hold, unless they are blocked (the
- * program is stopping them). */
+ * program is stopping them), or the thread was inside that lock's unlock (the exit cut it short:
+ * lib/record.h, which may have unlocked). */
 void check_process_end(struct ptt_check *c, int32_t pid, int64_t ns)
 {
     for (struct cthread *th = check_proc(c, pid)->threads; th; th = th->next) {
@@ -407,7 +408,9 @@ void check_process_end(struct ptt_check *c, int32_t pid, int64_t ns)
         if (o && o->block != PTT_OPEN_RUNNING)
             continue;
         for (unsigned k = 0; k < th->tt->nheld; k++)
-            held_at_end(c, th, &th->tt->held[k], ns, 1);
+            if (!o || o->object != th->tt->held[k].object || !o->in.info ||
+                o->in.info->role != PTT_ROLE_RELEASE)
+                held_at_end(c, th, &th->tt->held[k], ns, 1);
     }
 }
 

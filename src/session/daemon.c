@@ -22,6 +22,7 @@
 #include "session/carry.h"
 #include "../../common/codec.h"
 #include "session/daemon.h"
+#include "trace/events.h"
 #include "session/guardian.h"
 #include "util/util.h"
 
@@ -165,6 +166,9 @@ static void fill_header(struct ptt_daemon *d, struct ptt_pool *p, const struct p
     atomic_store(&p->masks[0], c->stopped ? PTT_META_MASK : c->class_mask | PTT_META_MASK);
     atomic_store(&p->masks[1], c->stopped || c->light ? 0 : c->class_mask | PTT_META_MASK);
     atomic_store(&p->free_head, PTT_POOL_EMPTY);
+    for (uint32_t i = 0; i < n; i++) /* every call slot free, in order */
+        ptt_pool_desc(p, i)->call.next = i + 1 < n ? i + 1 : PTT_POOL_EMPTY;
+    atomic_store(&p->slot_head, 0);
 }
 
 static int create(struct ptt_daemon *d, const struct ptt_pool_config *c, char *err, size_t errlen)
@@ -412,6 +416,38 @@ static void flush(struct ptt_daemon *d, struct drained *b, unsigned n)
         ptt_pool_freed(g, n);
 }
 
+/* The IN of the call the writer of sub-buffer b died in, after its records (*len bytes of data):
+ * its thread was inside a call that records nothing until it returns (a crash in it, an exit or
+ * a kill of its process: lib/record.h), whose IN waits in the thread's call slot. Written as a
+ * record of literal values at an absolute time, in the room every writer leaves for it. The
+ * slot goes back to the free list, once (the thread may have another sub-buffer, parked). */
+static void died_in_call(struct ptt_daemon *d, const struct ptt_desc *b, uint8_t *data,
+                         uint32_t *len, uint32_t *nevents)
+{
+    const struct ptt_pool_geom *g = &d->geom;
+    if (!b->slot || b->slot > g->nbufs)
+        return;
+    struct ptt_call *c = &ptt_geom_desc(g, b->slot - 1)->call;
+    const struct ptt_evinfo *e = ptt_evinfo(c->id);
+    if (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) == PTT_CALL_PENDING && e &&
+        e->kind == PTT_KIND_IN && c->n == e->nargs && c->n <= PTT_CALL_MAX_ARGS &&
+        *len <= g->buf_size - PTT_CALL_ROOM) {
+        uint8_t buf[3 + PTT_CALL_ROOM], *body = buf + 3, *q = body;
+        q = ptt_put_varint(q, (uint64_t)c->id << 2 | PTT_CODEC_ABS);
+        q = ptt_put_varint(q, c->t0);
+        for (unsigned k = 0; k < c->n; k++)
+            q = ptt_put_lit(q, c->a[k]);
+        uintptr_t size;
+        const uint8_t *rec = ptt_codec_close(body, q, &size);
+        memcpy(data + *len, rec, size);
+        *len += (uint32_t)size;
+        (*nevents)++;
+    }
+    c->state = PTT_CALL_FREE;
+    if (atomic_exchange_explicit(&c->in_use, 0, memory_order_relaxed))
+        ptt_slot_push(&g->base->slot_head, c, b->slot - 1);
+}
+
 /* Sub-buffer i (descriptor b) into x: one handed over (ready) with the counts its writer kept,
  * read without touching its records; one whose writer could not count them, or is gone, by
  * walking them. */
@@ -434,6 +470,8 @@ static void take(struct ptt_daemon *d, const struct ptt_desc *b, uint32_t i, int
     }
     x->c.nevents = walk(ptt_geom_data(&d->geom, i), &x->len, ready, &d->corrupt, &d->lost_marked,
                         d->rot ? ptt_carry_ids() : NULL, &x->named);
+    if (!ready) /* its writer is gone */
+        died_in_call(d, b, ptt_geom_data(&d->geom, i), &x->len, &x->c.nevents);
 }
 
 /* By thread, then by sub-buffer number. */

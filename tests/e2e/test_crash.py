@@ -11,6 +11,7 @@ import time
 import pytest
 
 from conftest import E, check_trace, prog, ptt_trace, run, summary_counts, view
+from names_util import site_lines
 from robust_util import Live, pid_alive, session_pools, wait_until
 
 RUNS = 20
@@ -59,10 +60,9 @@ def test_sigkill_at_random_moments(tmp_path):
         try:
             check_killed_trace(path, pid, "signal=9", last_i, last_j)
             # The killed threads' sub-buffers were never handed over: the drain read their
-            # records to count them, and its count is what a reader counts, but the
-            # TRACE_UNFINISHED the reader adds for a call left open (a call that did not block is
-            # one record, written whole or not at all: only one whose IN was written, as
-            # pthread_create's, killed inside, leaves one).
+            # records to count them (and wrote the IN of a call a thread was killed inside, which
+            # waited in its call slot), and its count is what a reader counts, but the
+            # TRACE_UNFINISHED the reader adds for a call left open.
             counts, head = summary_counts(path, keep_machine=True)
             assert int(head["events"]) - counts["TRACE_UNFINISHED"] == written
         except AssertionError as e:
@@ -85,6 +85,28 @@ def test_crash(tmp_path, mode, rc, status):
                                 "MUTEX_UNLOCK_OUT")] == [n] * 4
     check_trace(t)
     assert t.thread(pid)[-1] == E("PROCESS_EXIT", status)
+
+
+def test_crash_inside_a_call(tmp_path):
+    """pthread_mutex_lock of address 16 crashes inside the call, before it returns: a call that
+    did not block records nothing until it returns (one record, lib/record.h), and its IN waited
+    in the thread's call slot in the pool. The drain wrote it after the thread's last record:
+    the trace shows the call the program crashed in, its object and its line, never returned."""
+    n = 3000
+    t = ptt_trace(tmp_path, [prog("crash_loop"), "badlock", n], rc=139)
+    lines = t.stdout.splitlines()
+    assert printed(lines, "i") == n
+    pid = int(next(ln for ln in lines if ln.startswith("@pid="))[5:])
+    counts = check_killed_trace(t.path, pid, "signal=11", n, printed(lines, "j"))
+    assert (counts["MUTEX_LOCK_IN"], counts["MUTEX_LOCK_OUT"]) == (n + 1, n)
+    last = [e for e in t.events if e.tid == pid][-3:]
+    assert [e.name for e in last] == ["MUTEX_LOCK_IN", "TRACE_UNFINISHED", "PROCESS_EXIT"]
+    assert last[0].fields[0] == "0x10"
+    site = site_lines("crash_loop")["badlock"]
+    human = [ln for ln in view(t.path).splitlines() if f", Thread main ({pid}) " in ln]
+    assert f"enters function pthread_mutex_lock (mutex " in human[-3]
+    assert human[-3].endswith(f" at crash_loop.c:{site}."), human[-3:]
+    assert human[-2].endswith(" never returned from pthread_mutex_lock."), human[-3:]
 
 
 def test_ptt_trace_killed(tmp_path):

@@ -4,7 +4,8 @@
  *   view --summary tell the threads apart) and prints "j=K" after its K-th post. Each line is
  *   one write(2): once it is out, the events of those K iterations were recorded.
  *   MODE loop: forever (the test kills the process); segv, abort, kill (raise(SIGKILL)), _exit
- *   (_exit(7)): that, right after main's N-th iteration. Main starts once the second thread
+ *   (_exit(7)): that, right after main's N-th iteration; badlock: pthread_mutex_lock of address
+ *   16 then, which crashes inside the call (SIGSEGV). Main starts once the second thread
  *   loops. */
 #include <semaphore.h>
 #include <signal.h>
@@ -38,7 +39,7 @@ static void *second(void *arg)
 int main(int argc, char **argv)
 {
     if (argc != 3) {
-        fprintf(stderr, "usage: crash_loop loop|segv|abort|kill|_exit N\n");
+        fprintf(stderr, "usage: crash_loop loop|segv|abort|kill|_exit|badlock N\n");
         return 2;
     }
     const char *mode = argv[1];
@@ -62,6 +63,8 @@ int main(int argc, char **argv)
         raise(SIGKILL);
     else if (!strcmp(mode, "_exit"))
         _exit(7);
+    else if (!strcmp(mode, "badlock"))
+        pthread_mutex_lock((pthread_mutex_t *)(uintptr_t)16); /* site:badlock */
     fprintf(stderr, "crash_loop: unknown mode %s\n", mode);
     return 2;
 }

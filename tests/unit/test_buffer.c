@@ -579,8 +579,8 @@ static void test_subbuffer_switch(void **state)
         assert_int_equal(c[i].seq, i);
         events += c[i].nevents;
         uint32_t used = raw_used(&c[i]);
-        int last = i == n - 1 || events == n1; /* the last chunk of each part */
-        if (!last && used <= 4096 - 32)
+        int last = i == n - 1 || events == n1;          /* the last chunk of each part */
+        if (!last && used <= 4096 - PTT_CALL_ROOM - 32) /* the writer leaves PTT_CALL_ROOM */
             fail_msg("chunk seq %zu holds %u bytes of records: one more would have fit", i, used);
     }
     assert_int_equal(events, n1 + n2);
@@ -611,7 +611,7 @@ static void test_discard_exact(void **state)
 {
     struct session *s = *state;
     /* 8 sub-buffers of 4 KiB: 32 KiB for 4 x 3000 x 20 bytes: every thread loses events */
-    begin(s, 4096 + 8 * (4096 + 64), 4096, 0, PTT_OVERFLOW_DISCARD);
+    begin(s, 4096 + 8 * (4096 + sizeof(struct ptt_desc)), 4096, 0, PTT_OVERFLOW_DISCARD);
     assert_int_equal(s->d.pool->nbufs, 8);
     pthread_barrier_t b;
     pthread_barrier_init(&b, NULL, DS_THREADS + 1);
@@ -678,7 +678,7 @@ static void test_discard_exact(void **state)
 static void test_block_waits(void **state)
 {
     struct session *s = *state;
-    begin(s, 4096 + 8 * (4096 + 64), 4096, 0, PTT_OVERFLOW_BLOCK);
+    begin(s, 4096 + 8 * (4096 + sizeof(struct ptt_desc)), 4096, 0, PTT_OVERFLOW_BLOCK);
     start_drainer(s, 1000);
     struct worker w[2];
     pthread_t th[2];
@@ -708,7 +708,7 @@ static void assert_full_chunks(struct session *s, size_t n, uint32_t k)
     uint32_t events = 0;
     for (size_t i = 0; i < f.n; i++) {
         events += f.chunks[i].nevents;
-        assert_true(raw_used(&f.chunks[i]) > 4096 - 32);
+        assert_true(raw_used(&f.chunks[i]) > 4096 - PTT_CALL_ROOM - 32);
     }
     assert_int_equal(events, k);
     raw_free(&f);
@@ -721,7 +721,7 @@ static void assert_full_chunks(struct session *s, size_t n, uint32_t k)
 static void test_dead_daemon(void **state)
 {
     struct session *s = *state;
-    begin(s, 4096 + 2 * (4096 + 64), 4096, 0, PTT_OVERFLOW_BLOCK);
+    begin(s, 4096 + 2 * (4096 + sizeof(struct ptt_desc)), 4096, 0, PTT_OVERFLOW_BLOCK);
     assert_int_equal(s->d.pool->nbufs, 2);
     pid_t gone = fork(); /* a pid that no longer exists, as the daemon's */
     if (gone == 0)
@@ -751,7 +751,7 @@ static void test_dead_daemon(void **state)
 static void test_abandoned(void **state)
 {
     struct session *s = *state;
-    begin(s, 4096 + 2 * (4096 + 64), 4096, 0, PTT_OVERFLOW_BLOCK);
+    begin(s, 4096 + 2 * (4096 + sizeof(struct ptt_desc)), 4096, 0, PTT_OVERFLOW_BLOCK);
     for (uint32_t i = 0; i < 10; i++)
         PTT_REC(MUTEX_WAIT, i, ~(uint64_t)i);
     atomic_store(&s->d.pool->abandoned, 1);
@@ -1186,13 +1186,14 @@ static atomic_int rel_broken;
  * drops its event.) */
 static int state_broken(void)
 {
-    return ptt_self.end && ptt_pos(&ptt_self) < ptt_self.end - ptt_pool->buf_size;
+    return ptt_self.end && ptt_pos(&ptt_self) < ptt_self.end - (ptt_pool->buf_size - PTT_CALL_ROOM);
 }
 
 /* The same, or data not where end says: seen by the thread itself, outside any switch. */
 static int state_broken_settled(void)
 {
-    return state_broken() || (ptt_self.end && ptt_self.data != ptt_self.end - ptt_pool->buf_size);
+    return state_broken() ||
+           (ptt_self.end && ptt_self.data != ptt_self.end - (ptt_pool->buf_size - PTT_CALL_ROOM));
 }
 
 /* Now and then a burst of handlers slower than the timer's period: the kernel delivers the next
