@@ -44,8 +44,8 @@ enum ptt_lost_why {
  * one record when it returns). In the pool rather than in the thread, so that ptt trace finds it
  * when the thread dies inside the call (the program crashed in it, or exited or was killed while
  * the thread was in it): the drain then writes its IN, at its entry, after the thread's last
- * record. A thread takes a slot at its first such call (slot_head, a free list of its own) and
- * gives it back when it ends; the drain takes back those of threads that died. Slot i is the
+ * record. A thread takes a slot with its first sub-buffer (slot_head, a free list of its own)
+ * and gives it back when it ends; the drain takes back those of threads that died. Slot i is the
  * second line of descriptor i, without any other link to its sub-buffer. */
 #define PTT_CALL_MAX_ARGS 5
 enum { PTT_CALL_FREE = 0, PTT_CALL_CLAIMED = 1, PTT_CALL_PENDING = 2 };
@@ -55,8 +55,9 @@ struct ptt_call {
     uint16_t n;                  /* its arguments */
     uint64_t t0;                 /* its entry */
     uint64_t a[PTT_CALL_MAX_ARGS];
-    uint32_t next;           /* free-list link */
-    _Atomic uint32_t in_use; /* a thread holds it: given back once (an exchange) */
+    uint32_t next;          /* free-list link */
+    _Atomic uint32_t owner; /* the serial of the thread that holds it (0: none): a descriptor names
+                               it for that thread only, and it goes back once (a CAS) */
 };
 _Static_assert(sizeof(struct ptt_call) == 64, "one cache line per call slot");
 /* The bytes a writer leaves free at the end of each sub-buffer: room for the IN of the call it

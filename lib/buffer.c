@@ -96,19 +96,24 @@ static void take_slot(struct ptt_thread *t, struct ptt_pool *p)
         return;
     struct ptt_call *c = &ptt_pool_desc(p, i)->call, *none = NULL;
     c->state = PTT_CALL_FREE;
-    atomic_store_explicit(&c->in_use, 1, memory_order_relaxed);
+    atomic_store_explicit(&c->owner, t->serial, memory_order_relaxed);
     if (!__atomic_compare_exchange_n(&t->call, &none, c, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-        atomic_store_explicit(&c->in_use, 0, memory_order_relaxed);
+        atomic_store_explicit(&c->owner, 0, memory_order_relaxed);
         slot_push(p, i);
     }
 }
 
+/* A sub-buffer the thread takes after this (a signal handler's event) names the slot still, for
+ * a thread no longer its owner: the drain leaves it alone (died_in_call). */
 void ptt_call_give(struct ptt_thread *t)
 {
     struct ptt_pool *p = ptt_pool;
     struct ptt_call *c = t->call;
+    uint32_t mine = t->serial;
     t->call = NULL;
-    if (p && c && atomic_exchange_explicit(&c->in_use, 0, memory_order_relaxed))
+    if (p && c &&
+        atomic_compare_exchange_strong_explicit(&c->owner, &mine, 0, memory_order_relaxed,
+                                                memory_order_relaxed))
         slot_push(p, slot_index(p, c));
 }
 

@@ -420,7 +420,9 @@ static void flush(struct ptt_daemon *d, struct drained *b, unsigned n)
  * its thread was inside a call that records nothing until it returns (a crash in it, an exit or
  * a kill of its process: lib/record.h), whose IN waits in the thread's call slot. Written as a
  * record of literal values at an absolute time, in the room every writer leaves for it. The
- * slot goes back to the free list, once (the thread may have another sub-buffer, parked). */
+ * slot goes back to the free list, once (the thread may have another sub-buffer, parked), and
+ * only if that thread holds it still: one that gave it back as it ended, and then took a
+ * sub-buffer in a signal handler, names a slot another thread may hold now. */
 static void died_in_call(struct ptt_daemon *d, const struct ptt_desc *b, uint8_t *data,
                          uint32_t *len, uint32_t *nevents)
 {
@@ -428,6 +430,9 @@ static void died_in_call(struct ptt_daemon *d, const struct ptt_desc *b, uint8_t
     if (!b->slot || b->slot > g->nbufs)
         return;
     struct ptt_call *c = &ptt_geom_desc(g, b->slot - 1)->call;
+    uint32_t owner = b->serial;
+    if (!owner || atomic_load_explicit(&c->owner, memory_order_acquire) != owner)
+        return;
     const struct ptt_evinfo *e = ptt_evinfo(c->id);
     if (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) == PTT_CALL_PENDING && e &&
         e->kind == PTT_KIND_IN && c->n == e->nargs && c->n <= PTT_CALL_MAX_ARGS &&
@@ -444,7 +449,8 @@ static void died_in_call(struct ptt_daemon *d, const struct ptt_desc *b, uint8_t
         (*nevents)++;
     }
     c->state = PTT_CALL_FREE;
-    if (atomic_exchange_explicit(&c->in_use, 0, memory_order_relaxed))
+    if (atomic_compare_exchange_strong_explicit(&c->owner, &owner, 0, memory_order_relaxed,
+                                                memory_order_relaxed))
         ptt_slot_push(&g->base->slot_head, c, b->slot - 1);
 }
 
