@@ -790,8 +790,9 @@ void ptt_write_any(struct ptt_thread *t, uint16_t id, unsigned n, const uint64_t
 void ptt_call_flush(struct ptt_thread *t)
 {
     struct ptt_call *c = t->call;
+    c->state = PTT_CALL_FREE; /* first, as in ptt_call_finish: the drain never writes it twice */
+    atomic_signal_fence(memory_order_seq_cst);
     ptt_put(t, PTT_PUT_AT, c->id, c->t0, c->n, c->a, 0, 0);
-    c->state = PTT_CALL_FREE;
 }
 
 void ptt_call_end_async(struct ptt_thread *t, uint32_t seq, uint16_t out, unsigned m,

@@ -406,8 +406,12 @@ static inline __attribute__((always_inline)) void ptt_call_finish(struct ptt_thr
         return;
     }
     if (__builtin_expect(c && c->state == PTT_CALL_PENDING && t->call_seq == seq, 1)) {
-        ptt_put(t, PTT_PUT_CALL, (uint16_t)(in | PTT_EV_CALL), c->t0, n, c->a, m, b);
+        /* Free before the record: a thread killed between the two leaves neither a pending IN
+         * that the drain would add after the whole call, nor (a few instructions) the call. No
+         * handler changes the slot meanwhile: theirs record at nest > 1. */
         c->state = PTT_CALL_FREE;
+        atomic_signal_fence(memory_order_seq_cst);
+        ptt_put(t, PTT_PUT_CALL, (uint16_t)(in | PTT_EV_CALL), c->t0, n, c->a, m, b);
     } else {
         ptt_put(t, PTT_PUT_NOW, out, 0, m, b, 0, 0);
     }

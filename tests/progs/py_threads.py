@@ -22,6 +22,7 @@ done = threading.Condition()
 total = 0
 finished = 0
 tids = {}
+worker1_named = threading.Event()
 
 
 def me(key):
@@ -61,7 +62,11 @@ def consumer():
 
 def worker(key):
     me(key)
+    if key == "worker2":  # after worker1's: which of the two is "worker#2" is then known
+        worker1_named.wait()
     setname(GLOBAL, "worker")  # two threads, one name
+    if key == "worker1":
+        worker1_named.set()
     with total_lock:
         pass
     finish()
