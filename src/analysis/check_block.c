@@ -224,20 +224,10 @@ static int hung(struct blocked *bl, struct cproc *p)
     return 1;
 }
 
-/* Whether a call has a time limit: it ends by itself. */
-static int timed(const struct ptt_open *o)
-{
-    const struct ptt_evinfo *e = o->in.info;
-    for (unsigned i = 0; i < e->nargs && i < o->in.nargs; i++)
-        if (e->fields[i].type == PTT_F_ABSTIME && o->in.args[i])
-            return 1;
-    return 0;
-}
-
 static const char *hang_kind(const struct ptt_open *o)
 {
     const struct ptt_evinfo *e = o->in.info;
-    if (timed(o))
+    if (ptt_open_timed(o))
         return NULL;
     if (e->role == PTT_ROLE_WAIT && e->okind == PTT_CLASS_cond)
         return "condvar never signalled";
@@ -356,7 +346,7 @@ static void find_hangs(struct ptt_check *c, struct blocked *bl)
     }
     for (size_t i = 0; i < bl->n; i++) { /* after the others: a join of a hung thread is not */
         struct bnode *b = &bl->v[i];
-        if (b->reported || timed(b->call) || !hung(bl, b->th->proc))
+        if (b->reported || ptt_open_timed(b->call) || !hung(bl, b->th->proc))
             continue;
         if (is_join(b->call))
             join_hang(c, bl, b);

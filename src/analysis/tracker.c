@@ -95,6 +95,15 @@ void ptt_tracker_forget(struct ptt_tracker *t, struct ptt_tthread *th)
     }
 }
 
+int ptt_open_timed(const struct ptt_open *o)
+{
+    const struct ptt_evinfo *e = o->in.info;
+    for (unsigned i = 0; e && i < e->nargs && i < o->in.nargs; i++)
+        if (e->fields[i].type == PTT_F_ABSTIME && o->in.args[i])
+            return 1;
+    return 0;
+}
+
 void ptt_tthread_drop(struct ptt_tthread *th, uint64_t object)
 {
     struct ptt_held *h = ptt_tthread_holds(th, object);

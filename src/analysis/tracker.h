@@ -141,6 +141,8 @@ void ptt_tthread_trim(struct ptt_tthread *th);
 /* Forget th whole (it is freed): an ended thread that holds nothing, which the caller no
  * longer needs. */
 void ptt_tracker_forget(struct ptt_tracker *t, struct ptt_tthread *th);
+/* Whether the open call has a time limit: it ends by itself, whatever the other threads do. */
+int ptt_open_timed(const struct ptt_open *o);
 /* Forget that th holds object (another thread unlocked it for th: glibc lets a default mutex be
  * unlocked by any thread). */
 void ptt_tthread_drop(struct ptt_tthread *th, uint64_t object);

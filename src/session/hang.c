@@ -765,6 +765,14 @@ static void print_held(FILE *f, struct ptt_hang *h, struct ptt_tthread *th)
     }
 }
 
+/* A join's owner: the thread it waits for, as its pthread_t names it now. */
+static void join_owner(struct ptt_hang *h, const struct stream *s, struct ptt_open *c)
+{
+    if (!c->owner && is_join(c->in.info))
+        c->owner = (uint64_t)(int64_t)ptt_names_pthread(
+            h->names, s->pid, ptt_ev_arg(&c->in, (unsigned)shown_field(c->in.info), 0));
+}
+
 struct report {
     struct ptt_daemon *d;
     FILE *f;
@@ -780,8 +788,7 @@ static void report_thread(struct ptt_hang *h, struct stream *s, struct ptt_open 
     FILE *f = r->f;
     const struct ptt_evinfo *in = c->in.info;
     uint64_t object = ptt_ev_arg(&c->in, (unsigned)shown_field(in), 0);
-    if (!c->owner && is_join(in)) /* the thread it waits for */
-        c->owner = (uint64_t)(int64_t)ptt_names_pthread(h->names, s->pid, object);
+    join_owner(h, s, c);
     uint64_t since = (uint64_t)((double)(r->now - c->in.ticks) * r->ns_per_tick);
     char tb[300], ob[600], sb[300];
     fprintf(f, "ptt:   pid %d thread %s: in %s (%s)%s for %.1f s", s->pid,
@@ -833,24 +840,11 @@ struct waiters {
     int oom;
 };
 
-/* Whether the call has a time limit: it ends by itself, whatever the others do. */
-static int timed_call(const struct ptt_open *c)
-{
-    const struct ptt_evinfo *e = c->in.info;
-    for (unsigned i = 0; e && i < e->nargs && i < c->in.nargs; i++)
-        if (e->fields[i].type == PTT_F_ABSTIME && c->in.args[i])
-            return 1;
-    return 0;
-}
-
 static void add_waiter(struct ptt_hang *h, struct stream *s, struct ptt_open *c, void *arg)
 {
     struct waiters *w = arg;
-    const struct ptt_evinfo *in = c->in.info;
-    if (!c->owner && is_join(in)) /* the thread it waits for */
-        c->owner = (uint64_t)(int64_t)ptt_names_pthread(
-            h->names, s->pid, ptt_ev_arg(&c->in, (unsigned)shown_field(in), 0));
-    if (!c->owner || timed_call(c) || w->oom)
+    join_owner(h, s, c);
+    if (!c->owner || ptt_open_timed(c) || w->oom)
         return;
     if (w->n == w->cap) {
         unsigned cap = w->cap ? 2 * w->cap : 64;
