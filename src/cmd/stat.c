@@ -23,9 +23,25 @@
 
 static struct ptt_names *names;
 
+/* Objects of more than one process: the text says whose each is (a pid column, "(pid N)"),
+ * since two processes of one program name their objects alike. */
+static int several_pids;
+
 static const char *obj_name(const struct ptt_stat_object *o, char *buf, size_t len)
 {
     return ptt_stat_object_name(names, o->pid, o->addr, buf, len);
+}
+
+/* An object named in a heading: with its pid when the table has a pid column. */
+static const char *obj_heading(const struct ptt_stat_object *o, char *buf, size_t len)
+{
+    char nb[512];
+    const char *n = obj_name(o, nb, sizeof nb);
+    if (several_pids)
+        snprintf(buf, len, "%s (pid %d)", n, o->pid);
+    else
+        snprintf(buf, len, "%s", n);
+    return buf;
 }
 
 static const char *thread_name(int32_t pid, int32_t tid, char *buf, size_t len)
@@ -363,9 +379,11 @@ static void write_csv(const struct stat_view *v)
 static void text_objects(const struct stat_view *v)
 {
     char b1[512], b2[64], w1[32], w2[32], w3[32], w4[32], w5[32], h99[32];
-    printf("%s%-8s %-24s %8s %8s %9s %9s %9s %9s %9s %9s  %s%s\n", ptt_c(PTT_C_BOLD), "kind",
-           "object", "acquired", "waited", "wait tot", "mean", "p99", "max", "hold tot", "hold p99",
-           "threads", ptt_c(PTT_C_RESET));
+    printf("%s%-8s ", ptt_c(PTT_C_BOLD), "kind");
+    if (several_pids)
+        printf("%-8s ", "pid");
+    printf("%-24s %8s %8s %9s %9s %9s %9s %9s %9s  %s%s\n", "object", "acquired", "waited",
+           "wait tot", "mean", "p99", "max", "hold tot", "hold p99", "threads", ptt_c(PTT_C_RESET));
     for (size_t i = 0; i < v->shown_o; i++) {
         struct ptt_stat_object *o = v->ov[i];
         fmt_ns(w1, sizeof w1, o->wait.total);
@@ -375,6 +393,8 @@ static void text_objects(const struct stat_view *v)
         fmt_ns(w5, sizeof w5, o->hold.total);
         fmt_ns(h99, sizeof h99, ptt_stat_pct(&o->hold, 0.99));
         printf("%-8s ", v->cls[o->cls].name);
+        if (several_pids)
+            printf("%-8d ", o->pid);
         ptt_put_padded(stdout, obj_name(o, b1, sizeof b1), 24); /* by width: names are UTF-8 */
         printf(" %8" PRIu64 " %8" PRIu64 " %9s %9s %9s %9s %9s %9s  ", o->acquisitions,
                o->contended, w1, w2, w3, w4, o->hold.n ? w5 : "-", o->hold.n ? h99 : "-");
@@ -398,7 +418,7 @@ static void text_sites(const struct stat_view *v)
             continue;
         if (!titled++)
             printf("\n%scall sites that waited most:%s\n", ptt_c(PTT_C_BOLD), ptt_c(PTT_C_RESET));
-        printf("  %s:", obj_name(o, b1, sizeof b1));
+        printf("  %s:", obj_heading(o, b1, sizeof b1));
         for (int k = 0; k < ns; k++) {
             fmt_ns(w1, sizeof w1, o->sites[idx[k]].ns);
             printf("%s %s (%" PRIu64 " waits, %s)", k ? "," : "",
@@ -440,7 +460,7 @@ static void text_blame(const struct stat_view *v)
         if (n && !titled++)
             printf("\n%swho made others wait:%s\n", ptt_c(PTT_C_BOLD), ptt_c(PTT_C_RESET));
         if (n)
-            printf("  %s:\n", obj_name(o, b1, sizeof b1));
+            printf("  %s:\n", obj_heading(o, b1, sizeof b1));
         for (size_t k = 0; k < n && (v->top < 0 || k < (size_t)v->top); k++)
             text_holder(o, &bl[k]);
         free(bl);
@@ -564,6 +584,8 @@ int cmd_stat(int argc, char **argv)
     v.tv = ptt_stats_threads(stats, &v.nt);
     v.shown_o = o.top > 0 && (size_t)o.top < v.no ? (size_t)o.top : v.no;
     v.shown_t = o.top > 0 && (size_t)o.top < v.nt ? (size_t)o.top : v.nt;
+    for (size_t i = 1; i < v.shown_o && !several_pids; i++)
+        several_pids = v.ov[i]->pid != v.ov[0]->pid;
     unsigned ncls;
     v.cls = ptt_classes(&ncls);
     static char obuf[1 << 16];

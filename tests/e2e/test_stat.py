@@ -348,23 +348,29 @@ def test_text(contend, names_trace):
         assert len(parts) == 5 + any(o["blame"] for o in s["objects"]), text
         if len(parts) == 6:
             assert parts.pop(3).startswith("who made others wait:\n")
+        # Objects of two processes (names_prog forks): a pid column, and "(pid N)" in headings.
+        several = len({o["pid"] for o in s["objects"]}) > 1
+        assert several == (t is not contend[0])
+        whose = {id(o): f" (pid {o['pid']})" if several else "" for o in s["objects"]}
         sites = parts.pop(2).splitlines()
         assert sites[0] == "call sites that waited most:"
-        assert sites[1:] == [f"  {o['name']}: " + ", ".join(
+        assert sites[1:] == [f"  {o['name']}{whose[id(o)]}: " + ", ".join(
             f"{x['site']} ({x['waits']} waits, {fmt_ns(x['wait_ns'])})" for x in o["sites"])
             for o in s["objects"] if o["sites"]]
         assert parts[0] == f"{t.path}: {s['events']} events, {s['duration_ns'] / 1e9:.6f} s"
         head, *rows = parts[1].splitlines()
-        assert head.split() == ["kind", "object", "acquired", "waited", "wait", "tot", "mean",
-                                "p99", "max", "hold", "tot", "hold", "p99", "threads"]
+        assert head.split() == ["kind", *["pid"] * several, "object", "acquired", "waited",
+                                "wait", "tot", "mean", "p99", "max", "hold", "tot", "hold", "p99",
+                                "threads"]
         assert len(rows) == len(s["objects"])
         for row, o in zip(rows, s["objects"]):
             w, h = o["wait_ns"], o["hold_ns"]
             hold = [fmt_ns(h["total"]), fmt_ns(h["p99"])] if h["count"] else ["-", "-"]
-            want = [o["kind"], o["name"], str(o["acquisitions"]), str(o["contended"]),
+            pid = [f"{o['pid']:<8}"] * several
+            want = [o["kind"], *pid, o["name"], str(o["acquisitions"]), str(o["contended"]),
                     fmt_ns(w["total"]), fmt_ns(w["mean"]), fmt_ns(w["p99"]), fmt_ns(w["max"]),
                     *hold, ",".join(o["threads"])]
-            assert row.startswith(f"{o['kind']:<8} {o['name']:<24} "), row
+            assert row.startswith(" ".join([f"{o['kind']:<8}", *pid, f"{o['name']:<24} "])), row
             assert row.split() == " ".join(want).split(), row
         head, *rows = parts[2].splitlines()
         assert head.split() == ["pid", "tid", "thread", "lifetime", "blocked", "blocked", "most",
