@@ -47,7 +47,9 @@ struct module {
 
 struct proc {
     int32_t pid, ppid;
-    int fresh; /* started (fork or exec) and no module seen since */
+    int fresh;       /* started (fork or exec) and no module seen since */
+    int running;     /* a PROCESS_START seen, and no PROCESS_EXIT since */
+    size_t last_obj; /* 1 + the index in order of its last object first seen, 0: none */
     struct module *mods;
     size_t nmods;
     struct ptt_symbols *sym; /* built on first use */
@@ -62,6 +64,7 @@ struct user_name {
 /* An object, in the order the trace first shows it. */
 struct seen_obj {
     int32_t pid;
+    uint32_t prev; /* 1 + the index of the process's object before, 0: none since its exec */
     uint64_t addr;
 };
 
@@ -87,7 +90,8 @@ struct ptt_names {
                             num the site, aux its place in order + 1 */
     struct user_name *user;
     size_t nuser;
-    struct ptt_symfiles *files; /* every process's binaries, each read once */
+    struct ptt_symfiles *files;     /* every process's binaries, each read once */
+    struct ptt_names_moment moment; /* what the last PROCESS_START or MODULE_LOAD meant */
 };
 
 #define NAMES_NAMES PTT_NAMES_NAMES /* it names a process, module, thread or object */
@@ -98,6 +102,7 @@ struct ptt_names *ptt_names_new(void)
     struct ptt_names *n = ptt_must(calloc(1, sizeof(struct ptt_names)));
     n->files = ptt_symfiles_new(); /* NULL without libdw, or out of memory: no symbols */
     static const uint16_t naming[] = {PTT_EV_PROCESS_START,
+                                      PTT_EV_PROCESS_EXIT,
                                       PTT_EV_MODULE_LOAD,
                                       PTT_EV_THREAD_START,
                                       PTT_EV_THREAD_SETNAME_NP_IN,
@@ -172,6 +177,39 @@ static const char *arg_str(const struct ptt_ev *ev, unsigned from, char *buf, si
     return buf;
 }
 
+static void derive(struct ptt_names *n, int32_t pid, uint64_t addr);
+
+static void moment(struct ptt_names *n, const struct ptt_ev *ev, enum ptt_names_what what)
+{
+    n->moment = (struct ptt_names_moment){what, ev->id, ev->pid, ev->tid, ev->ns};
+}
+
+enum ptt_names_what ptt_names_meant(const struct ptt_names *n, const struct ptt_ev *ev)
+{
+    const struct ptt_names_moment *m = &n->moment;
+    int same = m->id == ev->id && m->pid == ev->pid && m->tid == ev->tid && m->ns == ev->ns;
+    return same ? m->what : PTT_NAMES_NONE;
+}
+
+/* An exec: the objects of the program it replaces named now, while its symbols (its own, or
+ * its parent's after a fork) are there, in the order of their first use. */
+static void settle_image(struct ptt_names *n, struct proc *p)
+{
+    size_t k = 0;
+    for (size_t i = p->last_obj; i; i = n->order[i - 1].prev)
+        k++;
+    size_t *idx = k ? malloc(k * sizeof *idx) : NULL;
+    if (idx) {
+        size_t j = k;
+        for (size_t i = p->last_obj; i; i = n->order[i - 1].prev)
+            idx[--j] = i - 1;
+        for (j = 0; j < k; j++)
+            derive(n, p->pid, n->order[idx[j]].addr);
+    }
+    free(idx);
+    p->last_obj = 0;
+}
+
 /* A module a process maps: for the names of its code and data. */
 static void module_load(struct ptt_names *n, const struct ptt_ev *ev)
 {
@@ -179,7 +217,9 @@ static void module_load(struct ptt_names *n, const struct ptt_ev *ev)
     struct proc *p = proc_of(n, ev->pid, 1);
     if (!p || ev->nargs <= PTT_F(MODULE_LOAD, path))
         return;
+    moment(n, ev, p->fresh ? PTT_NAMES_PROGRAM : PTT_NAMES_NONE);
     if (p->fresh) { /* an exec'd image: its own modules */
+        settle_image(n, p);
         for (size_t i = 0; i < p->nmods; i++)
             free(p->mods[i].path);
         p->nmods = 0;
@@ -327,7 +367,10 @@ static uint64_t remember(struct ptt_names *n, int32_t pid, uint64_t addr)
         n->order = o;
         n->caporder = c;
     }
-    n->order[n->norder++] = (struct seen_obj){pid, addr};
+    struct proc *p = proc_of(n, pid, 1);
+    n->order[n->norder++] = (struct seen_obj){pid, p ? (uint32_t)p->last_obj : 0, addr};
+    if (p)
+        p->last_obj = n->norder;
     return n->norder;
 }
 
@@ -389,6 +432,10 @@ static void process_or_thread(struct ptt_names *n, const struct ptt_ev *ev)
         if (p) {
             p->ppid = (int32_t)ptt_ev_arg(ev, PTT_F(PROCESS_START, ppid), 0);
             p->fresh = 1;
+            /* Started again and never ended: its program exec'd another (a pid reused follows
+             * the end of the process that had it). */
+            moment(n, ev, p->running ? PTT_NAMES_EXEC : PTT_NAMES_NONE);
+            p->running = 1;
         }
         if (ev->tid == ev->pid) { /* "main" again after an exec, whatever it was named */
             struct entry *cnt =
@@ -402,6 +449,12 @@ static void process_or_thread(struct ptt_names *n, const struct ptt_ev *ev)
         break;
     }
     case PTT_EV_MODULE_LOAD: module_load(n, ev); break;
+    case PTT_EV_PROCESS_EXIT: {
+        struct proc *p = proc_of(n, ev->pid, 0);
+        if (p)
+            p->running = 0;
+        break;
+    }
     case PTT_EV_THREAD_START: thread_start(n, ev); break;
     case PTT_EV_THREAD_SETNAME_NP_IN: {
         /* Taken when it succeeds (the OUT event); the target thread by its pthread_t. */

@@ -35,6 +35,19 @@ struct ptt_names_head {
     struct ptt_names_settled settled[64];
 };
 
+/* What a PROCESS_START or MODULE_LOAD meant (ptt_names_meant), for the words that say it. */
+enum ptt_names_what {
+    PTT_NAMES_NONE,
+    PTT_NAMES_EXEC,    /* a PROCESS_START of a process that had one: an exec */
+    PTT_NAMES_PROGRAM, /* the first MODULE_LOAD after a PROCESS_START: the program */
+};
+struct ptt_names_moment {
+    enum ptt_names_what what;
+    uint16_t id;
+    int32_t pid, tid;
+    int64_t ns;
+};
+
 /* Exits on out of memory, as the tools' other tables do. */
 struct ptt_names *ptt_names_new(void);
 /* Learn from one event (feed every event, in order, before asking about it). */
@@ -74,6 +87,8 @@ const char *ptt_names_site(const struct ptt_names *n, int32_t pid, uint64_t ret_
 const char *ptt_names_site_detail(const struct ptt_names *n, int32_t pid, uint64_t ret_addr);
 /* Whether the call itself is made in a system header's code (inlined or not). */
 int ptt_names_site_in_system_header(const struct ptt_names *n, int32_t pid, uint64_t ret_addr);
+/* What ev, the last event learned, meant: PTT_NAMES_NONE for any other event. */
+enum ptt_names_what ptt_names_meant(const struct ptt_names *n, const struct ptt_ev *ev);
 /* Whether symbols can be read (ptt was built with libdw). */
 int ptt_names_have_symbols(void);
 void ptt_names_free(struct ptt_names *n);

@@ -481,6 +481,27 @@ static void print_template(FILE *f, const struct ptt_ev *ev)
     }
 }
 
+/* An exec's PROCESS_START, and the MODULE_LOAD of a process's program, said as such; 0 for
+ * another event. */
+static int print_process(FILE *f, const struct ptt_ev *ev)
+{
+    char vb[1100];
+    enum ptt_names_what w = names ? ptt_names_meant(names, ev) : PTT_NAMES_NONE;
+    if (w == PTT_NAMES_EXEC && ptt_ev_has_field(ev, PTT_F(PROCESS_START, ppid))) {
+        fprintf(f, "execs a new program (parent %s)",
+                ptt_fmt_ev_field(vb, sizeof vb, ev, PTT_F(PROCESS_START, ppid), 1));
+        return 1;
+    }
+    if (w == PTT_NAMES_PROGRAM && ptt_ev_has_field(ev, PTT_F(MODULE_LOAD, path))) {
+        fprintf(f, "runs program %s",
+                ptt_fmt_ev_field(vb, sizeof vb, ev, PTT_F(MODULE_LOAD, path), 1));
+        fprintf(f, ", mapped at %s",
+                ptt_fmt_ev_field(vb, sizeof vb, ev, PTT_F(MODULE_LOAD, base), 1));
+        return 1;
+    }
+    return 0;
+}
+
 void ptt_print_human(FILE *f, const struct ptt_ev *ev)
 {
     print_time(f, ev->ns, 6);
@@ -523,7 +544,8 @@ void ptt_print_human(FILE *f, const struct ptt_ev *ev)
     }
     default:
         fputs(ptt_c(PTT_C_YELLOW), f); /* what happens inside a call, or in the trace */
-        print_template(f, ev);
+        if (!print_process(f, ev))
+            print_template(f, ev);
         fputs(ptt_c(PTT_C_RESET), f);
         break;
     }

@@ -11,6 +11,7 @@ import os
 import struct
 
 from conftest import E, parse_output, prog, ptt_trace, trace_prog
+from names_util import ptt_ok, stat_json
 from robust_util import pid_alive, session_pools, wait_until
 
 LOCK = ("MUTEX_LOCK_IN", "MUTEX_LOCK_OUT", "MUTEX_UNLOCK_IN", "MUTEX_UNLOCK_OUT")
@@ -111,6 +112,30 @@ def test_chain_follow(tmp_path):
     # waited for it: they are in the file, and its end is the last event.
     assert t.events[-1].key == E("PROCESS_EXIT", "exit=17") and t.events[-1].pid == kids["daemon"]
     assert not session_pools(f"ptt-{os.getuid()}-{t.ptt_pid}")
+    stat_of_processes(t, kids)
+
+
+def stat_of_processes(t, kids):
+    """ptt stat of the chain: the mutex m of every process, by its symbol, that of the forked
+    child's first program (FORK_ITERS) too, named before the exec replaced its symbols, the
+    leaf's as m#2; the text says whose each object is (a pid column)."""
+    objs = collections.defaultdict(dict)
+    for o in stat_json(t.path)["objects"]:
+        objs[o["pid"]][o["name"]] = o["acquisitions"]
+    assert objs[kids["fork_exec"]] == {"m": FORK_ITERS, "m#2": LEAF_ITERS}, objs
+    assert objs[kids["daemon"]] == {"m": DAEMON_ITERS}
+    head, *rows = ptt_ok("stat", t.path).split("\n\n")[1].splitlines()
+    assert head.split()[:3] == ["kind", "pid", "object"]
+    got = sorted((int(r.split()[1]), int(r.split()[3])) for r in rows)
+    assert got == sorted((p, n) for p, o in objs.items() for n in o.values()), rows
+    # ptt view says the exec and the leaf's program (a forked child maps nothing: its parent's).
+    pid = kids["fork_exec"]
+    lines = [ln.split(f"Pid {pid}, Thread main ({pid}) ", 1)[1] for ln in
+             ptt_ok("view", f"--pid={pid}", "--event=PROCESS_START,MODULE_LOAD", t.path).splitlines()]
+    said = [ln.split(",")[0] if ln.startswith("runs") else ln.split(" (")[0] for ln in lines
+            if not ln.startswith("maps")]
+    leaf = str(prog("proc_chain"))
+    assert said == ["starts process", "execs a new program", f'runs program "{leaf}"'], lines
 
 
 def test_chain_no_follow(tmp_path):
