@@ -321,6 +321,46 @@ static int names_descriptor(const char *path)
            !strncmp(l, "/proc/self/fd/", 14);
 }
 
+/* A special file (a FIFO, a device, a descriptor's name) opened for writing, as it is: the one
+ * checked, (dev, ino) of target, nothing another user swapped in since. It is pinned first
+ * without opening it (O_PATH: no wait for a FIFO's reader, no device's open), compared, then
+ * opened through its descriptor, which names that very inode. link: path is the user's own
+ * link (to /dev/stdout, say), followed. */
+static int open_special(const char *path, const struct stat *target, int link, char *err,
+                        size_t errlen)
+{
+    int pin = open(path, O_PATH | O_CLOEXEC | (link ? 0 : O_NOFOLLOW));
+    struct stat p;
+    if (pin < 0 || fstat(pin, &p)) {
+        snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
+        if (pin >= 0)
+            close(pin);
+        return -1;
+    }
+    if (p.st_dev != target->st_dev || p.st_ino != target->st_ino) {
+        snprintf(err, errlen,
+                 "refusing to write %s: it changed while ptt opened it; give another -o", path);
+        close(pin);
+        return -1;
+    }
+    char self[64];
+    snprintf(self, sizeof self, "/proc/self/fd/%d", pin);
+    int fd = open(self, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0 && errno == ENOENT) /* no /proc: the name again, its inode compared after */
+        fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | (link ? 0 : O_NOFOLLOW));
+    int e = errno;
+    close(pin);
+    if (fd >= 0 && (fstat(fd, &p) || p.st_dev != target->st_dev || p.st_ino != target->st_ino)) {
+        close(fd);
+        snprintf(err, errlen,
+                 "refusing to write %s: it changed while ptt opened it; give another -o", path);
+        return -1;
+    }
+    if (fd < 0)
+        snprintf(err, errlen, "cannot create %s: %s", path, strerror(e));
+    return fd;
+}
+
 int ptt_output_open(const char *path, int force, int open_it, struct ptt_output *o, char *err,
                     size_t errlen)
 {
@@ -341,15 +381,22 @@ int ptt_output_open(const char *path, int force, int open_it, struct ptt_output 
         snprintf(err, errlen, "%s is not a regular file: --flight-recorder writes one", path);
         return -1;
     }
-    /* A special file as it is: no creation, truncation nor rename. */
+    /* Another user's FIFO in /tmp would read the session, or stop it (the protected_fifos
+     * rule, whatever the system's setting). */
+    if (o->special && !link && !may_use(path, st.st_uid, "a special file", err, errlen))
+        return -1;
+    if (o->special) {
+        o->fd = open_it ? open_special(path, &t, link, err, errlen) : -1;
+        return o->fd < 0 ? -1 : 0;
+    }
     int flags = O_WRONLY | O_CLOEXEC;
-    int overwrite = !o->special && exists && force;
+    int overwrite = exists && force;
     /* Said before the open, which a kernel's protected_regular may refuse less clearly. */
     if (overwrite && !link && !may_use(path, st.st_uid, "a file", err, errlen))
         return -1;
     if (overwrite) /* truncated only once checked again (may_overwrite) */
         flags |= O_CREAT | (link ? 0 : O_NOFOLLOW);
-    else if (!o->special) {
+    else {
         char old[PATH_MAX];
         errno = ENAMETOOLONG;
         if (exists && (snprintf(old, sizeof old, "%s.old", path) >= (int)sizeof old ||
@@ -362,7 +409,7 @@ int ptt_output_open(const char *path, int force, int open_it, struct ptt_output 
         o->kept_old = exists;
         flags |= O_CREAT | O_EXCL | O_NOFOLLOW;
     }
-    o->created = !o->special;
+    o->created = 1;
     if (!open_it)
         return 0;
     o->fd = open(path, flags, 0600);

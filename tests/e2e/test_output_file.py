@@ -152,6 +152,33 @@ def test_planted_link_refused(sticky, force):
     assert sorted(os.listdir(shared)) == ["x"]
 
 
+def test_planted_fifo_refused(sticky, tmp_path):
+    """Another user's FIFO at -o would read the session (or, with no reader, stop it in its open):
+    ptt trace and a reader's -o refuse it at once, in one line, whether anyone reads it or not;
+    the victim's own FIFO there is written."""
+    base, shared, _victim_file = sticky
+    fifo = os.path.join(shared, "x")
+    assert as_uid(ATTACKER, "mkfifo", "-m", "666", fifo).returncode == 0
+    trace_file = os.path.join(shared, "t.ptt")
+    p = as_uid(VICTIM, PTT, "trace", "-q", "-o", trace_file, "--", "true", cwd=shared)
+    assert p.returncode == 0, p.stderr
+    for cmd in (["trace", "-o", fifo, "--", "true"], ["view", "-o", fifo, trace_file]):
+        p = as_uid(VICTIM, PTT, *cmd, cwd=shared)  # nobody reads: a blocking open would hang
+        assert p.returncode == (125 if cmd[0] == "trace" else 2), (cmd, p.stderr)
+        lines = p.stderr.splitlines()
+        assert len(lines) == 1 and lines[0].startswith(
+            f"ptt {cmd[0]}: refusing to write through {fifo}: a special file of uid {ATTACKER}"), lines
+    mine = os.path.join(shared, "mine")
+    assert as_uid(VICTIM, "mkfifo", mine).returncode == 0
+    got = []
+    reader = threading.Thread(target=lambda: got.append(open(mine, "rb").read()))
+    reader.start()
+    p = as_uid(VICTIM, PTT, "view", "-o", mine, trace_file, cwd=shared)
+    reader.join(TIMEOUT)
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    assert got and b"starts process" in got[0]
+
+
 def test_own_link_followed_in_sticky_dir(sticky):
     """The victim's own link in the same directory is followed with --force (the kernel's rule:
     the link's owner is the user)."""
