@@ -47,9 +47,10 @@ struct module {
 
 struct proc {
     int32_t pid, ppid;
-    int fresh;       /* started (fork or exec) and no module seen since */
-    int running;     /* a PROCESS_START seen, and no PROCESS_EXIT since */
-    size_t last_obj; /* 1 + the index in order of its last object first seen, 0: none */
+    int fresh;        /* started (fork or exec) and no module seen since */
+    int running;      /* a PROCESS_START seen, and no PROCESS_EXIT since */
+    size_t last_obj;  /* 1 + the index in order of its last object first seen, 0: none */
+    int64_t start_ns; /* its last PROCESS_START */
     struct module *mods;
     size_t nmods;
     struct ptt_symbols *sym; /* built on first use */
@@ -66,6 +67,7 @@ struct seen_obj {
     int32_t pid;
     uint32_t prev; /* 1 + the index of the process's object before, 0: none since its exec */
     uint64_t addr;
+    int64_t ns; /* its first use */
 };
 
 struct ptt_names {
@@ -191,23 +193,33 @@ enum ptt_names_what ptt_names_meant(const struct ptt_names *n, const struct ptt_
     return same ? m->what : PTT_NAMES_NONE;
 }
 
-/* An exec: the objects of the program it replaces named now, while its symbols (its own, or
- * its parent's after a fork) are there, in the order of their first use. */
+/* An exec: the objects of the program it replaces, first used before the exec's start, named
+ * now while its symbols (its own, or its parent's after a fork) are there, in the order of their
+ * first use. The others stay for the new program (the hang watch learns the threads' events in
+ * the order it drains them, not in time order). */
 static void settle_image(struct ptt_names *n, struct proc *p)
 {
     size_t k = 0;
     for (size_t i = p->last_obj; i; i = n->order[i - 1].prev)
         k++;
     size_t *idx = k ? malloc(k * sizeof *idx) : NULL;
-    if (idx) {
-        size_t j = k;
-        for (size_t i = p->last_obj; i; i = n->order[i - 1].prev)
-            idx[--j] = i - 1;
-        for (j = 0; j < k; j++)
-            derive(n, p->pid, n->order[idx[j]].addr);
+    if (!idx)
+        return;
+    size_t j = k;
+    for (size_t i = p->last_obj; i; i = n->order[i - 1].prev)
+        idx[--j] = i - 1;
+    uint32_t last = 0;
+    for (j = 0; j < k; j++) {
+        struct seen_obj *o = &n->order[idx[j]];
+        if (o->ns < p->start_ns) {
+            derive(n, p->pid, o->addr);
+            continue;
+        }
+        o->prev = last; /* kept: the new program's */
+        last = (uint32_t)idx[j] + 1;
     }
+    p->last_obj = last;
     free(idx);
-    p->last_obj = 0;
 }
 
 /* A module a process maps: for the names of its code and data. */
@@ -357,7 +369,7 @@ static void thread_start(struct ptt_names *n, const struct ptt_ev *ev)
 }
 
 /* An object's place (+ 1) in the order objects are first used, 0 when out of memory. */
-static uint64_t remember(struct ptt_names *n, int32_t pid, uint64_t addr)
+static uint64_t remember(struct ptt_names *n, int32_t pid, uint64_t addr, int64_t ns)
 {
     if (n->norder == n->caporder) {
         size_t c = n->caporder ? n->caporder * 2 : 256;
@@ -368,7 +380,7 @@ static uint64_t remember(struct ptt_names *n, int32_t pid, uint64_t addr)
         n->caporder = c;
     }
     struct proc *p = proc_of(n, pid, 1);
-    n->order[n->norder++] = (struct seen_obj){pid, p ? (uint32_t)p->last_obj : 0, addr};
+    n->order[n->norder++] = (struct seen_obj){pid, p ? (uint32_t)p->last_obj : 0, addr, ns};
     if (p)
         p->last_obj = n->norder;
     return n->norder;
@@ -381,7 +393,7 @@ __attribute__((noinline)) static void born_set(struct ptt_names *n, const struct
                                                int init)
 {
     if (!b->aux)
-        b->aux = remember(n, ev->pid, addr);
+        b->aux = remember(n, ev->pid, addr, ev->ns);
     if (!b->str || (init && b->str[0] != '!')) {
         free(b->str); /* '!' marks an init: it wins over a first use */
         char cls[40];
@@ -436,6 +448,7 @@ static void process_or_thread(struct ptt_names *n, const struct ptt_ev *ev)
              * the end of the process that had it). */
             moment(n, ev, p->running ? PTT_NAMES_EXEC : PTT_NAMES_NONE);
             p->running = 1;
+            p->start_ns = ev->ns;
         }
         if (ev->tid == ev->pid) { /* "main" again after an exec, whatever it was named */
             struct entry *cnt =
