@@ -775,6 +775,7 @@ struct probe {
     uint64_t size;
     uint32_t header_size;
     unsigned number;
+    uid_t owner;
     char set[32];
 };
 
@@ -792,12 +793,50 @@ static void probe_part(const char *name, struct probe *p, char *e, size_t elen)
         snprintf(e, elen, "%s: not a regular file, not a part", name);
     } else {
         p->size = (uint64_t)st.st_size;
+        p->owner = st.st_uid;
         p->header_size = check_header(fd, p->size, name, e, elen);
         if (p->header_size)
             part_keys(fd, p->header_size, p->set, sizeof p->set, &p->number);
     }
     if (fd >= 0)
         close(fd);
+}
+
+/* Whose parts are read: the user's own, when some are (another user may have put parts of a
+ * higher number of their own beside them, in /tmp), else those of their one owner; parts of
+ * other owners are left out (number 0). -1 with one line in err when the parts have several
+ * owners, none of them the user. */
+static int parts_owner(const char *path, struct probe *pr, const unsigned *nums, unsigned n,
+                       char *err, size_t errlen)
+{
+    uid_t me = geteuid(), owner = me;
+    int mine = 0;
+    unsigned other = 0, first = 0;
+    for (unsigned k = 0; k < n; k++)
+        if (pr[k].header_size)
+            mine |= pr[k].owner == me;
+    for (unsigned k = n; k-- > 0;) {
+        if (!pr[k].header_size)
+            continue;
+        if (!mine && owner == me)
+            owner = pr[k].owner; /* the highest-numbered part's */
+        if (pr[k].owner != owner) {
+            pr[k].number = pr[k].header_size = 0;
+            other++;
+            first = k;
+        }
+    }
+    if (other && !mine) {
+        snprintf(err, errlen,
+                 "%s: its parts %s.N belong to different users, none of them you: give the name "
+                 "of one part",
+                 path, path);
+        return -1;
+    }
+    if (other)
+        ptt_note("%s: %u part%s of another user left out (%s.%u, uid %u)", path, other,
+                 other > 1 ? "s" : "", path, nums[first], (unsigned)pr[first].owner);
+    return 0;
 }
 
 /* The set of the highest-numbered part that is a trace of a set: those of its parts that exist,
@@ -808,10 +847,14 @@ static int open_parts(struct ptt_reader *r, const char *path, const unsigned *nu
 {
     char name[PATH_MAX + 16], set[32] = "", e[PATH_MAX + 256] = "";
     struct probe *pr = ptt_must(calloc(n, sizeof *pr));
+    for (unsigned k = n; k-- > 0;)
+        if (!ptt_part_name(name, sizeof name, path, nums[k]))
+            probe_part(name, &pr[k], e + strlen(e), e[0] ? 0 : sizeof e);
+    if (parts_owner(path, pr, nums, n, err, errlen)) {
+        free(pr);
+        return -1;
+    }
     for (unsigned k = n; k-- > 0;) {
-        if (ptt_part_name(name, sizeof name, path, nums[k]))
-            continue;
-        probe_part(name, &pr[k], e + strlen(e), e[0] ? 0 : sizeof e);
         if (pr[k].header_size && pr[k].set[0] && pr[k].number == nums[k] &&
             (!set[0] || !strcmp(set, pr[k].set)))
             snprintf(set, sizeof set, "%s", pr[k].set);

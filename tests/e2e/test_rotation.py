@@ -7,6 +7,7 @@ state at the start of each part still names the threads, objects and lines."""
 import collections
 import json
 import os
+import pathlib
 import re
 import shutil
 import struct
@@ -505,6 +506,37 @@ def sticky():
 def as_uid(uid, *cmd):
     return ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--",
             *[str(c) for c in cmd]]
+
+
+def test_parts_of_another_user(flood, sticky):
+    """Parts of a higher number that another user put beside the user's own (in /tmp, say) are
+    left out, in one line; a reader whose parts are all another's reads them, but refuses parts
+    of several owners, none of them its own."""
+    d, _, _ = flood
+    tmp_path = pathlib.Path(sticky[0]) / "parts"  # a directory every uid can cross
+    tmp_path.mkdir(mode=0o755)
+    parts = sorted(d.glob("rot.ptt.*"), key=lambda f: int(f.suffix[1:]))
+    n = len(parts)
+    for f in parts:
+        shutil.copy(f, tmp_path / f.name)
+    for k in (1, 2):  # the same set, so that read they would count twice
+        renumber(parts[k - 1], tmp_path / f"rot.ptt.{n + k}", n + k)
+        os.chown(tmp_path / f"rot.ptt.{n + k}", ATTACKER, ATTACKER)
+    for f in tmp_path.iterdir():  # readable by VICTIM, who reads another's trace below
+        f.chmod(0o644)
+    base = tmp_path / "rot.ptt"
+    p = read("--summary", base)
+    assert p.stderr == (f"ptt view: {base}: 2 parts of another user left out ({base}.{n + 1}, "
+                        f"uid {ATTACKER})\n")
+    assert counts(base) == counts(d / "rot.ptt")
+    p = run(as_uid(VICTIM, PTT, "view", "--summary", base))
+    assert p.returncode == 2 and p.stdout == ""
+    assert p.stderr == (f"ptt view: {base}: its parts {base}.N belong to different users, none "
+                        "of them you: give the name of one part\n")
+    for k in (1, 2):
+        os.unlink(tmp_path / f"rot.ptt.{n + k}")
+    p = run(as_uid(VICTIM, PTT, "view", "--summary", base))
+    assert p.returncode == 0 and p.stderr == "", p.stderr
 
 
 def test_planted_link_at_next_part(sticky):
