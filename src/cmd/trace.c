@@ -792,6 +792,7 @@ static int give_pool(struct ptt_session *s, pid_t pid)
         return -1;
     }
     close(fd);
+    ptt_pool_guard(s->d.pool, s->d.size); /* its new owner can shrink it */
     return 0;
 }
 

@@ -171,6 +171,36 @@ static void fill_header(struct ptt_daemon *d, struct ptt_pool *p, const struct p
     atomic_store(&p->slot_head, 0);
 }
 
+static char *guard_base;
+static size_t guard_len;
+static volatile sig_atomic_t guard_cut;
+
+static void on_pool_fault(int sig, siginfo_t *si, void *ctx)
+{
+    (void)ctx;
+    char *a = si->si_addr;
+    if (guard_base && a >= guard_base && a < guard_base + guard_len &&
+        mmap(guard_base, guard_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+             -1, 0) != MAP_FAILED) {
+        guard_cut = 1;
+        return; /* the access again, on zeros */
+    }
+    signal(sig, SIG_DFL); /* the access again, and the fault it is */
+}
+
+void ptt_pool_guard(void *base, size_t len)
+{
+    guard_base = base;
+    guard_len = len;
+    struct sigaction sa = {.sa_sigaction = on_pool_fault, .sa_flags = SA_SIGINFO};
+    sigaction(SIGBUS, &sa, NULL);
+}
+
+int ptt_pool_cut(void)
+{
+    return guard_cut;
+}
+
 static int create(struct ptt_daemon *d, const struct ptt_pool_config *c, char *err, size_t errlen)
 {
     uint64_t page = 4096;

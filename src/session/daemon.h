@@ -99,6 +99,13 @@ void ptt_daemon_process_exec(struct ptt_daemon *d, int pid, uint32_t before);
  * at the current time: ids[i] with nargs[i] arguments taken in turn from args. */
 void ptt_daemon_events(struct ptt_daemon *d, int pid, unsigned n, const uint16_t *ids,
                        const unsigned *nargs, const uint64_t *args);
+/* ptt trace -p as root gives the pool to the traced process's user, who can then shrink it
+ * (ftruncate): the pages cut off would fault (SIGBUS) where ptt trace or its guardian reads them.
+ * Guarded, the first such fault replaces the whole mapping at base (len bytes) by zeroed private
+ * memory, so that the access reads zeros and ptt_pool_cut() says so; a fault elsewhere is what it
+ * would have been. One mapping per process. */
+void ptt_pool_guard(void *base, size_t len);
+int ptt_pool_cut(void);
 /* The session is over: mark the pool abandoned (processes that outlive the session stop
  * recording), unmap it, remove its name, and tell the guardian it was a clean end. */
 void ptt_daemon_destroy(struct ptt_daemon *d);

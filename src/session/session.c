@@ -453,6 +453,14 @@ static int attach_step(struct ptt_session *s)
 {
     if (s->procs)
         procs_step(s);
+    if (ptt_pool_cut()) { /* what it held after the cut is lost: nothing to detach through */
+        ptt_warn("trace",
+                 "the pool was shrunk by the user of process %d, to whom ptt trace -p gave it: "
+                 "the session ends, the process keeps libptt loaded",
+                 (int)s->child);
+        s->detach_failed = 1;
+        return 1;
+    }
     if (target_ended(s)) {
         s->child_done = 1; /* the process ended while attached */
         return 1;

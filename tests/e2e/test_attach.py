@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from conftest import PTT, prog, run, summary_counts
+from conftest import PTT, SUMMARY_RE, prog, run, summary_counts
 from robust_util import Live, ctl_ok
 
 ATTACHED_RE = re.compile(r"^ptt: session (ptt-\d+-\d+) attached to process (\d+), records into")
@@ -461,6 +461,39 @@ def test_root_second_attach_refused(tmp_path):
     assert loop.state() == loop.before
     loop.finish()
     check_trace(tmp_path / "t.ptt", n)
+
+
+@pytest.mark.skipif(os.getuid() != 0 or not shutil.which("setpriv"),
+                    reason="needs root and setpriv to run the program as another user")
+@pytest.mark.parametrize("size", [0, 4096])
+def test_root_pool_shrunk_by_its_user(tmp_path, size):
+    """As root, another user's process: that user, who owns the pool then, shrinks it while the
+    workers record. ptt trace and its guardian do not die of the pages gone (SIGBUS): the session
+    ends in one line, exit status 125, the trace holds what was drained, nothing is left in
+    /dev/shm nor in the control directory."""
+    loop = Loop(["setpriv", "--reuid=12001", "--regid=12001", "--clear-groups"])
+    a = Attach(loop.pid, tmp_path / "t.ptt")
+    pool = f"/dev/shm/{a.session}-"
+    loop.live.send("go")
+    loop.live.value("going")
+    time.sleep(0.2)
+    (name,) = [f for f in os.listdir("/dev/shm") if f"/dev/shm/{f}".startswith(pool)]
+    cut = run(["setpriv", "--reuid=12001", "--regid=12001", "--clear-groups", "truncate",
+               f"--size={size}", f"/dev/shm/{name}"])
+    assert cut.returncode == 0, cut.stderr
+    rc, err = a.end(None)
+    lines = err.splitlines()
+    assert rc == 125 and lines[0] == (
+        f"ptt trace: the pool was shrunk by the user of process {loop.pid}, to whom ptt trace -p "
+        "gave it: the session ends, the process keeps libptt loaded"), err
+    assert SUMMARY_RE.match(lines[-1]) and len(lines) == 2, err
+    assert run([PTT, "view", "--summary", tmp_path / "t.ptt"]).returncode == 0
+    assert not [f for f in os.listdir("/dev/shm") if f"/dev/shm/{f}".startswith(pool)]
+    ctl = f"/tmp/ptt-{os.getuid()}"
+    assert not [f for f in (os.listdir(ctl) if os.path.isdir(ctl) else []) if
+                f.startswith(a.session + ".")]
+    loop.live.p.kill()  # its own user's cut: its next write into the pool faults
+    loop.live.p.wait(timeout=60)
 
 
 def test_bad_requests(tmp_path):
