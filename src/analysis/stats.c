@@ -43,6 +43,7 @@ struct ptt_stats {
     void (*observe)(void *arg, const struct ptt_stat_interval *iv);
     void *observe_arg;
     int64_t from; /* ptt_stats_window */
+    const struct ptt_names *names;
 };
 
 /* A time in the window: what began before counts from its start. */
@@ -318,20 +319,34 @@ static void hold_begin(struct ptt_stats *s, const struct ptt_ev *ev, const struc
     ptt_blame_hold(&o->blame, ev->tid, tr->closed[0].site);
 }
 
-static void blocked_on(struct ptt_stat_thread *t, uint64_t obj, uint16_t call, uint64_t ns)
+static void blocked_on(struct ptt_stat_thread *t, uint64_t obj, int32_t joined, uint16_t call,
+                       uint64_t ns)
 {
     t->blocked += ns;
     int min = 0;
     for (int i = 0; i < PTT_STAT_MAX_ON; i++) {
-        if (t->on[i].ns && t->on[i].obj == obj && t->on[i].call == call) {
+        if (t->on[i].ns && t->on[i].obj == obj && t->on[i].call == call &&
+            t->on[i].joined == joined) {
             t->on[i].ns += ns;
             return;
         }
         if (t->on[i].ns < t->on[min].ns)
             min = i;
     }
-    if (ns > t->on[min].ns) /* keeps the biggest, approximately */
+    if (ns > t->on[min].ns) { /* keeps the biggest, approximately */
         t->on[min].obj = obj, t->on[min].ns = ns, t->on[min].call = call;
+        t->on[min].joined = joined;
+    }
+}
+
+/* A join's thread, by its pthread_t now: glibc gives a joined thread's to the next one made. */
+static int32_t joined_of(const struct ptt_stats *s, const struct ptt_ev *ev,
+                         const struct ptt_open *c)
+{
+    const struct ptt_evinfo *in = c->in.info;
+    return s->names && in && in->role == PTT_ROLE_WAIT && in->okind == PTT_CLASS_thread
+               ? ptt_names_pthread(s->names, ev->pid, c->object)
+               : 0;
 }
 
 /* Whether the call succeeded (its OUT event), or failed with ok2 only (EOWNERDEAD). */
@@ -375,7 +390,8 @@ static void observe_wait(struct ptt_stats *s, const struct ptt_ev *ev, const str
                                    .site = c->site,
                                    .begin = ev->ns - (int64_t)dur,
                                    .end = ev->ns,
-                                   .has_result = !ended && ptt_ev_role_get(ev, PTT_RF_STATUS, &r)};
+                                   .has_result = !ended && ptt_ev_role_get(ev, PTT_RF_STATUS, &r),
+                                   .joined = joined_of(s, ev, c)};
     iv.result = iv.has_result ? (int64_t)r : 0;
     s->observe(s->observe_arg, &iv);
 }
@@ -412,7 +428,7 @@ static void close_call(struct ptt_stats *s, struct thread *t, const struct ptt_e
         }
         if (r != R_TRYLOCK && (c->contended || ended)) {
             what |= PTT_STAT_IV_BLOCKED;
-            blocked_on(&t->pub, c->object, id, dur);
+            blocked_on(&t->pub, c->object, 0, id, dur);
             site_wait(o, c->site, dur);
             if (r == R_LOCK) /* a semaphore has no holder */
                 ptt_blame_wait_end(&ob->blame, ev->tid, since(s, c->in.ns), ev->ns, ok);
@@ -426,14 +442,14 @@ static void close_call(struct ptt_stats *s, struct thread *t, const struct ptt_e
         hist_add(&o->wait, dur);
         o->acquisitions++;
         o->contended++;
-        blocked_on(&t->pub, c->object, id, dur);
+        blocked_on(&t->pub, c->object, 0, id, dur);
         site_wait(o, c->site, dur);
         what =
             PTT_STAT_IV_WAIT | PTT_STAT_IV_ACQUIRED | PTT_STAT_IV_CONTENDED | PTT_STAT_IV_BLOCKED;
         break;
     }
     case R_BLOCK:
-        blocked_on(&t->pub, c->object, id, dur);
+        blocked_on(&t->pub, c->object, joined_of(s, ev, c), id, dur);
         what = PTT_STAT_IV_BLOCKED;
         break;
     default: break;
@@ -462,6 +478,11 @@ static void forget_waits(struct ptt_stats *s, const struct ptt_ev *ev, const str
         if (!c->frame && role_of(c->in.info) == R_LOCK && (o = find_object(s, ev->pid, c->object)))
             ptt_blame_forget(&o->blame, ev->tid);
     }
+}
+
+void ptt_stats_names(struct ptt_stats *s, const struct ptt_names *names)
+{
+    s->names = names;
 }
 
 void ptt_stats_window(struct ptt_stats *s, int64_t from)
@@ -574,7 +595,8 @@ const char *ptt_stat_on_name(const struct ptt_names *names, const struct ptt_sta
 {
     const struct ptt_evinfo *in = ptt_evinfo(t->on[k].call);
     if (in && in->role == PTT_ROLE_WAIT && in->okind == PTT_CLASS_thread) { /* a join */
-        int32_t tid = ptt_names_pthread(names, t->pid, t->on[k].obj);
+        int32_t tid =
+            t->on[k].joined ? t->on[k].joined : ptt_names_pthread(names, t->pid, t->on[k].obj);
         if (tid) {
             char b[64];
             snprintf(buf, len, "thread %s", ptt_stat_thread_name(names, t->pid, tid, b, sizeof b));

@@ -51,6 +51,7 @@ struct ptt_stat_thread {
     struct {
         uint64_t obj, ns;
         uint16_t call;     /* the IN event of the call it blocked in */
+        int32_t joined;    /* a join: the thread it waited for (its pthread_t is reused) */
     } on[PTT_STAT_MAX_ON]; /* what it was blocked on most (ns 0: unused) */
 };
 
@@ -74,6 +75,8 @@ enum ptt_stat_sort {
 struct ptt_stats;
 
 struct ptt_stats *ptt_stats_new(void);
+/* The names fed the same events before s (a join's thread, by its pthread_t as it was then). */
+void ptt_stats_names(struct ptt_stats *s, const struct ptt_names *names);
 /* One event, in time order. */
 void ptt_stats_event(struct ptt_stats *s, const struct ptt_ev *ev);
 /* Count only from ns from on (--from): the events before build what each thread is inside and
@@ -120,6 +123,7 @@ struct ptt_stat_interval {
     int64_t begin, end;
     int has_result; /* a wait that returned: its result (0, an errno) */
     int64_t result;
+    int32_t joined; /* a join: the thread it waited for (0: not known) */
 };
 /* Have fn called with every interval from now on (NULL: none). */
 void ptt_stats_observe(struct ptt_stats *s, void (*fn)(void *arg, const struct ptt_stat_interval *),

@@ -421,8 +421,9 @@ static void text_sites(const struct stat_view *v)
         printf("  %s:", obj_heading(o, b1, sizeof b1));
         for (int k = 0; k < ns; k++) {
             fmt_ns(w1, sizeof w1, o->sites[idx[k]].ns);
-            printf("%s %s (%" PRIu64 " waits, %s)", k ? "," : "",
-                   site_name(o, idx[k], b2, sizeof b2), o->sites[idx[k]].waits, w1);
+            printf("%s %s (%" PRIu64 " wait%s, %s)", k ? "," : "",
+                   site_name(o, idx[k], b2, sizeof b2), o->sites[idx[k]].waits,
+                   o->sites[idx[k]].waits == 1 ? "" : "s", w1);
         }
         putchar('\n');
     }
@@ -574,6 +575,7 @@ int cmd_stat(int argc, char **argv)
         return PTT_EXIT_USAGE;
     }
     struct ptt_stats *stats = ptt_stats_new();
+    ptt_stats_names(stats, names);
     struct stat_view v = {.top = o.top, .path = o.path};
     stat_read(r, stats, &v, o.filter);
     ptt_stats_bufwait(stats, &v.bufwait_ns, &v.bufwaits);

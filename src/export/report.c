@@ -55,6 +55,7 @@ struct row {
 struct span {
     int64_t from, dur;
     uint64_t obj;
+    int32_t joined; /* a join: the thread it waited for, as its pthread_t named it then */
     uint32_t row;
     uint16_t call;
     uint8_t state;
@@ -259,7 +260,9 @@ static void on_state(void *arg, int32_t pid, int32_t tid, enum ptt_tl_state stat
         return;
     w->blocked[state] += (uint64_t)(to - from);
     bins_add(R, w, from, to, state);
-    struct span s = {from, to - from, object, (uint32_t)(w - R->rows), call, (uint8_t)state};
+    int32_t joined = state == PTT_TL_JOIN ? ptt_names_pthread(R->names, pid, object) : 0;
+    struct span s = {from, to - from,     object, joined, (uint32_t)(w - R->rows),
+                     call, (uint8_t)state};
     span_keep(R, &s);
 }
 
@@ -410,23 +413,26 @@ static int cmp_row(const void *a, const void *b, void *arg)
     return (x->tid > y->tid) - (x->tid < y->tid);
 }
 
-/* A dictionary of strings for the spans' objects: index by (pid, object, join). */
+/* A dictionary of strings for the spans' objects: index by (pid, object, join), a join's by the
+ * thread it waited for when known (joined: glibc reuses a joined thread's pthread_t). */
 struct dict {
     struct ptt_hmap map; /* key -> index + 1 */
     const char **s;
     size_t n;
 };
 
-static size_t dict_index(struct rep *R, struct dict *d, int32_t pid, uint64_t obj, int join)
+static size_t dict_index(struct rep *R, struct dict *d, int32_t pid, uint64_t obj, int join,
+                         int32_t joined)
 {
+    uint64_t what = joined ? (uint64_t)(uint32_t)joined : obj;
     size_t *ix =
-        ptt_hmap_get(&d->map, ptt_key2(ptt_key2((uint64_t)pid, obj), (uint64_t)join), sizeof *ix);
+        ptt_hmap_get(&d->map, ptt_key2(ptt_key2((uint64_t)pid, what), join + !!joined), sizeof *ix);
     if (*ix)
         return *ix - 1;
     char buf[128];
     const char *name = NULL;
     if (join) {
-        int32_t tid = ptt_names_pthread(R->names, pid, obj);
+        int32_t tid = joined ? joined : ptt_names_pthread(R->names, pid, obj);
         if (tid) {
             char b[64];
             snprintf(buf, sizeof buf, "thread %s",
@@ -556,7 +562,7 @@ static void data_spans(struct rep *R, FILE *f, const uint32_t *rank)
     for (size_t i = 0; i < R->nspans; i++) {
         const struct span *s = &R->spans[i];
         const struct row *w = &R->rows[s->row];
-        size_t o = dict_index(R, &objs, w->pid, s->obj, s->state == PTT_TL_JOIN);
+        size_t o = dict_index(R, &objs, w->pid, s->obj, s->state == PTT_TL_JOIN, s->joined);
         fprintf(f, "%s[%u,%u,%" PRId64 ",%" PRId64 ",%zu,%u]", i ? "," : "", rank[s->row], s->state,
                 s->from, s->dur, o, s->call);
     }
@@ -899,6 +905,7 @@ int ptt_export_report(const struct ptt_export_opts *o, char *err, size_t errlen)
     struct rep R = {0};
     R.names = o->names;
     R.stats = ptt_stats_new();
+    ptt_stats_names(R.stats, o->names);
     R.nbins = MAX_BINS;
     while (R.nbins > MIN_BINS && (uint64_t)R.nbins * (uint64_t)nthreads > CELL_BUDGET)
         R.nbins /= 2;

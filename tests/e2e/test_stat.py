@@ -7,6 +7,7 @@ import csv
 import io
 import json
 import os
+import re
 
 import pytest
 
@@ -14,6 +15,7 @@ from conftest import PTT, SITES, SOURCE, parse_raw, prog, ptt_trace, run, trace_
 from names_util import ptt_ok, ptt_usage_error, schema_errors, site_lines, stat_json
 from test_names import peak_kib
 from test_readahead import sanitized
+from test_report import page_data
 
 ROUNDS, HOLD_MS = 5, 20
 MS = 10**6
@@ -355,7 +357,8 @@ def test_text(contend, names_trace):
         sites = parts.pop(2).splitlines()
         assert sites[0] == "call sites that waited most:"
         assert sites[1:] == [f"  {o['name']}{whose[id(o)]}: " + ", ".join(
-            f"{x['site']} ({x['waits']} waits, {fmt_ns(x['wait_ns'])})" for x in o["sites"])
+            f"{x['site']} ({x['waits']} wait{'s' * (x['waits'] != 1)}, {fmt_ns(x['wait_ns'])})"
+            for x in o["sites"])
             for o in s["objects"] if o["sites"]]
         assert parts[0] == f"{t.path}: {s['events']} events, {s['duration_ns'] / 1e9:.6f} s"
         head, *rows = parts[1].splitlines()
@@ -563,3 +566,23 @@ def test_many_objects(tmp_path):
     grown = peak_kib("stat", many) - peak_kib("stat", few)
     assert grown < 40 * 1024, f"ptt stat grew by {grown} KiB for 18,000 more objects"
 
+
+
+def test_join_of_a_reused_handle(tmp_path):
+    """main joins thread slow (200 ms), then eight threads made after it that glibc gives the
+    same pthread_t: ptt stat and the report charge the long join to thread slow, by the thread
+    the handle named when the join ended, not by the handle's last thread."""
+    t = trace_prog(tmp_path, "join_reuse")
+    assert int(t.out["reused"]) >= 1  # glibc reused the handle: the case at stake
+    (main,) = [th for th in stat_json(t.path)["threads"] if th["name"] == "main"]
+    joins = {b["object"]: b["ns"] for b in main["blocked_on"] if b["call"] == "pthread_join"}
+    assert max(joins, key=joins.get) == "thread slow", joins
+    assert joins["thread slow"] >= 200 * MS
+    assert all(ns < 100 * MS for o, ns in joins.items() if o != "thread slow"), joins
+    text = ptt_ok("stat", t.path)
+    assert re.search(r"^\d+ +\d+ +main .* pthread_join thread slow \(", text, re.M), text
+    out = tmp_path / "r.html"
+    assert run([PTT, "report", t.path, "-o", out]).returncode == 0
+    data = page_data(out.read_text())
+    longest = max(data["spans"], key=lambda s: s[3])
+    assert data["span_objects"][longest[4]] == "thread slow"
