@@ -265,6 +265,15 @@ static void recorded(struct ptt_reader *r, const char *path, struct ptt_check *c
                  "without their mutex)",
                  path, parts->before + parts->gaps > 1 ? "s" : "", parts->missing);
     }
+    unsigned gaps = ptt_reader_seq_gaps(r);
+    if (gaps && !(parts && (parts->before || parts->gaps))) { /* a file cut short, say */
+        ptt_check_partial(c);
+        ptt_warn("check",
+                 "%s: %u thread%s miss%s events between others the file holds: the rules that "
+                 "need every event are off (unlocks of locks not held, uses of objects never "
+                 "initialised, condvar waits without their mutex)",
+                 path, gaps, gaps > 1 ? "s" : "", gaps > 1 ? "" : "es");
+    }
     const struct ptt_rec_end *end = ptt_reader_end(r);
     if (end && end->lost) { /* known from the start: a thread may lose events before it says so */
         ptt_check_partial(c);

@@ -115,6 +115,7 @@ struct ptt_reader {
     unsigned nparts, nopen;
     uint64_t used;
     int is_set;                    /* read from FILE's parts: errors name the part */
+    unsigned seq_gaps;             /* streams with a chunk missing between two read */
     struct ptt_reader_parts pinfo; /* what parts were read (pinfo.nread 0: not a part) */
     char *info;
     size_t info_len;
@@ -919,6 +920,24 @@ static void describe_parts(struct ptt_reader *r, const char *path)
              r->nparts > 1 ? "s" : "", pi->read);
 }
 
+/* Whether a chunk of stream s is missing between two it has (a file cut short: the drain writes
+ * the sub-buffers in the pool's order, not in each thread's). ptt trace's own chunks are all
+ * seq 0; carried ones come first, with seqs of their own. */
+static int seq_gap(const struct stream *s)
+{
+    for (size_t k = 1; k < s->nchunks; k++) {
+        const struct chunkref *a = &s->chunks[k - 1], *b = &s->chunks[k];
+        if (!a->carry && b->seq != a->seq && b->seq != a->seq + 1)
+            return 1;
+    }
+    return 0;
+}
+
+unsigned ptt_reader_seq_gaps(const struct ptt_reader *r)
+{
+    return r->seq_gaps;
+}
+
 /* The parts of a set what a single file is part of, from its INFO (read alone). */
 static void single_part(struct ptt_reader *r)
 {
@@ -1028,8 +1047,11 @@ struct ptt_reader *ptt_reader_open(const char *path, char *err, size_t errlen)
                 r->parts[0].size == r->parts[0].header_size && r->nparts == 1
                     ? "nothing follows the file header"
                     : "no chunk and no END record");
-    for (size_t i = 0; i < r->nstreams; i++)
-        qsort(r->streams[i].chunks, r->streams[i].nchunks, sizeof(struct chunkref), by_seq);
+    for (size_t i = 0; i < r->nstreams; i++) {
+        struct stream *s = &r->streams[i];
+        qsort(s->chunks, s->nchunks, sizeof(struct chunkref), by_seq);
+        r->seq_gaps += seq_gap(s);
+    }
     r->ns_per_tick = 1;
     if (r->nclk >= 2 && r->clk_last.ticks > r->clk_first.ticks &&
         r->clk_last.mono_ns > r->clk_first.mono_ns)

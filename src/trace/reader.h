@@ -84,6 +84,9 @@ struct ptt_reader_parts {
     char read[96];        /* the numbers read ("6-7"), */
     char missing[96];     /* and those not read up to the last one read ("1-5") */
 };
+/* How many threads' streams miss a chunk between two the file holds (a damaged or cut file, a
+ * part of a rotated trace missing): their events there are not read. */
+unsigned ptt_reader_seq_gaps(const struct ptt_reader *r);
 /* NULL for a trace of one file that is no part. */
 const struct ptt_reader_parts *ptt_reader_parts(const struct ptt_reader *r);
 /* The first file read: the trace itself, or the first part read. */

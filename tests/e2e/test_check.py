@@ -5,8 +5,10 @@ number, and for each its kind, its objects by variable name, its threads by role
 lines among its steps' sites, the errno of an error. The correct programs give no finding and
 exit status 0. Also: the text output, ptt trace --check, and bad input."""
 
+import collections
 import json
 import re
+import struct
 
 import pytest
 
@@ -193,3 +195,39 @@ def test_lost_events(tmp_path):
                         "initialised or destroyed, locks held when a thread or process ends, "
                         "condvar waits without their mutex), and a thread is taken to hold no "
                         "lock from where it lost events on\n")
+
+
+def test_chunk_missing_between_two(tmp_path):
+    """A file that lost a chunk of a thread between two it holds (cut short: the drain writes
+    sub-buffers in the pool's order): one line says the rules that need every event are off,
+    and the unlock after the gap, whose lock was in the missing chunk, is not a misuse."""
+    t = ptt_trace(tmp_path, [prog("flood"), 2, 20000], opts=("--subbuffer=4K",))
+    data = t.path.read_bytes()
+    off, chunks = struct.unpack_from("<I", data, 12)[0], []
+    while off < len(data):
+        rtype, size = struct.unpack_from("<II", data, off)
+        if rtype == 3:  # CHUNK: pid, tid, serial, seq, base_ts, nevents
+            tid, seq = struct.unpack_from("<i4xI", data, off + 12)
+            chunks.append((tid, seq, struct.unpack_from("<I", data, off + 32)[0], off, size))
+        off += size
+    tid = collections.Counter(c[0] for c in chunks).most_common(1)[0][0]
+    mine = sorted(c[1:] for c in chunks if c[0] == tid)
+    names = [ln.split(":")[1].strip() for ln in
+             run([PTT, "view", "--format=raw", f"--tid={tid}", t.path]).stdout.splitlines()]
+    # A chunk whose neighbours end and begin with an unlock: its lock is the gap's.
+    first = 0
+    for k, (seq, n, o, size) in enumerate(mine):
+        if 0 < k < len(mine) - 1 and names[first - 1] == "MUTEX_UNLOCK_OUT" and \
+                names[first + n] == "MUTEX_UNLOCK_IN":
+            break
+        first += n
+    else:
+        pytest.fail("no chunk between two unlocks")
+    cut = tmp_path / "cut.ptt"
+    cut.write_bytes(data[:o] + data[o + size:])
+    p = run([PTT, "check", cut])
+    assert (p.returncode, p.stderr) == (0, (
+        f"ptt check: {cut}: 1 thread misses events between others the file holds: the rules "
+        "that need every event are off (unlocks of locks not held, uses of objects never "
+        "initialised, condvar waits without their mutex)\n")), p.stdout
+    assert re.fullmatch(r".*: \d+ events, nothing found\n", p.stdout)
