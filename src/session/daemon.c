@@ -498,8 +498,9 @@ static void take(struct ptt_daemon *d, const struct ptt_desc *b, uint32_t i, int
     x->used = x->len = len;
     x->c = (struct ptt_rec_chunk){{0, 0}, b->pid,     b->tid, b->serial,
                                   b->seq, b->base_ts, 0,      PTT_CHUNK_COMPACT};
-    if (ready && !(b->flags & PTT_DESC_WALK)) {
-        x->c.nevents = b->nevents;
+    uint32_t counted = b->nevents; /* a record is 2 bytes at least, 2 events in 4 for a call */
+    if (ready && !(b->flags & PTT_DESC_WALK) && counted <= len) {
+        x->c.nevents = counted;
         d->lost_marked += b->marked;
         x->named = (b->flags & PTT_DESC_NAMED) != 0;
         return;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "session/flight.h"
@@ -95,14 +96,21 @@ int64_t ptt_flight_write(struct ptt_flight *f, const char *path, const char *inf
                          const struct ptt_rec_clock *clocks, unsigned nclocks,
                          const struct ptt_rec_end *end)
 {
+    /* A name of its own, created exclusively: none another user put there first is removed or
+     * stands in the way (a killed ptt trace's is left, never reused). */
     char tmp[4200];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
     struct ptt_writer w;
-    unlink(tmp); /* one a killed ptt trace left: created anew, exclusively */
-    if (ptt_writer_open(&w, tmp))
+    int tries = 0, r;
+    do {
+        uint32_t k = 0;
+        if (getrandom(&k, sizeof k, 0) != sizeof k)
+            k = (uint32_t)getpid() * 2654435761u + (uint32_t)tries;
+        if (snprintf(tmp, sizeof tmp, "%s.tmp-%08x", path, k) >= (int)sizeof tmp) {
+            errno = ENAMETOOLONG;
+            return -1;
+        }
+    } while ((r = ptt_writer_open(&w, tmp)) && errno == EEXIST && ++tries < 16);
+    if (r)
         return -1;
     char extra[128];
     snprintf(extra, sizeof extra, "flight_recorder=%llu\nolder_events_dropped=%llu",
