@@ -109,6 +109,11 @@ static int check_plot(const char *path)
             ptt_warn("scal", "--plot: a file name without control characters");
             return -1;
         }
+    size_t n = strlen(path);
+    if (n < 5 || strcmp(path + n - 4, ".svg")) { /* gnuplot makes an SVG, whatever the name */
+        ptt_warn("scal", "--plot=%s: give a name ending in .svg (the picture is SVG)", path);
+        return -1;
+    }
     char *dir = ptt_must(strdup(path)), *slash = strrchr(dir, '/');
     const char *d = slash ? (slash == dir ? "/" : (*slash = 0, dir)) : ".";
     int ok = !access(d, W_OK | X_OK);

@@ -94,9 +94,9 @@ static void text_header(const struct scal *s)
     if (s->probe)
         printf("measured: %d timed operations per step after %d warm-up", s->repeat, s->warmup);
     else
-        printf("measured: %d durations asked per step ($PTT_SCAL_ITERATIONS), the first %d left "
+        printf("measured: %d duration%s asked per step ($PTT_SCAL_ITERATIONS), the first %d left "
                "out",
-               s->repeat + s->warmup, s->warmup);
+               s->repeat + s->warmup, s->repeat + s->warmup == 1 ? "" : "s", s->warmup);
     printf(", %d round%s (steps %s)\n", s->rounds, s->rounds == 1 ? "" : "s",
            s->order == SCAL_SHUFFLED ? "shuffled" : "ascending");
     printf("value:    the %s of a step's samples%s\n\n",
@@ -163,9 +163,9 @@ static void text_verdict(const struct scal *s, const struct ptt_fit_result *r)
                "p = %s\n",
                v->r2, v->adj_r2, 100 * s->alpha, pval(p, sizeof p, r->p));
     else
-        printf("          closest growing model: %s, R² = %.4f, p = %s%s\n", ptt_fit_name(r->shape),
-               sh->r2, pval(p, sizeof p, r->p),
-               r->why == PTT_FIT_BELOW_THRESHOLD ? " (significant)" : "");
+        printf("          closest %s model: %s, R² = %.4f, p = %s%s\n",
+               r->change < 0 ? "falling" : "growing", ptt_fit_name(r->shape), sh->r2,
+               pval(p, sizeof p, r->p), r->why == PTT_FIT_BELOW_THRESHOLD ? " (significant)" : "");
     printf("          (p: F-test of %s against the constant, Bonferroni-adjusted for %d shape%s)\n",
            ptt_fit_name(r->shape), shapes, shapes == 1 ? "" : "s");
 }

@@ -238,6 +238,7 @@ static int run_gnuplot(const char *gp, const char *svg)
         ptt_warn("scal", "%s failed on %s (%s %d)", prog, gp,
                  WIFEXITED(st) ? "exit status" : "signal",
                  WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+        ptt_output_undo(svg, &o); /* no picture rather than an empty or partial one */
         return -1;
     }
     return 0;

@@ -177,6 +177,8 @@ BAD = [
      "--plot=/nonexistent-dir/p.svg: cannot write into /nonexistent-dir: No such file or "
      "directory"),
     (["--", "true"], "a COMMAND needs --to=N (and --from=N, 1 by default) or --values"),
+    (["--plot=p.png", "--probe=key_create"],
+     "--plot=p.png: give a name ending in .svg (the picture is SVG)"),
 ]
 
 
@@ -287,6 +289,18 @@ def test_plot_without_gnuplot(tmp_path):
     assert verdict_line(p.stdout).startswith("verdict:  constant")
     assert p.stderr == (f"ptt scal: cannot run /nonexistent/gnuplot: No such file or directory "
                         f"(Debian: gnuplot-nox); 'gnuplot {tmp_path}/c.gp' makes {svg}\n")
+    assert (tmp_path / "c.gp").exists() and not svg.exists()
+
+
+def test_plot_gnuplot_fails(tmp_path):
+    """gnuplot runs and fails: one line, exit status 2, no SVG left (an earlier one neither:
+    not an empty or partial picture)."""
+    svg = tmp_path / "c.svg"
+    svg.write_text("<svg/>")
+    p = fake("constant", "--to=100", "--repeat=3", f"--plot={svg}",
+             env={**os.environ, "PTT_GNUPLOT": "false"})
+    assert p.returncode == 2
+    assert p.stderr == f"ptt scal: false failed on {tmp_path}/c.gp (exit status 1)\n"
     assert (tmp_path / "c.gp").exists() and not svg.exists()
 
 
