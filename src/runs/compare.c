@@ -193,10 +193,10 @@ static void compare_text(const struct runs_view_opts *o, struct runs_db *d,
     slower_text(t, slower);
     if (o->all)
         section_text(d, t, RC_SAME, "unchanged", count[RC_SAME]);
-    printf("\n%zu tests: new failures %zu, fixed %zu, flaky %zu, missing %zu, unchanged %zu; "
+    printf("\n%zu test%s: new failures %zu, fixed %zu, flaky %zu, missing %zu, unchanged %zu; "
            "slower %zu\n",
-           t->nrows, count[RC_NEW_FAILURE], count[RC_FIXED], count[RC_FLAKY], count[RC_MISSING],
-           count[RC_SAME], slower);
+           t->nrows, t->nrows == 1 ? "" : "s", count[RC_NEW_FAILURE], count[RC_FIXED],
+           count[RC_FLAKY], count[RC_MISSING], count[RC_SAME], slower);
 }
 
 /* ---- JSON ----------------------------------------------------------------------------------- */

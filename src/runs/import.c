@@ -193,8 +193,29 @@ static int link_traces(const struct runs_import_opts *o, struct runs_log *log, i
 }
 
 /* The run's name: --name, else the first log's file name, made unique with -2, -3... */
+/* Whether a name is a whole number: a run's id names it too, and a name wins over an id. */
+static int numeric(const char *s)
+{
+    return *s && strspn(s, "0123456789") == strlen(s);
+}
+
+static int has_control(const char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            return 1;
+    return 0;
+}
+
 static char *run_name(struct runs_db *d, const struct runs_import_opts *o, const char *log)
 {
+    if (o->name && (numeric(o->name) || has_control(o->name))) {
+        ptt_warn(CMD,
+                 "--name=%s: give a name that is not a number (runs are named by their id "
+                 "too) and has no control character",
+                 numeric(o->name) ? o->name : "...");
+        return NULL;
+    }
     if (o->name) {
         int taken = *o->name ? runs_db_name_taken(d, o->name) : 1;
         if (taken) {
@@ -207,13 +228,22 @@ static char *run_name(struct runs_db *d, const struct runs_import_opts *o, const
     }
     const char *base = strcmp(log, "-") ? strrchr(log, '/') : NULL;
     base = !strcmp(log, "-") ? "stdin" : base ? base + 1 : log;
-    char *name = ptt_must(strdup(base));
+    char *name;
+    if (asprintf(&name, "%s%s", numeric(base) ? "log-" : "", base) < 0) /* log 1: run log-1 */
+        name = ptt_must(NULL);
+    for (char *c = name; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            *c = '?';
+    char *first = name;
     int taken;
     for (unsigned k = 2; (taken = runs_db_name_taken(d, name)) > 0; k++) {
-        free(name);
-        if (asprintf(&name, "%s-%u", base, k) < 0)
+        if (name != first)
+            free(name);
+        if (asprintf(&name, "%s-%u", first, k) < 0)
             name = ptt_must(NULL);
     }
+    if (name != first)
+        free(first);
     if (taken < 0) {
         free(name);
         return NULL;
@@ -299,7 +329,7 @@ int runs_import(const struct runs_import_opts *o, int n, char **logs)
     runs_db_close(&d);
     if (id < 0)
         goto out;
-    printf("run %lld %s: %zu tests: ", id, name, log.n);
+    printf("run %lld %s: %zu test%s: ", id, name, log.n, log.n == 1 ? "" : "s");
     print_counts(&log);
     if (o->trace_dir || o->trace_map)
         printf("; failed tests with a trace, checked: %d", linked);

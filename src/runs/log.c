@@ -127,15 +127,32 @@ static void grow(struct runs_log *log)
         *slot_of(log, log->tests[k].name, strlen(log->tests[k].name)) = k + 1;
 }
 
+/* Control characters of a log as '?': a terminal's escape sequences in a test's name or output
+ * would reach the terminal of whoever shows the run; lines: tabs and newlines kept. */
+static void clean(char *s, size_t n, int lines)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if ((c < 0x20 || c == 0x7f) && !(lines && (c == '\n' || c == '\t')))
+            s[i] = '?';
+    }
+}
+
 struct runs_test *runs_log_add(struct runs_log *log, const char *name, size_t len, int status,
                                const char *raw)
 {
     char *unique = ptt_must(strndup(name, len));
+    clean(unique, strlen(unique), 0);
+    len = strlen(unique);
+    char *base = unique;
     for (unsigned k = 2; runs_log_find(log, unique, strlen(unique)); k++) {
-        free(unique);
-        if (asprintf(&unique, "%.*s [%u]", (int)len, name, k) < 0)
+        if (unique != base)
+            free(unique);
+        if (asprintf(&unique, "%.*s [%u]", (int)len, base, k) < 0)
             unique = ptt_must(NULL);
     }
+    if (unique != base)
+        free(base);
     grow(log);
     struct runs_test *t = &log->tests[log->n];
     *t = (struct runs_test){.name = unique,
@@ -154,6 +171,7 @@ void runs_test_output(struct runs_test *t, const char *text, size_t len)
     if (take) {
         t->output = ptt_must(realloc(t->output, t->output_len + take + 1));
         memcpy(t->output + t->output_len, text, take);
+        clean(t->output + t->output_len, take, 1);
         t->output_len += take;
         t->output[t->output_len] = 0;
     }
@@ -162,8 +180,10 @@ void runs_test_output(struct runs_test *t, const char *text, size_t len)
 
 void runs_log_info(char **field, const char *s, size_t len)
 {
-    if (!*field && len)
+    if (!*field && len) {
         *field = ptt_must(strndup(s, len));
+        clean(*field, strlen(*field), 0);
+    }
 }
 
 void runs_log_free(struct runs_log *log)

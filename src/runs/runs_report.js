@@ -155,7 +155,9 @@
             var diff = differs(t, idx);
             h += '<tr class="test' + (diff ? ' differs' : '') + '" data-i="' + ti + '"><td class="name">' +
                 (diff ? '<span class="mark" title="its status differs between the runs">\u2260</span> ' : '') +
-                esc(t.test) + '</td>';
+                esc(t.test) +
+                (t.slower ? ' <span class="slower" title="its duration in the last run is more than ' +
+                    D.slower_percent + '% above the first">slower</span>' : '') + '</td>';
             idx.forEach(function (i) {
                 var s = t.statuses[i];
                 h += '<td class="status ' + cls(s) + '" title="' + esc(secs(t.durations[i])) + '">' +
@@ -195,7 +197,8 @@
 
     main.innerHTML = '<h1>Test runs</h1><p class="note">' + D.runs.length + ' runs of ' +
         esc(D.database) + '; a test is marked \u2260 when its status differs between the runs ' +
-        'shown. Click a test for its output, its trace and what ptt check found in it.</p>' +
+        'shown, "slower" when its duration in the last run is more than ' + D.slower_percent +
+        '% above the first (--slower). Click a test for its output, its trace and what ptt check found in it.</p>' +
         runsTable() + '<h2>Comparison</h2>' + filters() +
         '<p class="note"><span id="shown"></span> of ' + D.tests.length + ' tests shown</p>' +
         '<div class="tablewrap"><table class="grid" id="cmp"></table></div>' +

@@ -227,7 +227,7 @@ static void show_head(const struct runs_info *r)
     printf("run %lld %s (%s), on %s, %s\n", r->id, r->name, r->format, r->machine, r->date);
     if (*r->command)
         printf("command: %s\n", r->command);
-    printf("%zu tests: ", r->tests);
+    printf("%zu test%s: ", r->tests, r->tests == 1 ? "" : "s");
     runs_counts_text(stdout, r);
     printf("\n\n");
 }

@@ -628,11 +628,16 @@ def test_report_page(three, tmp_path):
             pytest.fail("chromium is needed for the page's test (Debian: apt-get install chromium)")
         pytest.skip("chromium is not installed")
 
+    marked = []
+
     def rows(fragment=""):
         r = Rows(dump(chromium, page, tmp_path, fragment))
-        return r.head, [(re.sub(r"^\u2260 ", "", t), d, c) for t, d, c in r.rows]
+        marked[:] = [re.sub(r"^\u2260 ", "", t)[:-7] for t, _, _ in r.rows if t.endswith(" slower")]
+        return r.head, [(re.sub(r"^\u2260 |\s+slower$", "", t), d, c) for t, d, c in r.rows]
 
     head, every = rows()
+    # --slower (default 50%): the tests compare calls slower are marked so.
+    assert marked == [t["test"] for t in data["tests"] if t["slower"]] and marked, marked
     assert head == ["test", "a", "b", "c"]
     assert every == [
         (T("1-1"), True, ["PASS", "PASS", "FAIL"]),
@@ -768,3 +773,29 @@ def test_usage():
     one_line_error(run([PTT, "runs", "delete"]),
                    "ptt runs: 'delete' is not a subcommand: import, list, show, compare or report")
     one_line_error(run([PTT, "runs", "import"]), "ptt runs: import: which logs?")
+
+
+def test_names_and_control_characters(tmp_path):
+    """A run's id names it too: a --name that is a number is refused, a log named 1 makes the
+    run log-1 (run 1 stays reachable by its id). A log's control characters (a terminal's
+    escape sequences) are stored and shown as '?', but the newlines and tabs of an output."""
+    db = tmp_path / "r.db"
+    ptt_runs("import", f"--db={db}", "--name=first", DATA / "tap" / "basic.tap")
+    one_line_error(run([PTT, "runs", "import", f"--db={db}", "--name=1",
+                        DATA / "tap" / "basic.tap"]),
+                   "ptt runs: --name=1: give a name that is not a number")
+    one_line_error(run([PTT, "runs", "import", f"--db={db}", "--name=a\x1b[2Jb",
+                        DATA / "tap" / "basic.tap"]),
+                   "ptt runs: --name=...: give a name that is not a number")
+    evil = tmp_path / "1"
+    evil.write_bytes(b"TAP version 13\n1..1\nnot ok 1 - evil\x1b[2J name\n# out \x1b]0;pwned\x07"
+                     b"\n#\tand\ttabs\n")
+    p = ptt_runs("import", f"--db={db}", evil, rc=0)
+    assert p.stdout.startswith("run 2 log-1: 1 test: 1 FAIL")
+    assert show(db, "1")["run"]["name"] == "first"
+    doc = show(db, "log-1")
+    (t,) = doc["tests"]
+    assert t["test"] == "evil?[2J name"
+    assert t["output"] == "# out ?]0;pwned?\n#\tand\ttabs\n", t["output"]
+    text = ptt_runs("show", f"--db={db}", "-v", "log-1").stdout
+    assert "\x1b" not in text and "\x07" not in text and "evil?[2J name" in text
