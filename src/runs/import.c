@@ -84,9 +84,9 @@ static int parse_log(const char *path, const char *format, struct runs_log *log,
                  (size_t)(nul - text));
     else
         rc = f->parse(text, len, log, err, sizeof err);
-    if (rc)
+    if (rc || err[0]) /* an error, or a note on what was read */
         ptt_warn(CMD, "%s: %s", path, err);
-    else
+    if (!rc)
         *used = f->name;
     free(text);
     return rc;

@@ -25,6 +25,7 @@ struct rec {
     const char *raw;
     size_t raw_len;
     double seconds; /* REC_DURATION */
+    long total;     /* REC_SUMMARY: a directory's TOTAL line, else 0 */
 };
 
 /* run-tests.sh's messages, as it writes them after "execution: ". */
@@ -88,7 +89,7 @@ static int summary_line(const char *p, size_t len)
             while (k < len && (p[k] == '\t' || p[k] == ' '))
                 k++;
             if (k > strlen(*w) && k < len && strspn(p + k, "0123456789") == len - k)
-                return 1;
+                return **w == 'T' ? 1 + (int)strtol(p + k, NULL, 10) : 1;
         }
     return 0;
 }
@@ -101,8 +102,10 @@ static struct rec record(const char *p, size_t len)
     while (n < len && p[n] != ' ' && p[n] != '\t')
         n++;
     r.name = p;
-    if (summary_line(p, len)) {
+    int summary = summary_line(p, len);
+    if (summary) {
         r.kind = REC_SUMMARY;
+        r.total = summary - 1;
         return r;
     }
     if (n < 2 || n == len)
@@ -154,6 +157,7 @@ struct opts_state {
     struct runs_log *log;
     struct runs_test *out; /* the test whose output the lines are, or NULL */
     char top[128];         /* the first component of the names ("conformance/") */
+    long total, ran;       /* the summaries' TOTALs; the results named */
 };
 
 /* A record found glued to the end of an output line (a test that printed no final newline):
@@ -238,7 +242,15 @@ static int opts_parse(const char *text, size_t len, struct runs_log *log, char *
             runs_test_output(s.out, p, (size_t)(at - p));
         if (r.kind != REC_SUMMARY)
             apply(&s, &r);
+        s.total += r.kind == REC_SUMMARY ? r.total : 0;
+        s.ran += r.kind == REC_EXEC;
     }
+    if (s.total > s.ran) /* a note, not an error: what is named is imported */
+        snprintf(err, errlen,
+                 "its summaries count %ld tests, %ld of them named: run-tests.sh's standard "
+                 "output names only those that did not pass; its log file (logfile) names "
+                 "every one",
+                 s.total, s.ran);
     return 0;
 }
 

@@ -119,7 +119,10 @@ def test_opts_suite_log(tmp_path):
     db = tmp_path / "r.db"
     d = DATA / "opts"
     ptt_runs("import", f"--db={db}", "--name=log", d / "logfile.conformance-test")
-    ptt_runs("import", f"--db={db}", "--name=stdout", d / "make-test.out")
+    p = ptt_runs("import", f"--db={db}", "--name=stdout", d / "make-test.out")
+    assert p.stderr == (f"ptt runs: {d / 'make-test.out'}: its summaries count 15 tests, 4 of "
+                        "them named: run-tests.sh's standard output names only those that did "
+                        "not pass; its log file (logfile) names every one\n")
     log, out = show(db, "log"), show(db, "stdout")
     assert log["run"]["counts"] == SUITE_LOG_COUNTS
     assert all(t["duration"] is None for t in log["tests"])
