@@ -440,12 +440,12 @@ static void close_call(struct ptt_stats *s, struct thread *t, const struct ptt_e
         struct ptt_stat_object *o = &ob->pub;
         add_user(ob, ev->tid);
         hist_add(&o->wait, dur);
-        o->acquisitions++;
-        o->contended++;
+        o->acquisitions += !ended; /* a wait still open at the end: a wait, no acquisition */
+        o->contended += !ended;
         blocked_on(&t->pub, c->object, 0, id, dur);
         site_wait(o, c->site, dur);
-        what =
-            PTT_STAT_IV_WAIT | PTT_STAT_IV_ACQUIRED | PTT_STAT_IV_CONTENDED | PTT_STAT_IV_BLOCKED;
+        what = PTT_STAT_IV_WAIT | PTT_STAT_IV_BLOCKED |
+               (ended ? 0 : PTT_STAT_IV_ACQUIRED | PTT_STAT_IV_CONTENDED);
         break;
     }
     case R_BLOCK:
@@ -519,8 +519,19 @@ static inline struct thread *thread_of(struct ptt_stats *s, const struct ptt_ev 
     return t;
 }
 
+/* ptt trace's events about the session (a switch of recording, a dump, a hang report): of no
+ * thread of the program; ptt trace's pid is no process of it. */
+static int of_session(const struct ptt_ev *ev)
+{
+    uint16_t id = ev->id & PTT_EV_ID_MASK;
+    return !ev->serial && (id == PTT_EV_TRACE_CONTROL || id == PTT_EV_TRACE_DUMP ||
+                           id == PTT_EV_HANG_DETECTED || id == PTT_EV_HANG_BLOCKED);
+}
+
 void ptt_stats_event(struct ptt_stats *s, const struct ptt_ev *ev)
 {
+    if (of_session(ev))
+        return;
     if (ev->ns < s->from) {
         state_only(s, ev);
         return;

@@ -4,6 +4,7 @@ with its masks, and between the switches exactly the events they allow; ptt ctl 
 and its errors."""
 
 import collections
+import json
 
 from conftest import CLASSES, PTT, parse_raw, prog, run, view
 from robust_util import Live, ctl, ctl_ok, status_fields
@@ -78,6 +79,9 @@ def test_switches(tmp_path):
         expected[n] = {t: names for t, names in ((pid, main), (worker, wk)) if names}
     expected[len(STEPS) - 1] = {pid: ["PROCESS_EXIT"]}  # ptt trace's, after the stop
     assert {n: dict(v) for n, v in phases.items()} == expected
+    # ptt stat: the switches are the session's, ptt trace no process of the program.
+    threads = json.loads(run([PTT, "stat", "--format=json", path]).stdout)["threads"]
+    assert sorted(th["tid"] for th in threads) == sorted([pid, worker])
 
 
 def test_list_and_errors(tmp_path):

@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from conftest import PTT, SITES, SOURCE, parse_raw, prog, ptt_trace, run, trace_prog, view
+from conftest import PROGS, PTT, SITES, SOURCE, parse_raw, prog, ptt_trace, run, trace_prog, view
 from names_util import ptt_ok, ptt_usage_error, schema_errors, site_lines, stat_json
 from test_names import peak_kib
 from test_readahead import sanitized
@@ -586,3 +586,15 @@ def test_join_of_a_reused_handle(tmp_path):
     data = page_data(out.read_text())
     longest = max(data["spans"], key=lambda s: s[3])
     assert data["span_objects"][longest[4]] == "thread slow"
+
+
+def test_wait_never_returned(tmp_path):
+    """A condvar wait still open when the program is killed (a lost wake-up, --kill-on-hang): a
+    wait until then, no acquisition (docs/stat.md)."""
+    out = tmp_path / "t.ptt"
+    p = run([PTT, "trace", "-q", "-o", out, "--hang-timeout=0.5", "--kill-on-hang", "--",
+             PROGS / "check" / "check_lost_wakeup"])
+    assert p.returncode == 137, p.stderr
+    (c,) = [o for o in stat_json(out)["objects"] if o["kind"] == "cond"]
+    assert (c["name"], c["acquisitions"], c["contended"], c["wait_ns"]["count"]) == ("c", 0, 0, 1)
+    assert c["wait_ns"]["total"] >= 500 * 10**6  # until the kill, after the hang timeout
