@@ -61,6 +61,11 @@ void ptt_check_partial(struct ptt_check *c)
     c->partial = 1;
 }
 
+int ptt_check_attached(const struct ptt_check *c)
+{
+    return c->attached;
+}
+
 struct cthread *check_thread_table(struct ptt_check *c, int32_t pid, int32_t tid)
 {
     struct cthread *th =
@@ -355,6 +360,9 @@ int check_meta_event(struct ptt_check *c, struct cthread *th, const struct ptt_e
         c->partial = 1;
         return 1;
     case PTT_EV_TRACE_CONTROL: c->partial = 1; return 1;
+    case PTT_EV_THREAD_ATTACHED: /* objects made, locks taken before it: not in the trace */
+        c->partial = c->attached = 1;
+        return 1;
     case PTT_EV_CALL_BEFORE_ATTACH: /* what it did before the attach is not in the trace */
         th->complete = 0;
         return 0; /* the tracker marks the call */

@@ -60,6 +60,8 @@ struct ptt_check *ptt_check_new(const struct ptt_names *names);
  * classes left out): the rules that need them all (an unlock of a lock not held, a use of an
  * object never initialised) are off. */
 void ptt_check_partial(struct ptt_check *c);
+/* Whether the trace was recorded from an attach (ptt trace -p; partial then). */
+int ptt_check_attached(const struct ptt_check *c);
 /* Keep only the findings of the window from ns from on (what happens before is followed, not
  * reported); with no_end, the window ends before the trace: nothing is looked for at the end
  * (deadlocks, hangs: a thread waiting then may go on after). */

@@ -109,7 +109,8 @@ struct ptt_check {
     int64_t from;                /* ptt_check_window: findings before are not kept */
     int no_end;                  /* nor those of the end (the window ends before the trace) */
     struct ptt_finding *scratch; /* a finding before the window, filled and forgotten */
-    int partial; /* events were lost, or recording switched: "not held" cannot be told */
+    int partial;  /* events were lost, or recording switched: "not held" cannot be told */
+    int attached; /* ptt trace -p: what the threads did before the attach is not in the trace */
     const struct ptt_names *names;
     struct cproc *last_proc; /* the last process looked up */
     struct cobj *ocache[PTT_CHECK_OCACHE];

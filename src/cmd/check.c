@@ -362,6 +362,13 @@ static int check_run(struct ptt_reader *r, struct ptt_names *names, const char *
     ptt_progress_start("check", r);
     uint64_t nevents = check_read(r, names, c, flt, &ended);
     ptt_progress_end();
+    if (ptt_check_attached(c))
+        ptt_warn("check",
+                 "%s was recorded from an attach (ptt trace -p): what the program did before is "
+                 "not in it, and the rules that need every event are off (unlocks of locks not "
+                 "held, uses of objects never initialised or destroyed, locks held when a thread "
+                 "or process ends, condvar waits without their mutex)",
+                 path);
     /* a part that is not the last: the threads go on after it */
     ptt_check_window(c, ptt_filter_from(flt), !ended || later);
     size_t n;

@@ -143,6 +143,14 @@ def test_attach_record_detach(tmp_path):
     check_trace(tmp_path / "t.ptt", n)
     counts, _head = summary_counts(tmp_path / "t.ptt")
     assert (counts["SIGNAL_DELIVERED"], counts["SIGNAL_HANDLED"]) == (1, 1)  # libptt wrapped it
+    # ptt check: what the program did before the attach (objects made, locks taken) is not in
+    # the trace, which one line says; the rules that need it are off.
+    p = run([PTT, "check", tmp_path / "t.ptt"])
+    assert (p.returncode, p.stderr) == (0, (
+        f"ptt check: {tmp_path / 't.ptt'} was recorded from an attach (ptt trace -p): what the "
+        "program did before is not in it, and the rules that need every event are off (unlocks "
+        "of locks not held, uses of objects never initialised or destroyed, locks held when a "
+        "thread or process ends, condvar waits without their mutex)\n")), p.stdout
 
 
 def test_attach_twice(tmp_path):
