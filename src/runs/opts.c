@@ -205,6 +205,7 @@ static void apply(struct opts_state *s, const struct rec *r)
             free(t->raw);
             t->raw = ptt_must(strdup(raw));
             t->status = r->status;
+            t->duration = -1; /* the earlier run's is not this one's */
             t->output_len = t->output_cut = 0;
             t->output[0] = 0;
         }

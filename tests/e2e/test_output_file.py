@@ -167,7 +167,8 @@ def test_planted_fifo_refused(sticky, tmp_path):
         assert p.returncode == (125 if cmd[0] == "trace" else 2), (cmd, p.stderr)
         lines = p.stderr.splitlines()
         assert len(lines) == 1 and lines[0].startswith(
-            f"ptt {cmd[0]}: refusing to write through {fifo}: a special file of uid {ATTACKER}"), lines
+            f"ptt {cmd[0]}: refusing to write through {fifo}: a special file of uid "
+            f"{ATTACKER}"), lines
     mine = os.path.join(shared, "mine")
     assert as_uid(VICTIM, "mkfifo", mine).returncode == 0
     got = []

@@ -130,8 +130,8 @@ def stat_of_processes(t, kids):
     assert got == sorted((p, n) for p, o in objs.items() for n in o.values()), rows
     # ptt view says the exec and the leaf's program (a forked child maps nothing: its parent's).
     pid = kids["fork_exec"]
-    lines = [ln.split(f"Pid {pid}, Thread main ({pid}) ", 1)[1] for ln in
-             ptt_ok("view", f"--pid={pid}", "--event=PROCESS_START,MODULE_LOAD", t.path).splitlines()]
+    text = ptt_ok("view", f"--pid={pid}", "--event=PROCESS_START,MODULE_LOAD", t.path)
+    lines = [ln.split(f"Pid {pid}, Thread main ({pid}) ", 1)[1] for ln in text.splitlines()]
     said = [ln.split(",")[0] if ln.startswith("runs") else ln.split(" (")[0] for ln in lines
             if not ln.startswith("maps")]
     leaf = str(prog("proc_chain"))

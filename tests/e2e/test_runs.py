@@ -163,6 +163,19 @@ def test_opts_names_and_glued_lines(tmp_path):
     assert out[f"{OPTS}/pthread_x/4-1"] == "4-1.c:3: error: 'x' undeclared\n"
 
 
+def test_opts_test_run_again(tmp_path):
+    """A test the log has twice (run again): its last result, without the earlier duration."""
+    log = tmp_path / "log"
+    log.write_text(f"{OPTS}/pthread_x/pthread_x_1-1: execution: PASS\n"
+                   f"{OPTS}/pthread_x/pthread_x_1-1: duration: 0.5\n"
+                   f"{OPTS}/pthread_x/pthread_x_1-1: execution: FAILED: Output: \n"
+                   "again\n")
+    db = tmp_path / "r.db"
+    ptt_runs("import", f"--db={db}", "--name=r", log)
+    assert [(t["test"], t["status"], t["duration"], t["output"]) for t in show(db, "r")["tests"]] \
+        == [(f"{OPTS}/pthread_x/1-1", "FAIL", None, "again\n")]
+
+
 def test_tap_perl(tmp_path):
     """TAP from Perl's Test::More (basic.t): a failure and its diagnostics, a skip, a TODO."""
     db = tmp_path / "r.db"
