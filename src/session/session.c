@@ -223,6 +223,22 @@ static void deadlock_step(struct ptt_session *s, struct ptt_hang *h, struct hang
     }
 }
 
+/* A quiet program's threads blocked in calls may wait for one that is not in any (a server's
+ * pool waiting for work that its main thread, in epoll_wait, hands out): the first such thread
+ * said after the report, for the program may be idle rather than hung. */
+static void outside_calls(struct ptt_session *s, struct ptt_hang *h)
+{
+    int pids[1024];
+    char why[160] = "";
+    unsigned n = session_pids(s, h, pids, 1024);
+    ptt_hang_settled(h, pids, n, 1, NULL, 0);
+    if (!ptt_hang_settled(h, pids, n, 0, why, sizeof why) && why[0])
+        fprintf(stderr,
+                "ptt: hang: %s: the threads blocked may wait for it (a program that waits for "
+                "work in epoll, read or a sleep is idle, not hung)\n",
+                why);
+}
+
 static void hang_step(struct ptt_session *s, struct ptt_hang *h, struct hang_watch *w, size_t n,
                       uint64_t now)
 {
@@ -241,6 +257,8 @@ static void hang_step(struct ptt_session *s, struct ptt_hang *h, struct hang_wat
             w->reported = 1;
             if (s->flight)
                 dump(s, 2, NULL);
+            if (!s->kill_on_hang)
+                outside_calls(s, h);
         }
     }
     if (s->kill_on_hang)

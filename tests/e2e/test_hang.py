@@ -385,3 +385,19 @@ def test_exec_chain_frees_its_subbuffers(tmp_path):
     main = next(th for th in stat_json(t.path)["threads"] if th["tid"] == pid)
     assert main["blocked_ns"] < main["lifetime_ns"]
     assert abs(main["blocked_ns"] - waited) <= 300, (main, waited)
+
+
+def test_idle_pool_said_so(tmp_path):
+    """A pool of workers waiting for work on a condvar while main sleeps outside any traced call
+    (a server idle in epoll_wait): the report of the blocked workers goes on with main, which
+    they may wait for, and says an idle program is not hung."""
+    t = trace_prog(tmp_path, "idle_sleep", 1500, 3, opts=["--hang-timeout=0.5"], compare=False)
+    assert t.results == {"slept": "1500"}
+    lines = t.stderr.splitlines()
+    k = next(i for i, line in enumerate(lines) if HEAD_RE.match(line))
+    assert HEAD_RE.match(lines[k])[2] == "3", lines
+    assert all(ln.startswith("ptt:   pid ") and "pthread_cond_wait" in ln
+               for ln in lines[k + 1:k + 4]), lines
+    assert re.fullmatch(r"ptt: hang: pid (\d+) thread main \(\1\) is not in a traced call "
+                        r"\(state S\): the threads blocked may wait for it \(a program that waits "
+                        r"for work in epoll, read or a sleep is idle, not hung\)", lines[k + 4]), lines

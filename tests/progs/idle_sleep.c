@@ -1,9 +1,13 @@
-/* A program idle outside any traced call: idle_sleep MS
+/* A program idle outside any traced call: idle_sleep MS [WORKERS]
  * A thread locks and unlocks a mutex and ends, main joins it, sleeps MS ms in sleep(3)-like
- * nanosleep (not traced), then locks and unlocks the mutex again. */
+ * nanosleep (not traced), then locks and unlocks the mutex again. With WORKERS, that many
+ * threads wait on a condvar meanwhile, as a server's pool waits for work its main thread hands
+ * out: main wakes them after the sleep, and joins them. */
 #include "progs.h"
 
 static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t work = PTHREAD_COND_INITIALIZER;
+static int parked, done;
 
 static void *once(void *arg)
 {
@@ -12,21 +16,45 @@ static void *once(void *arg)
     return arg;
 }
 
+static void *worker(void *arg)
+{
+    pthread_mutex_lock(&m);
+    parked++;
+    while (!done)
+        pthread_cond_wait(&work, &m);
+    pthread_mutex_unlock(&m);
+    return arg;
+}
+
 int main(int argc, char **argv)
 {
-    long ms;
-    if (argc != 2 || (ms = atol(argv[1])) < 0) {
-        fprintf(stderr, "usage: idle_sleep MS\n");
+    long ms, workers = argc == 3 ? atol(argv[2]) : 0;
+    if (argc < 2 || argc > 3 || (ms = atol(argv[1])) < 0 || workers < 0 || workers > 64) {
+        fprintf(stderr, "usage: idle_sleep MS [WORKERS]\n");
         return 2;
     }
-    pthread_t th;
+    pthread_t th, pool[64];
     CHECK(pthread_create(&th, NULL, once, NULL));
     CHECK(pthread_join(th, NULL));
+    for (long i = 0; i < workers; i++)
+        CHECK(pthread_create(&pool[i], NULL, worker, NULL));
+    for (int all = !workers; !all;) { /* every worker waiting before the sleep */
+        pthread_mutex_lock(&m);
+        all = parked == workers;
+        pthread_mutex_unlock(&m);
+        if (!all)
+            usleep(1000);
+    }
     struct timespec d = {ms / 1000, (ms % 1000) * 1000000};
     while (nanosleep(&d, &d))
         ;
     pthread_mutex_lock(&m);
+    done = 1;
+    if (workers)
+        pthread_cond_broadcast(&work);
     pthread_mutex_unlock(&m);
+    for (long i = 0; i < workers; i++)
+        CHECK(pthread_join(pool[i], NULL));
     put_line("slept=%ld", ms);
     return 0;
 }
