@@ -113,10 +113,14 @@ static void control(void *arg, const char *req, char *reply, size_t len)
             snprintf(reply, len, "ok: %llu events written to %s so far\n",
                      (unsigned long long)s->w.events, s->output);
         }
+    } else if (!strcmp(req, "detach")) {
+        snprintf(reply, len,
+                 "error: detach is for a session of ptt trace -p; this one runs its program "
+                 "(stop switches recording off)\n");
     } else {
         snprintf(reply, len,
                  "error: unknown request '%s' (status, start, stop, level light|full, events "
-                 "CLASS,..., dump)\n",
+                 "CLASS,..., dump, detach)\n",
                  req);
     }
 }

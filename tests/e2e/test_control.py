@@ -92,13 +92,16 @@ def test_list_and_errors(tmp_path):
     uid = session.split("-")[1]
     for args in (["ptt-0-1", "status"], [f"ptt-{uid}-999999999", "status"], [session, "bogus"],
                  [session, "level", "medium"], [session, "events", "mutex,nosuch"], ["list", "x"],
-                 [session], []):
+                 [session, "detach"], [session], []):
         p = ctl(*args)
         assert p.returncode == 2 and p.stdout == "", f"ptt ctl {args}: {p.returncode}"
         lines = p.stderr.splitlines()
         assert len(lines) == 1 and lines[0].startswith("ptt ctl: "), f"ptt ctl {args}: {lines}"
     assert "unknown event class 'nosuch'" in ctl(session, "events", "mutex,nosuch").stderr
     assert "unknown request 'bogus'" in ctl(session, "bogus").stderr
+    assert ctl(session, "detach").stderr == (
+        "ptt ctl: detach is for a session of ptt trace -p; this one runs its program (stop "
+        "switches recording off)\n")
     # the failed requests changed nothing
     st = status_fields(ctl_ok(session, "status"))
     assert st["events"] == ALL_BUT_KEY and st["recording"] == "off"
