@@ -49,7 +49,11 @@ static void print_summary(struct ptt_reader *r, const char *path, const uint64_t
                    ptt_lost_text(why, sizeof why, end->lost, sum ? end->lost_why : NULL,
                                  end->lost_unmarked));
         }
-        printf("exit:      %d\n", end->exit_status);
+        if (counts[PTT_EV_THREAD_ATTACHED]) /* ptt trace -p: 0 or 125, its own */
+            printf("exit:      none: ptt trace attached to the process (-p); %s\n",
+                   end->exit_status ? "it could not detach" : "it detached, or the process ended");
+        else
+            printf("exit:      %d\n", end->exit_status);
     } else if (parts && parts->continued)
         printf("end:       in a later part (not read)\n");
     else

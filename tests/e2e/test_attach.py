@@ -115,8 +115,11 @@ def sites(path):
 
 
 def check_trace(path, n):
-    """Exactly the n lock calls made while attached, named by their sites in attach_loop.c."""
-    counts, _head = summary_counts(path)
+    """Exactly the n lock calls made while attached, named by their sites in attach_loop.c; the
+    summary gives no exit status of the process, which ptt trace did not start."""
+    counts, head = summary_counts(path)
+    assert head["exit"] == "none: ptt trace attached to the process (-p); it detached, or the " \
+        "process ended", head
     assert {name: counts[name] for name in CALLS} == {name: n for name in CALLS}
     assert counts["PROCESS_START"] == 1
     assert counts["THREAD_ATTACHED"] == 3  # main and the two workers, as they were at attach
