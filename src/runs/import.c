@@ -56,6 +56,10 @@ static char *read_log(const char *path, size_t *len, time_t *mtime)
         return NULL;
     }
     buf[n] = 0;
+    if (n >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3)) { /* UTF-8's byte-order mark: no text */
+        memmove(buf, buf + 3, n - 2);
+        n -= 3;
+    }
     *len = n;
     return buf;
 }

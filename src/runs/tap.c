@@ -202,8 +202,8 @@ static int tap_parse(const char *text, size_t len, struct runs_log *log, char *e
         return -1;
     }
     if ((size_t)s.plan != s.tests) {
-        snprintf(err, errlen, "the plan is 1..%ld but %zu tests ran: the log is cut short", s.plan,
-                 s.tests);
+        snprintf(err, errlen, "the plan is 1..%ld but %zu tests ran: %s", s.plan, s.tests,
+                 (size_t)s.plan > s.tests ? "the log is cut short" : "more than it says");
         return -1;
     }
     if (!s.tests) {

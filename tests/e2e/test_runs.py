@@ -176,6 +176,15 @@ def test_opts_test_run_again(tmp_path):
         == [(f"{OPTS}/pthread_x/1-1", "FAIL", None, "again\n")]
 
 
+def test_byte_order_mark(tmp_path):
+    """A log that begins with UTF-8's byte-order mark (as some Windows tools write) reads as
+    without it."""
+    log = tmp_path / "bom.tap"
+    log.write_bytes(b"\xef\xbb\xbf" + (DATA / "tap" / "basic.tap").read_bytes())
+    p = ptt_runs("import", f"--db={tmp_path / 'r.db'}", log)
+    assert p.stdout == "run 1 bom.tap: 7 tests: 3 PASS, 2 FAIL, 1 SKIP, 1 XFAIL\n"
+
+
 def test_tap_perl(tmp_path):
     """TAP from Perl's Test::More (basic.t): a failure and its diagnostics, a skip, a TODO."""
     db = tmp_path / "r.db"
@@ -391,6 +400,8 @@ def cut_logs(tmp_path):
                       "line 3 is not a line of an OPTS log: 'random words'"),
         "tap-cut": (b"TAP version 13\n1..5\nok 1 - a\nok 2 - b\n", (),
                     "the plan is 1..5 but 2 tests ran: the log is cut short"),
+        "tap-more": (b"1..1\nok 1 - a\nok 2 - b\n", (),
+                     "the plan is 1..1 but 2 tests ran: more than it says"),
         "tap-noplan": (b"ok 1 - a\nnot ok 2 - b\n", (),
                        "no plan (1..N) after 2 tests: the log is cut short"),
         "junit-cut": (pytest_xml[: len(pytest_xml) // 2], (),
