@@ -262,6 +262,7 @@ static const struct {
         "       ptt ctl SESSION level light | level full\n"
         "       ptt ctl SESSION events CLASS,...\n"
         "       ptt ctl SESSION dump\n"
+        "       ptt ctl SESSION detach\n"
         "Act on a running ptt trace session: SESSION is the name ptt trace printed at start\n"
         "(ptt-UID-PID) or the pid of that ptt trace; 'ptt ctl list' lists this user's sessions.\n"
         "\n"
