@@ -34,7 +34,10 @@ static const char *dur(char *buf, size_t len, double ns, double ref, int digits)
     const char *u = unit_of(strtod(r, NULL), &size);
     ns = ns + 0.0; /* no -0 */
     int keep = digits < 0 && size > 1;
-    snprintf(buf, len, keep ? "%#.*g" : "%.*g", abs(digits), ns / size);
+    if (fabs(ns / size) >= pow(10, abs(digits))) /* 175 of a unit, not 1.8e+02 */
+        snprintf(buf, len, "%.0f", ns / size);
+    else
+        snprintf(buf, len, keep ? "%#.*g" : "%.*g", abs(digits), ns / size);
     size_t k = strlen(buf);
     if (k && buf[k - 1] == '.')
         buf[--k] = 0;

@@ -65,6 +65,14 @@ def test_known_models(model, opts, verdict, rc):
         assert line.startswith("verdict:  constant: no significant change with N"), line
 
 
+def test_interval_in_the_unit():
+    """A confidence interval of three digits in the coefficient's unit is written as such, not
+    in exponent notation (1.8e+02ns)."""
+    p = fake("scatter", "--to=1000", "--repeat=3")
+    assert p.returncode == 0, p.stderr
+    assert "          a = 500ns ± 175ns (95% confidence interval)\n" in p.stdout, p.stdout
+
+
 def test_json(tmp_path):
     """Every field, and the samples: those printed after the warm-up, N as {} and $PTT_SCAL_N."""
     out = tmp_path / "r.json"
