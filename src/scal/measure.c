@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <ctype.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -300,6 +301,10 @@ static int parse_duration(const char *line, double *ns)
     if (!*p || *p == '#')
         return 0;
     char *end;
+    /* A decimal number: strtod's hexadecimal (0x10), inf and nan are none */
+    if (!(isdigit((unsigned char)*p) || (*p == '.' && isdigit((unsigned char)p[1]))) ||
+        (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')))
+        return -1;
     double v = strtod(p, &end), scale = 1;
     if (end == p)
         return -1;

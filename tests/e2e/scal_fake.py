@@ -6,8 +6,9 @@ both as its argument (ptt scal's {}, after any '=') and as $PTT_SCAL_N; with $SC
 to that file.
 
 MODEL: constant, log, linear, quadratic, scatter (durations), or, to test failures: 'exit3'
-(exits with status 3), 'garbage' (prints a line that is no duration), 'few' (prints the warm-up
-only), 'hang' (writes its pid and a child's to $SCAL_PIDS, then sleeps)."""
+(exits with status 3), 'garbage', 'hex', 'nan' (print a line that is no duration: 12.5
+parsecs, 0x10, nan), 'few' (prints the warm-up only), 'hang' (writes its pid and a child's to
+$SCAL_PIDS, then sleeps)."""
 import math
 import os
 import subprocess
@@ -43,8 +44,8 @@ def main():
     warmup = int(os.environ["PTT_SCAL_WARMUP"])
     if model == "exit3":
         sys.exit(3)
-    if model == "garbage":
-        print("12.5 parsecs")
+    if model in ("garbage", "hex", "nan"):  # none is a duration
+        print({"garbage": "12.5 parsecs", "hex": "0x10", "nan": "nan"}[model])
         return
     if model == "hang":
         child = subprocess.Popen(["sleep", "60"])

@@ -202,6 +202,10 @@ FAILING = [
                     "(nanoseconds, or a number with ns, us, ms or s)"),
     ("few", ["--warmup=2"], "the command printed 2 durations at N=1: none left after the 2 of "
                             "--warmup"),
+    ("hex", [], "the command printed '0x10' (line 1 at N=1): not a duration (nanoseconds, or a "
+                "number with ns, us, ms or s)"),
+    ("nan", [], "the command printed 'nan' (line 1 at N=1): not a duration (nanoseconds, or a "
+                "number with ns, us, ms or s)"),
 ]
 
 
