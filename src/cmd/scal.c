@@ -247,11 +247,14 @@ static int cmp_long(const void *a, const void *b)
 /* --values=N,N,...: *n of them into v (room for 1000). */
 static int list_values(const char *list, long min, long max, long *v, size_t *n)
 {
-    char *copy = ptt_must(strdup(list)), *save = NULL, *tok;
+    char *copy = ptt_must(strdup(list)), *rest = copy, *tok;
     int rc = 0;
     *n = 0;
-    for (tok = strtok_r(copy, ",", &save); tok && !rc; tok = strtok_r(NULL, ",", &save))
-        if (*n == 1000) {
+    while (!rc && (tok = strsep(&rest, ","))) /* an empty value too: 1,2,,3 is a slip */
+        if (!*tok) {
+            ptt_warn("scal", "--values=%s: a value is empty", list);
+            rc = -1;
+        } else if (*n == 1000) {
             ptt_warn("scal", "--values: at most 1000 values");
             rc = -1;
         } else

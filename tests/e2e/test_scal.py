@@ -174,7 +174,8 @@ BAD = [
      "--from=0 --to=1000: give 0 <= FROM < TO and FROM >= 1 (geometric)"),
     (["--probe=key_create", "--values=1,2,2,3"], "3 distinct values of N: at least 5 are needed"),
     (["--probe=key_create", "--values=1,2,x"], "--values=x: give a whole number from 0 to 1000"),
-    (["--probe=key_create", "--values=,"], "0 distinct values of N: at least 5 are needed"),
+    (["--probe=key_create", "--values=,"], "--values=,: a value is empty"),
+    (["--probe=key_create", "--values=1,2,,3,4,5"], "--values=1,2,,3,4,5: a value is empty"),
     (["--probe=key_create", "--timeout=0"], "--timeout=0: give seconds, above 0 and at most "
                                             "1000000"),
     (["--probe=key_create", "--values=1,2,3,4,5", "--from=1"],
