@@ -776,13 +776,13 @@ struct probe {
     uint64_t size;
     uint32_t header_size;
     unsigned number;
-    uid_t owner;
+    int present, left_out; /* the name exists; it is another user's, not read */
+    uid_t owner;           /* the name's (a link's own, a FIFO's...) */
     char set[32];
 };
 
 static void probe_part(const char *name, struct probe *p, char *e, size_t elen)
 {
-    memset(p, 0, sizeof *p);
     /* ptt trace writes a part as a regular file, never through a link: a FIFO is not waited for
      * (O_NONBLOCK: no effect on a regular file's reads), a link not followed, neither read */
     int fd = open(name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
@@ -794,7 +794,6 @@ static void probe_part(const char *name, struct probe *p, char *e, size_t elen)
         snprintf(e, elen, "%s: not a regular file, not a part", name);
     } else {
         p->size = (uint64_t)st.st_size;
-        p->owner = st.st_uid;
         p->header_size = check_header(fd, p->size, name, e, elen);
         if (p->header_size)
             part_keys(fd, p->header_size, p->set, sizeof p->set, &p->number);
@@ -811,18 +810,17 @@ static int parts_owner(const char *path, struct probe *pr, const unsigned *nums,
                        char *err, size_t errlen)
 {
     uid_t me = geteuid(), owner = me;
-    int mine = 0;
+    int mine = 0, chosen = 0;
     unsigned other = 0, first = 0;
     for (unsigned k = 0; k < n; k++)
-        if (pr[k].header_size)
-            mine |= pr[k].owner == me;
+        mine |= pr[k].present && pr[k].owner == me;
     for (unsigned k = n; k-- > 0;) {
-        if (!pr[k].header_size)
+        if (!pr[k].present)
             continue;
-        if (!mine && owner == me)
-            owner = pr[k].owner; /* the highest-numbered part's */
-        if (pr[k].owner != owner) {
-            pr[k].number = pr[k].header_size = 0;
+        if (!mine && !chosen++)
+            owner = pr[k].owner;    /* the highest-numbered part's */
+        if (pr[k].owner != owner) { /* left out, whatever it is (junk, a FIFO, a link) */
+            pr[k].left_out = 1;
             other++;
             first = k;
         }
@@ -848,13 +846,17 @@ static int open_parts(struct ptt_reader *r, const char *path, const unsigned *nu
 {
     char name[PATH_MAX + 16], set[32] = "", e[PATH_MAX + 256] = "";
     struct probe *pr = ptt_must(calloc(n, sizeof *pr));
-    for (unsigned k = n; k-- > 0;)
-        if (!ptt_part_name(name, sizeof name, path, nums[k]))
-            probe_part(name, &pr[k], e + strlen(e), e[0] ? 0 : sizeof e);
+    struct stat st;
+    for (unsigned k = n; k-- > 0;) /* whose each is, before anything is read */
+        if (!ptt_part_name(name, sizeof name, path, nums[k]) && !lstat(name, &st))
+            pr[k].present = 1, pr[k].owner = st.st_uid;
     if (parts_owner(path, pr, nums, n, err, errlen)) {
         free(pr);
         return -1;
     }
+    for (unsigned k = n; k-- > 0;)
+        if (pr[k].present && !pr[k].left_out && !ptt_part_name(name, sizeof name, path, nums[k]))
+            probe_part(name, &pr[k], e + strlen(e), e[0] ? 0 : sizeof e);
     for (unsigned k = n; k-- > 0;) {
         if (pr[k].header_size && pr[k].set[0] && pr[k].number == nums[k] &&
             (!set[0] || !strcmp(set, pr[k].set)))

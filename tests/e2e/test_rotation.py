@@ -521,19 +521,25 @@ def test_parts_of_another_user(flood, sticky):
         shutil.copy(f, tmp_path / f.name)
     for k in (1, 2):  # the same set, so that read they would count twice
         renumber(parts[k - 1], tmp_path / f"rot.ptt.{n + k}", n + k)
-        os.chown(tmp_path / f"rot.ptt.{n + k}", ATTACKER, ATTACKER)
     for f in tmp_path.iterdir():  # readable by VICTIM, who reads another's trace below
         f.chmod(0o644)
+    # What would stop the reading if it were read: unreadable junk, a FIFO, a link.
+    (tmp_path / f"rot.ptt.{n + 3}").write_text("junk")
+    os.mkfifo(tmp_path / f"rot.ptt.{n + 4}")
+    os.symlink("/etc/passwd", tmp_path / f"rot.ptt.{n + 5}")
+    for k in range(1, 6):
+        os.chown(tmp_path / f"rot.ptt.{n + k}", ATTACKER, ATTACKER, follow_symlinks=False)
+    (tmp_path / f"rot.ptt.{n + 3}").chmod(0o600)
     base = tmp_path / "rot.ptt"
     p = read("--summary", base)
-    assert p.stderr == (f"ptt view: {base}: 2 parts of another user left out ({base}.{n + 1}, "
+    assert p.stderr == (f"ptt view: {base}: 5 parts of another user left out ({base}.{n + 1}, "
                         f"uid {ATTACKER})\n")
     assert counts(base) == counts(d / "rot.ptt")
     p = run(as_uid(VICTIM, PTT, "view", "--summary", base))
     assert p.returncode == 2 and p.stdout == ""
     assert p.stderr == (f"ptt view: {base}: its parts {base}.N belong to different users, none "
                         "of them you: give the name of one part\n")
-    for k in (1, 2):
+    for k in range(1, 6):
         os.unlink(tmp_path / f"rot.ptt.{n + k}")
     p = run(as_uid(VICTIM, PTT, "view", "--summary", base))
     assert p.returncode == 0 and p.stderr == "", p.stderr
