@@ -783,6 +783,7 @@ static int give_pool(struct ptt_session *s, pid_t pid)
     snprintf(path, sizeof path, "/proc/%d", (int)pid);
     if (geteuid() != 0 || stat(path, &st) || st.st_uid == 0)
         return 0;
+    ptt_pool_guard(s->d.pool, s->d.size); /* its new owner can shrink it, from the fchown on */
     int fd = shm_open(s->d.shm_name, O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0);
     if (fd < 0 || fchown(fd, st.st_uid, st.st_gid)) {
         ptt_warn("trace", "cannot give the pool to uid %u: %s", (unsigned)st.st_uid,
@@ -792,7 +793,6 @@ static int give_pool(struct ptt_session *s, pid_t pid)
         return -1;
     }
     close(fd);
-    ptt_pool_guard(s->d.pool, s->d.size); /* its new owner can shrink it */
     return 0;
 }
 

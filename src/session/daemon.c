@@ -179,6 +179,11 @@ static void on_pool_fault(int sig, siginfo_t *si, void *ctx)
 {
     (void)ctx;
     char *a = si->si_addr;
+    if (si->si_code <= 0) { /* sent (kill, sigqueue), not a fault: what it would have done */
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return;
+    }
     if (guard_base && a >= guard_base && a < guard_base + guard_len &&
         mmap(guard_base, guard_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
              -1, 0) != MAP_FAILED) {
@@ -499,7 +504,7 @@ static void take(struct ptt_daemon *d, const struct ptt_desc *b, uint32_t i, int
     x->c = (struct ptt_rec_chunk){{0, 0}, b->pid,     b->tid, b->serial,
                                   b->seq, b->base_ts, 0,      PTT_CHUNK_COMPACT};
     uint32_t counted = b->nevents; /* a record is 2 bytes at least, 2 events in 4 for a call */
-    if (ready && !(b->flags & PTT_DESC_WALK) && counted <= len) {
+    if (ready && !(b->flags & PTT_DESC_WALK) && counted <= len / 2) {
         x->c.nevents = counted;
         d->lost_marked += b->marked;
         x->named = (b->flags & PTT_DESC_NAMED) != 0;
@@ -633,6 +638,8 @@ void ptt_daemon_destroy(struct ptt_daemon *d)
     if (!d->pool)
         return;
     ptt_pool_abandon(d->pool);
+    if (guard_base == (char *)d->pool) /* nothing mapped there later is the pool */
+        guard_base = NULL;
     munmap(d->pool, d->size);
     shm_unlink(d->shm_name);
     d->pool = NULL;

@@ -100,10 +100,12 @@ void ptt_daemon_process_exec(struct ptt_daemon *d, int pid, uint32_t before);
 void ptt_daemon_events(struct ptt_daemon *d, int pid, unsigned n, const uint16_t *ids,
                        const unsigned *nargs, const uint64_t *args);
 /* ptt trace -p as root gives the pool to the traced process's user, who can then shrink it
- * (ftruncate): the pages cut off would fault (SIGBUS) where ptt trace or its guardian reads them.
- * Guarded, the first such fault replaces the whole mapping at base (len bytes) by zeroed private
- * memory, so that the access reads zeros and ptt_pool_cut() says so; a fault elsewhere is what it
- * would have been. One mapping per process. */
+ * (ftruncate): the pages cut off would fault (SIGBUS) where ptt trace reads them. Guarded, the
+ * first such fault replaces the whole mapping at base (len bytes) by zeroed private memory, so
+ * that the access reads zeros and ptt_pool_cut() says so; a fault elsewhere, and a SIGBUS sent,
+ * is what it would have been. One mapping per process, forgotten when the pool is unmapped.
+ * (The guardian maps the pool only to reserve it as the writers need it, which no -p session
+ * asks of it.) */
 void ptt_pool_guard(void *base, size_t len);
 int ptt_pool_cut(void);
 /* The session is over: mark the pool abandoned (processes that outlive the session stop

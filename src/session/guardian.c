@@ -169,7 +169,6 @@ static void rest_open(const char *first)
         (size_t)st.st_size >= sizeof(struct ptt_pool)) {
         void *m = mmap(0, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         if (m != MAP_FAILED && geom_of(m, (uint64_t)st.st_size, &rest.g)) {
-            ptt_pool_guard(m, (size_t)st.st_size); /* shrunk under ptt trace -p: zeros */
             rest.fd = fd;
             rest.from = (uint32_t)strtoul(first, NULL, 10);
             rest.since = mono_ms();

@@ -507,6 +507,20 @@ def test_root_pool_shrunk_by_its_user(tmp_path, size):
     loop.live.p.wait(timeout=60)
 
 
+@pytest.mark.skipif(os.getuid() != 0 or not shutil.which("setpriv"),
+                    reason="needs root and setpriv to run the program as another user")
+def test_root_sigbus_sent_is_not_a_cut(tmp_path):
+    """A SIGBUS sent to ptt trace -p (kill), not a fault in the pool: it does what it does to
+    any program, ptt trace dies of it; the program goes on (test_root_attaches_other_user)."""
+    loop = Loop(["setpriv", "--reuid=12001", "--regid=12001", "--clear-groups"])
+    a = Attach(loop.pid, tmp_path / "t.ptt")
+    a.p.send_signal(signal.SIGBUS)
+    rc, err = a.end(None)
+    assert rc == -signal.SIGBUS, err
+    assert loop.phase(0.1) > 0
+    loop.finish()
+
+
 def test_bad_requests(tmp_path):
     p = run([PTT, "trace", "-p", "999999999", "-o", tmp_path / "t.ptt"])
     assert (p.returncode, p.stderr) == (125, "ptt trace: no process 999999999\n")
