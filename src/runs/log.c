@@ -103,11 +103,31 @@ static size_t *slot_of(struct runs_log *log, const char *name, size_t len)
     }
 }
 
+/* Control characters of a log as '?': a terminal's escape sequences in a test's name or output
+ * would reach the terminal of whoever shows the run; lines: tabs and newlines kept. */
+static void clean(char *s, size_t n, int lines)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if ((c < 0x20 || c == 0x7f) && !(lines && (c == '\n' || c == '\t')))
+            s[i] = '?';
+    }
+}
+
 struct runs_test *runs_log_find(struct runs_log *log, const char *name, size_t len)
 {
     if (!log->index_cap)
         return NULL;
-    size_t k = *slot_of(log, name, len);
+    char small[256], *cleaned = NULL; /* names are stored clean: looked up so */
+    for (size_t i = 0; i < len && !cleaned; i++)
+        if ((unsigned char)name[i] < 0x20 || name[i] == 0x7f) {
+            cleaned = len < sizeof small ? small : ptt_must(malloc(len));
+            memcpy(cleaned, name, len);
+            clean(cleaned, len, 0);
+        }
+    size_t k = *slot_of(log, cleaned ? cleaned : name, len);
+    if (cleaned != small)
+        free(cleaned);
     return k ? &log->tests[k - 1] : NULL;
 }
 
@@ -125,17 +145,6 @@ static void grow(struct runs_log *log)
     log->index = ptt_must(calloc(log->index_cap, sizeof *log->index));
     for (size_t k = 0; k < log->n; k++)
         *slot_of(log, log->tests[k].name, strlen(log->tests[k].name)) = k + 1;
-}
-
-/* Control characters of a log as '?': a terminal's escape sequences in a test's name or output
- * would reach the terminal of whoever shows the run; lines: tabs and newlines kept. */
-static void clean(char *s, size_t n, int lines)
-{
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if ((c < 0x20 || c == 0x7f) && !(lines && (c == '\n' || c == '\t')))
-            s[i] = '?';
-    }
 }
 
 struct runs_test *runs_log_add(struct runs_log *log, const char *name, size_t len, int status,

@@ -8,6 +8,7 @@
  * SKIPPING" and the compiler's messages). make opts's runner adds "NAME: duration: SECONDS"
  * after each test. A test is named after its source file: .../sem_wait/3-1. */
 #define _GNU_SOURCE
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,9 +74,11 @@ static int exec_status(const char *p, size_t len, struct rec *r)
     return 0;
 }
 
-/* The summary run-tests.sh prints for each directory, when its standard output is imported. */
-static int summary_line(const char *p, size_t len)
+/* The summary run-tests.sh prints for each directory, when its standard output is imported;
+ * *total: the count of its TOTAL line, else 0. */
+static int summary_line(const char *p, size_t len, long *total)
 {
+    *total = 0;
     size_t i = 0;
     while (i < len && p[i] == '*')
         i++;
@@ -88,8 +91,11 @@ static int summary_line(const char *p, size_t len)
             size_t k = strlen(*w);
             while (k < len && (p[k] == '\t' || p[k] == ' '))
                 k++;
-            if (k > strlen(*w) && k < len && strspn(p + k, "0123456789") == len - k)
-                return **w == 'T' ? 1 + (int)strtol(p + k, NULL, 10) : 1;
+            if (k > strlen(*w) && k < len && strspn(p + k, "0123456789") == len - k) {
+                if (**w == 'T')
+                    *total = strtol(p + k, NULL, 10); /* LONG_MAX at most */
+                return 1;
+            }
         }
     return 0;
 }
@@ -102,10 +108,8 @@ static struct rec record(const char *p, size_t len)
     while (n < len && p[n] != ' ' && p[n] != '\t')
         n++;
     r.name = p;
-    int summary = summary_line(p, len);
-    if (summary) {
+    if (summary_line(p, len, &r.total)) {
         r.kind = REC_SUMMARY;
-        r.total = summary - 1;
         return r;
     }
     if (n < 2 || n == len)
@@ -157,7 +161,8 @@ struct opts_state {
     struct runs_log *log;
     struct runs_test *out; /* the test whose output the lines are, or NULL */
     char top[128];         /* the first component of the names ("conformance/") */
-    long total, ran;       /* the summaries' TOTALs; the results named */
+    long total;            /* the summaries' TOTALs */
+    size_t ran;            /* the tests with a result, each once */
 };
 
 /* A record found glued to the end of an output line (a test that printed no final newline):
@@ -199,9 +204,10 @@ static void apply(struct opts_state *s, const struct rec *r)
     } else if (r->kind == REC_EXEC) {
         char raw[64];
         snprintf(raw, sizeof raw, "%.*s", (int)r->raw_len, r->raw);
-        if (!t)
+        if (!t) {
             t = runs_log_add(s->log, name, strlen(name), r->status, raw);
-        else { /* the build failed and a test ran all the same, or a log given twice */
+            s->ran++;
+        } else { /* the build failed and a test ran all the same, or a log given twice */
             free(t->raw);
             t->raw = ptt_must(strdup(raw));
             t->status = r->status;
@@ -243,12 +249,12 @@ static int opts_parse(const char *text, size_t len, struct runs_log *log, char *
             runs_test_output(s.out, p, (size_t)(at - p));
         if (r.kind != REC_SUMMARY)
             apply(&s, &r);
-        s.total += r.kind == REC_SUMMARY ? r.total : 0;
-        s.ran += r.kind == REC_EXEC;
+        if (r.kind == REC_SUMMARY && r.total <= LONG_MAX - s.total)
+            s.total += r.total;
     }
-    if (s.total > s.ran) /* a note, not an error: what is named is imported */
+    if (s.total > (long)s.ran) /* a note, not an error: what is named is imported */
         snprintf(err, errlen,
-                 "its summaries count %ld tests, %ld of them named: run-tests.sh's standard "
+                 "its summaries count %ld tests, %zu of them named: run-tests.sh's standard "
                  "output names only those that did not pass; its log file (logfile) names "
                  "every one",
                  s.total, s.ran);

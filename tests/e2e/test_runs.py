@@ -164,16 +164,25 @@ def test_opts_names_and_glued_lines(tmp_path):
 
 
 def test_opts_test_run_again(tmp_path):
-    """A test the log has twice (run again): its last result, without the earlier duration."""
+    """A test the log has twice (run again): its last result, without the earlier duration; so
+    for a name with a control character too (stored as '?', looked up so). A summary's TOTAL
+    too large for an int is still a summary line."""
     log = tmp_path / "log"
     log.write_text(f"{OPTS}/pthread_x/pthread_x_1-1: execution: PASS\n"
                    f"{OPTS}/pthread_x/pthread_x_1-1: duration: 0.5\n"
                    f"{OPTS}/pthread_x/pthread_x_1-1: execution: FAILED: Output: \n"
-                   "again\n")
+                   "again\n"
+                   f"{OPTS}/pthread_x/pthread_x_2\x1b-1: execution: PASS\n"
+                   f"{OPTS}/pthread_x/pthread_x_2\x1b-1: duration: 0.25\n"
+                   "TOTAL\t\t4294967297\n")
     db = tmp_path / "r.db"
-    ptt_runs("import", f"--db={db}", "--name=r", log)
+    p = ptt_runs("import", f"--db={db}", "--name=r", log)
+    assert p.stderr == (f"ptt runs: {log}: its summaries count 4294967297 tests, 2 of them "
+                        "named: run-tests.sh's standard output names only those that did not "
+                        "pass; its log file (logfile) names every one\n")
     assert [(t["test"], t["status"], t["duration"], t["output"]) for t in show(db, "r")["tests"]] \
-        == [(f"{OPTS}/pthread_x/1-1", "FAIL", None, "again\n")]
+        == [(f"{OPTS}/pthread_x/1-1", "FAIL", None, "again\n"),
+            (f"{OPTS}/pthread_x/2?-1", "PASS", 0.25, "")]
 
 
 def test_byte_order_mark(tmp_path):
