@@ -196,7 +196,6 @@ static int link_traces(const struct runs_import_opts *o, struct runs_log *log, i
     return o->trace_map ? trace_map(o->trace_map, log, linked) : 0;
 }
 
-/* The run's name: --name, else the first log's file name, made unique with -2, -3... */
 /* Whether a name is a whole number: a run's id names it too, and a name wins over an id. */
 static int numeric(const char *s)
 {
@@ -211,6 +210,8 @@ static int has_control(const char *s)
     return 0;
 }
 
+/* The run's name: --name, else the first log's file name (log-N for a number, its control
+ * characters as '?'), made unique with -2, -3... */
 static char *run_name(struct runs_db *d, const struct runs_import_opts *o, const char *log)
 {
     if (o->name && (numeric(o->name) || has_control(o->name))) {
