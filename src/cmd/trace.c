@@ -701,11 +701,13 @@ static int start_program(struct ptt_session *s, char **prog, const struct saved_
     return 0;
 }
 
-/* The program's pid, known only now, added to the header's information. */
+/* The program's pid, known only now, added to the header's information; attached=yes for ptt
+ * trace -p (the process ran before: readers do not call its start one). */
 static void add_pid_info(struct ptt_session *s)
 {
     char pidinfo[64];
-    snprintf(pidinfo, sizeof pidinfo, "pid=%d\n", (int)s->child);
+    snprintf(pidinfo, sizeof pidinfo, "pid=%d\n%s", (int)s->child,
+             s->attach ? "attached=yes\n" : "");
     size_t il = strlen(s->info);
     s->info = ptt_must(realloc(s->info, il + sizeof pidinfo));
     memcpy(s->info + il, pidinfo, strlen(pidinfo) + 1);

@@ -49,7 +49,9 @@ static void print_summary(struct ptt_reader *r, const char *path, const uint64_t
                    ptt_lost_text(why, sizeof why, end->lost, sum ? end->lost_why : NULL,
                                  end->lost_unmarked));
         }
-        if (counts[PTT_EV_THREAD_ATTACHED]) /* ptt trace -p: 0 or 125, its own */
+        const char *attached = ptt_reader_info(r, "attached");
+        if ((attached && !strcmp(attached, "yes")) ||
+            counts[PTT_EV_THREAD_ATTACHED]) /* ptt trace -p: 0 or 125, its own */
             printf("exit:      none: ptt trace attached to the process (-p); %s\n",
                    end->exit_status ? "it could not detach" : "it detached, or the process ended");
         else
@@ -179,6 +181,11 @@ static int view_trace(struct view_opts *o, struct ptt_names *names, struct ptt_r
     ptt_filter_names(o->filter, names);
     if (o->fmt != FMT_RAW)
         ptt_textfmt_names(names);
+    const char *v = ptt_reader_info(r, "pid"); /* one buffer for every answer: read at once */
+    int32_t pid = v ? (int32_t)atoi(v) : 0;
+    v = ptt_reader_info(r, "attached");
+    if (pid > 0 && v && !strcmp(v, "yes")) /* ptt trace -p: its start is no start */
+        ptt_textfmt_attached(pid);
     static char obuf[1 << 20];
     setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
     if (!o->summary) /* the events as they come: the pager shows them while the rest is read */

@@ -481,12 +481,26 @@ static void print_template(FILE *f, const struct ptt_ev *ev)
     }
 }
 
-/* An exec's PROCESS_START, and the MODULE_LOAD of a process's program, said as such; 0 for
- * another event. */
+static int32_t attached_pid; /* ptt trace -p's process, whose start is no start */
+
+void ptt_textfmt_attached(int32_t pid)
+{
+    attached_pid = pid;
+}
+
+/* An exec's PROCESS_START, the attached process's, and the MODULE_LOAD of a process's program,
+ * said as such; 0 for another event. */
 static int print_process(FILE *f, const struct ptt_ev *ev)
 {
     char vb[1100];
     enum ptt_names_what w = names ? ptt_names_meant(names, ev) : PTT_NAMES_NONE;
+    if (ev->id == PTT_EV_PROCESS_START && attached_pid && ev->pid == attached_pid &&
+        w == PTT_NAMES_NONE && ptt_ev_has_field(ev, PTT_F(PROCESS_START, ppid))) {
+        attached_pid = 0; /* its first start only: an exec after is one */
+        fprintf(f, "was running when ptt trace attached to it (-p; parent %s)",
+                ptt_fmt_ev_field(vb, sizeof vb, ev, PTT_F(PROCESS_START, ppid), 1));
+        return 1;
+    }
     if (w == PTT_NAMES_EXEC && ptt_ev_has_field(ev, PTT_F(PROCESS_START, ppid))) {
         fprintf(f, "execs a new program (parent %s)",
                 ptt_fmt_ev_field(vb, sizeof vb, ev, PTT_F(PROCESS_START, ppid), 1));

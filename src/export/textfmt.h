@@ -16,6 +16,9 @@ struct ptt_names;
 struct ptt_tracker;
 /* Names to use in the human format (NULL: addresses and numbers). */
 void ptt_textfmt_names(const struct ptt_names *names);
+/* ptt trace -p's process (INFO keys pid and attached=yes): its first PROCESS_START is said as
+ * the attach it is, not as a start (0: none). */
+void ptt_textfmt_attached(int32_t pid);
 /* The calls and held objects of every thread, fed each event before it is printed (NULL: none):
  * the human sentence of a wait for a rwlock then names the threads reading it. */
 void ptt_textfmt_tracker(struct ptt_tracker *t);

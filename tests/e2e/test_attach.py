@@ -120,6 +120,10 @@ def check_trace(path, n):
     counts, head = summary_counts(path)
     assert head["exit"] == "none: ptt trace attached to the process (-p); it detached, or the " \
         "process ended", head
+    # The process ran before: its start is said as the attach it is (INFO attached=yes).
+    (start,) = run([PTT, "view", "--event=PROCESS_START", path]).stdout.splitlines()
+    assert re.search(r"\) was running when ptt trace attached to it \(-p; parent \d+\)\.$",
+                     start), start
     assert {name: counts[name] for name in CALLS} == {name: n for name in CALLS}
     assert counts["PROCESS_START"] == 1
     assert counts["THREAD_ATTACHED"] == 3  # main and the two workers, as they were at attach
