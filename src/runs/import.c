@@ -202,19 +202,14 @@ static int numeric(const char *s)
     return *s && strspn(s, "0123456789") == strlen(s);
 }
 
-static int has_control(const char *s)
-{
-    for (; *s; s++)
-        if ((unsigned char)*s < 0x20 || *s == 0x7f)
-            return 1;
-    return 0;
-}
-
 /* The run's name: --name, else the first log's file name (log-N for a number, its control
  * characters as '?'), made unique with -2, -3... */
 static char *run_name(struct runs_db *d, const struct runs_import_opts *o, const char *log)
 {
-    if (o->name && (numeric(o->name) || has_control(o->name))) {
+    char *probe = o->name ? ptt_must(strdup(o->name)) : NULL;
+    int control = probe && ptt_unctrl(probe, strlen(probe), 0);
+    free(probe);
+    if (o->name && (numeric(o->name) || control)) {
         ptt_warn(CMD,
                  "--name=%s: give a name that is not a number (runs are named by their id "
                  "too) and has no control character",
@@ -236,9 +231,7 @@ static char *run_name(struct runs_db *d, const struct runs_import_opts *o, const
     char *name;
     if (asprintf(&name, "%s%s", numeric(base) ? "log-" : "", base) < 0) /* log 1: run log-1 */
         name = ptt_must(NULL);
-    for (char *c = name; *c; c++)
-        if ((unsigned char)*c < 0x20 || *c == 0x7f)
-            *c = '?';
+    ptt_unctrl(name, strlen(name), 0);
     char *first = name;
     int taken;
     for (unsigned k = 2; (taken = runs_db_name_taken(d, name)) > 0; k++) {

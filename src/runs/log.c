@@ -103,17 +103,8 @@ static size_t *slot_of(struct runs_log *log, const char *name, size_t len)
     }
 }
 
-/* Control characters of a log as '?': a terminal's escape sequences in a test's name or output
- * would reach the terminal of whoever shows the run; lines: tabs and newlines kept. */
-static void clean(char *s, size_t n, int lines)
-{
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if ((c < 0x20 || c == 0x7f) && !(lines && (c == '\n' || c == '\t')))
-            s[i] = '?';
-    }
-}
-
+/* A log's names and outputs are stored with their control characters as '?' (ptt_unctrl): a
+ * terminal's escape sequences would reach the terminal of whoever shows the run. */
 struct runs_test *runs_log_find(struct runs_log *log, const char *name, size_t len)
 {
     if (!log->index_cap)
@@ -123,7 +114,7 @@ struct runs_test *runs_log_find(struct runs_log *log, const char *name, size_t l
         if ((unsigned char)name[i] < 0x20 || name[i] == 0x7f) {
             cleaned = len < sizeof small ? small : ptt_must(malloc(len));
             memcpy(cleaned, name, len);
-            clean(cleaned, len, 0);
+            ptt_unctrl(cleaned, len, 0);
         }
     size_t k = *slot_of(log, cleaned ? cleaned : name, len);
     if (cleaned != small)
@@ -151,7 +142,7 @@ struct runs_test *runs_log_add(struct runs_log *log, const char *name, size_t le
                                const char *raw)
 {
     char *unique = ptt_must(strndup(name, len));
-    clean(unique, strlen(unique), 0);
+    ptt_unctrl(unique, strlen(unique), 0);
     len = strlen(unique);
     char *base = unique;
     for (unsigned k = 2; runs_log_find(log, unique, strlen(unique)); k++) {
@@ -180,7 +171,7 @@ void runs_test_output(struct runs_test *t, const char *text, size_t len)
     if (take) {
         t->output = ptt_must(realloc(t->output, t->output_len + take + 1));
         memcpy(t->output + t->output_len, text, take);
-        clean(t->output + t->output_len, take, 1);
+        ptt_unctrl(t->output + t->output_len, take, 1);
         t->output_len += take;
         t->output[t->output_len] = 0;
     }
@@ -191,7 +182,7 @@ void runs_log_info(char **field, const char *s, size_t len)
 {
     if (!*field && len) {
         *field = ptt_must(strndup(s, len));
-        clean(*field, strlen(*field), 0);
+        ptt_unctrl(*field, strlen(*field), 0);
     }
 }
 
@@ -217,7 +208,8 @@ const char *runs_excerpt(char *dst, size_t cap, const char *s, size_t len)
 {
     size_t n = 0;
     for (size_t i = 0; i < len && n + 4 < cap; i++)
-        dst[n++] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+        dst[n++] = s[i];
+    ptt_unctrl(dst, n, 0);
     if (n < len && n + 4 <= cap) {
         memcpy(dst + n, "...", 3);
         n += 3;

@@ -449,12 +449,9 @@ static int read_durations(struct child *c, const struct scal *s, long at, double
         int d = parse_duration(line, &ns);
         lineno++;
         if (d < 0) {
-            char shown[61]; /* its control characters as '?': no escape sequence reaches the
-                               terminal */
-            size_t l = 0;
-            for (; line[l] && l < sizeof shown - 1; l++)
-                shown[l] = (unsigned char)line[l] < 0x20 || line[l] == 0x7f ? '?' : line[l];
-            shown[l] = 0;
+            char shown[61];
+            snprintf(shown, sizeof shown, "%s", line);
+            ptt_unctrl(shown, strlen(shown), 0);
             progress_end();
             ptt_warn("scal",
                      "the command printed '%s' (line %zu at N=%ld): not a duration "

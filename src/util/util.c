@@ -57,6 +57,19 @@ void ptt_warn(const char *cmd, const char *fmt, ...)
 
 const char *ptt_command;
 
+size_t ptt_unctrl(char *s, size_t n, int lines)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if ((c < 0x20 || c == 0x7f) && !(lines && (c == '\n' || c == '\t'))) {
+            s[i] = '?';
+            k++;
+        }
+    }
+    return k;
+}
+
 void ptt_note(const char *fmt, ...)
 {
     va_list ap;

@@ -4,6 +4,8 @@
 
 #include <stdint.h>
 
+#include <stddef.h>
+
 /* "64K", "16M", "1G", "4096": bytes, or -1 for anything else. */
 int64_t ptt_parse_size(const char *s);
 /* Print "ptt <cmd>: message" on stderr. */
@@ -12,6 +14,10 @@ void ptt_warn(const char *cmd, const char *fmt, ...) __attribute__((format(print
 extern const char *ptt_command;
 /* Print "ptt <ptt_command>: message" on stderr: a notice from code that is not the command's. */
 void ptt_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The control characters of n bytes of s as '?' (lines: newlines and tabs kept), in place, so
+ * that no escape sequence of a program's output or a log reaches a terminal; how many there
+ * were. */
+size_t ptt_unctrl(char *s, size_t n, int lines);
 /* After getopt_long returned '?' or ':': one line naming the bad option. */
 void ptt_bad_option(const char *cmd, char **argv);
 /* "ptt: out of memory" and exit status ptt_oom_status (2; ptt trace's own failures are 125).
