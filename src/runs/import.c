@@ -86,8 +86,11 @@ static int parse_log(const char *path, const char *format, struct runs_log *log,
     else if (nul && f != &runs_format_junit)
         snprintf(err, sizeof err, "not a text file (a NUL byte at offset %zu)",
                  (size_t)(nul - text));
-    else
+    else {
+        log->source = path;
         rc = f->parse(text, len, log, err, sizeof err);
+        log->source = NULL;
+    }
     if (rc || err[0]) /* an error, or a note on what was read */
         ptt_warn(CMD, "%s: %s", path, err);
     if (!rc)

@@ -60,6 +60,7 @@ struct runs_log {
     /* What the logs say of the run (NULL: they do not): the options and defaults of the
      * import fill the rest. */
     char *machine, *date, *command;
+    const char *source; /* the file of the log being parsed: a test may be named after it */
     /* Names to tests: an open-addressing table of indexes + 1 (0: empty). */
     size_t *index, index_cap;
 };

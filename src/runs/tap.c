@@ -2,8 +2,9 @@
  * and prove, node --test, and many others. A test line "ok 3 - name # SKIP why", its
  * diagnostics ("# ..." lines after it) and its YAML block ("  ---" ... "  ...", where
  * duration_ms is its duration) are one test; indented subtests are left to their parent's line.
- * A log without its plan (1..N), or with fewer or more tests than the plan says, is cut short or
- * not TAP: refused. */
+ * A log without its plan (1..N), with fewer or more tests than the plan says, or with numbers
+ * out of sequence, is cut short or not TAP: refused. A plan of 1..0 skips the whole log: one
+ * test named after the log's file, SKIP, the plan's reason its output. */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <stdio.h>
@@ -81,8 +82,8 @@ static int test_line(const char *p, size_t len, struct tap_line *t)
     return 1;
 }
 
-/* "1..N", maybe "# SKIP why" after it: N, or -1. */
-static long plan_line(const char *p, size_t len)
+/* "1..N", maybe "# SKIP why" after it: N, or -1; *why: where the comment starts (len: none). */
+static long plan_line(const char *p, size_t len, size_t *why)
 {
     if (!starts(p, len, "1.."))
         return -1;
@@ -93,6 +94,8 @@ static long plan_line(const char *p, size_t len)
     while (i < len && isdigit((unsigned char)p[i]) && n < 100000000)
         n = n * 10 + (p[i++] - '0');
     i = skip_spaces(p, len, i);
+    if (why)
+        *why = i;
     return i == len || p[i] == '#' ? n : -1;
 }
 
@@ -111,6 +114,7 @@ struct tap_state {
     long plan;              /* -1: none yet */
     size_t tests;
     int bailed;
+    char skip_why[256]; /* the comment of a plan 1..0 */
 };
 
 static void add_test(struct tap_state *s, const struct tap_line *t)
@@ -149,6 +153,7 @@ static int tap_one(struct tap_state *s, const char *p, size_t len, char *err, si
 {
     struct tap_line t;
     long plan;
+    size_t why;
     int after_test = s->after_test;
     s->after_test = 0;
     if (s->yaml) {
@@ -158,14 +163,21 @@ static int tap_one(struct tap_state *s, const char *p, size_t len, char *err, si
     } else if (after_test && indented(p, len, "---"))
         s->yaml = 1;
     else if (test_line(p, len, &t)) {
+        if (t.number && t.number != s->tests + 1) {
+            snprintf(err, errlen, "test %lu comes where test %zu should: out of sequence", t.number,
+                     s->tests + 1);
+            return -1;
+        }
         add_test(s, &t);
         s->after_test = 1;
-    } else if ((plan = plan_line(p, len)) >= 0) {
+    } else if ((plan = plan_line(p, len, &why)) >= 0) {
         if (s->plan >= 0) {
             snprintf(err, errlen, "two plans (1..%ld and 1..%ld)", s->plan, plan);
             return -1;
         }
         s->plan = plan;
+        if (!plan) /* "1..0 # SKIP why": the comment, whatever its words */
+            snprintf(s->skip_why, sizeof s->skip_why, "%.*s", (int)(len - why), p + why);
         s->last = NULL; /* what follows a plan at the end is the producer's summary */
     } else if (starts(p, len, "Bail out!")) {
         struct runs_test *b = runs_log_add(s->log, "Bail out!", 9, RS_ERROR, "Bail out!");
@@ -179,6 +191,16 @@ static int tap_one(struct tap_state *s, const char *p, size_t len, char *err, si
     } else if (!(p[0] == ' ' || p[0] == '\t' || p[0] == '#'))
         s->last = NULL; /* anything else is not TAP, and ends the test's diagnostics */
     return 0;
+}
+
+/* A plan of 1..0: the log's tests were all skipped (Test::More's skip_all), one SKIP named after
+ * its file, as prove names it. */
+static void skip_all(struct tap_state *s)
+{
+    const char *src = s->log->source ? s->log->source : "TAP log";
+    const char *base = strrchr(src, '/') ? strrchr(src, '/') + 1 : src;
+    struct runs_test *t = runs_log_add(s->log, base, strlen(base), RS_SKIP, "1..0 # SKIP");
+    runs_test_output(t, s->skip_why, strlen(s->skip_why));
 }
 
 static int tap_parse(const char *text, size_t len, struct runs_log *log, char *err, size_t errlen)
@@ -206,10 +228,8 @@ static int tap_parse(const char *text, size_t len, struct runs_log *log, char *e
                  (size_t)s.plan > s.tests ? "the log is cut short" : "more than it says");
         return -1;
     }
-    if (!s.tests) {
-        snprintf(err, errlen, "no test ran (1..0)");
-        return -1;
-    }
+    if (!s.tests)
+        skip_all(&s);
     return 0;
 }
 
@@ -222,7 +242,7 @@ static int tap_probe(const char *text, size_t len)
         size_t ll = runs_line(p, end, &next);
         if (!ll || p[0] == '#')
             continue;
-        return starts(p, ll, "TAP version ") || plan_line(p, ll) >= 0 || test_line(p, ll, &t);
+        return starts(p, ll, "TAP version ") || plan_line(p, ll, NULL) >= 0 || test_line(p, ll, &t);
     }
     return 0;
 }

@@ -215,6 +215,19 @@ def test_tap_perl(tmp_path):
     assert all(t["duration"] is None for t in doc["tests"])
 
 
+def test_tap_skip_all(tmp_path):
+    """A plan of 1..0 (Test::More's skip_all) is one SKIP named after its file, the plan's
+    comment its output; beside another log, it adds that one test."""
+    db = tmp_path / "r.db"
+    log = tmp_path / "net.t.tap"
+    log.write_text("TAP version 13\n1..0 # SKIP no network here\n")
+    p = ptt_runs("import", f"--db={db}", "--name=r", DATA / "tap" / "basic.tap", log)
+    assert p.stdout == "run 1 r: 8 tests: 3 PASS, 2 FAIL, 2 SKIP, 1 XFAIL\n"
+    doc = show(db, "r")
+    skipped = [t for t in doc["tests"] if t["test"] == "net.t.tap"]
+    assert [(t["status"], t["output"]) for t in skipped] == [("SKIP", "# SKIP no network here")]
+
+
 def test_tap_node(tmp_path):
     """TAP from node --test: durations from the YAML blocks, subtests left to their parent."""
     db = tmp_path / "r.db"
@@ -413,6 +426,8 @@ def cut_logs(tmp_path):
                      "the plan is 1..1 but 2 tests ran: more than it says"),
         "tap-noplan": (b"ok 1 - a\nnot ok 2 - b\n", (),
                        "no plan (1..N) after 2 tests: the log is cut short"),
+        "tap-order": (b"1..3\nok 1 - a\nok 3 - c\nok 2 - b\n", (),
+                      "test 3 comes where test 2 should: out of sequence"),
         "junit-cut": (pytest_xml[: len(pytest_xml) // 2], (),
                       r"line \d+: not well-formed XML \((unclosed token|no element found)\)$"),
         "junit-html": (b"<html><body>hello</body></html>\n", (),
