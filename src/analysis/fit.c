@@ -234,7 +234,8 @@ static void fit_model(const struct points *p, enum ptt_fit_model m, double alpha
     }
     r->rss = rss;
     rss = fmax(rss, p->floor);
-    r->r2 = p->tss <= p->floor ? 1 : fmax(0, 1 - rss / p->tss);
+    /* Values that do not vary leave R² undefined (0/0): every model would say 1. */
+    r->r2 = p->tss <= p->floor ? NAN : fmax(0, 1 - rss / p->tss);
     if (m == PTT_FIT_CONSTANT && p->tss > p->floor)
         r->r2 = 0;
     r->adj_r2 = 1 - (1 - r->r2) * (dn - 1) / (dn - k);

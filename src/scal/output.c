@@ -110,11 +110,16 @@ static void text_header(const struct scal *s)
 static void text_points(const struct scal *s)
 {
     char a[32], b[32], c[32];
-    printf("%s%10s %12s %12s %12s %8s%s\n", ptt_c(PTT_C_BOLD), "N", "value", "min", "max",
+    int w = 10; /* N's column: as wide as its widest value */
+    for (size_t i = 0; i < s->nsteps; i++) {
+        int k = snprintf(a, sizeof a, "%ld", s->steps[i].n);
+        w = k > w ? k : w;
+    }
+    printf("%s%*s %12s %12s %12s %8s%s\n", ptt_c(PTT_C_BOLD), w, "N", "value", "min", "max",
            "samples", ptt_c(PTT_C_RESET));
     for (size_t i = 0; i < s->nsteps; i++) {
         const struct scal_step *st = &s->steps[i];
-        printf("%10ld %12s %12s %12s %8zu\n", st->n, dur(a, sizeof a, st->value, st->value, -4),
+        printf("%*ld %12s %12s %12s %8zu\n", w, st->n, dur(a, sizeof a, st->value, st->value, -4),
                dur(b, sizeof b, st->min, st->min, -4), dur(c, sizeof c, st->max, st->max, -4),
                st->count);
     }
@@ -165,6 +170,8 @@ static void text_verdict(const struct scal *s, const struct ptt_fit_result *r)
         printf("          R² = %.4f (adjusted %.4f)\n          significant at the %g%% level: "
                "p = %s\n",
                v->r2, v->adj_r2, 100 * s->alpha, pval(p, sizeof p, r->p));
+    else if (isnan(sh->r2))
+        printf("          every value is the same: no model fits better than another\n");
     else
         printf("          closest %s model: %s, R² = %.4f, p = %s%s\n",
                r->change < 0 ? "falling" : "growing", ptt_fit_name(r->shape), sh->r2,
@@ -187,7 +194,10 @@ static void text_models(const struct ptt_fit_result *r)
             continue;
         }
         scal_equation(eq, sizeof eq, (enum ptt_fit_model)m, x->coef);
-        printf("%-12s %8.4f %8.4f %10s  %s", ptt_fit_name(m), x->r2, x->adj_r2,
+        char r2[16], adj[16];
+        snprintf(r2, sizeof r2, isnan(x->r2) ? "-" : "%.4f", x->r2);
+        snprintf(adj, sizeof adj, isnan(x->adj_r2) ? "-" : "%.4f", x->adj_r2);
+        printf("%-12s %8s %8s %10s  %s", ptt_fit_name(m), r2, adj,
                m ? pval(p, sizeof p, x->p) : "-", eq);
         if (m == PTT_FIT_QUADRATIC)
             printf(" (curvature p = %s)", pval(p, sizeof p, r->curvature_p));

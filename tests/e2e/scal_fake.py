@@ -5,7 +5,7 @@ the first $PTT_SCAL_WARMUP are a huge 1 s, which ptt scal must leave out. It che
 both as its argument (ptt scal's {}, after any '=') and as $PTT_SCAL_N; with $SCAL_LOG, appends N
 to that file.
 
-MODEL: constant, log, linear, quadratic, scatter (durations), or, to test failures: 'exit3'
+MODEL: constant, log, linear, quadratic, scatter, flat (durations; flat: all the same), or, to test failures: 'exit3'
 (exits with status 3), 'garbage', 'hex', 'nan' (print a line that is no duration: 12.5
 parsecs, 0x10, nan), 'few' (prints the warm-up only), 'hang' (writes its pid and a child's to
 $SCAL_PIDS, then sleeps)."""
@@ -17,6 +17,8 @@ import time
 
 
 def duration(model, n, i):
+    if model == "flat":
+        return 5000.0
     if model == "scatter":  # 200, 500 or 800 ns by N, the same in every iteration: a wide CI
         return 500.0 + 300.0 * ((n // 10) % 3 - 1)
     y = {"constant": 5000.0,

@@ -73,6 +73,31 @@ def test_interval_in_the_unit():
     assert "          a = 500ns ± 175ns (95% confidence interval)\n" in p.stdout, p.stdout
 
 
+def test_values_all_the_same():
+    """Durations that do not vary leave R² undefined: no model is said to fit (R² = 1 for all
+    of them before), in the text and in the JSON."""
+    p = fake("flat", "--to=1000", "--repeat=3")
+    assert (p.returncode, p.stderr) == (0, ""), p.stderr
+    assert verdict_line(p.stdout).startswith("verdict:  constant: no significant change with N")
+    assert "          every value is the same: no model fits better than another\n" in p.stdout
+    rows = [line.split()[:3] for line in p.stdout.splitlines()
+            if line.split()[:1] in (["constant"], ["logarithmic"], ["linear"], ["quadratic"])]
+    assert rows == [[m, "-", "-"] for m in ("constant", "logarithmic", "linear", "quadratic")]
+    doc = strict_json(fake("flat", "--to=1000", "--repeat=3", "--format=json").stdout)
+    assert [(m["r2"], m["adj_r2"]) for m in doc["models"]] == [(None, None)] * 4
+
+
+def test_wide_n_aligned():
+    """The steps' table is as wide as its widest N: a 15-digit N pushed its row out of line."""
+    p = fake("flat", "--values=1,2,3,4,100000000000000", "--repeat=3")
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.split("\n\n")[1].splitlines()
+    assert lines[0].split() == ["N", "value", "min", "max", "samples"]
+    assert [line.split()[0] for line in lines[1:]] == ["1", "2", "3", "4", "100000000000000"]
+    assert len({len(line) for line in lines}) == 1, lines
+    assert len({line.index("5.000us") for line in lines[1:]}) == 1, lines
+
+
 def test_json(tmp_path):
     """Every field, and the samples: those printed after the warm-up, N as {} and $PTT_SCAL_N."""
     out = tmp_path / "r.json"
