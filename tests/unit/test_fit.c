@@ -216,6 +216,8 @@ static void exact(void **state)
     assert_int_equal(r.verdict, PTT_FIT_CONSTANT);
     assert_true(r.p == 1);
     near(r.m[PTT_FIT_CONSTANT].coef[0], 777, 1e-9);
+    /* values that do not vary: no R² (0/0), for any model */
+    assert_true(isnan(r.m[PTT_FIT_CONSTANT].r2) && isnan(r.m[PTT_FIT_LINEAR].r2));
 }
 
 /* Large parameter values (a million): the scaled columns keep the quadratic accurate. */
