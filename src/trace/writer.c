@@ -409,7 +409,7 @@ int ptt_output_open(const char *path, int force, int open_it, struct ptt_output 
         o->kept_old = exists;
         flags |= O_CREAT | O_EXCL | O_NOFOLLOW;
     }
-    o->created = 1;
+    o->created = !(overwrite && link); /* the user's own link is theirs to keep */
     if (!open_it)
         return 0;
     o->fd = open(path, flags, 0600);

@@ -340,6 +340,14 @@ def test_plot_gnuplot_fails(tmp_path):
     assert p.returncode == 2
     assert p.stderr == f"ptt scal: false failed on {tmp_path}/c.gp (exit status 1)\n"
     assert (tmp_path / "c.gp").exists() and not svg.exists()
+    # The user's own symbolic link is left, pointing where it did (it was removed).
+    target = tmp_path / "pictures.svg"
+    target.write_text("<svg/>")
+    svg.symlink_to(target)
+    p = fake("constant", "--to=100", "--repeat=3", f"--plot={svg}",
+             env={**os.environ, "PTT_GNUPLOT": "false"})
+    assert p.returncode == 2, p.stderr
+    assert svg.is_symlink() and os.readlink(svg) == str(target)
 
 
 def test_list():
