@@ -402,22 +402,9 @@ const char *ptt_fmt_ev_field(char *buf, size_t len, const struct ptt_ev *ev, uns
         snprintf(buf, len, "%s (via %s)", n, via);
         return buf;
     }
-    if (n) {
-        snprintf(buf, len, "%s", n);
-        return buf;
-    }
+    if (n)
+        return n;
     return ptt_fmt_field(buf, len, t, ev->args[i], human);
-}
-
-static void print_time(FILE *f, int64_t ns, int decimals)
-{
-    uint64_t m = ns < 0 ? -(uint64_t)ns : (uint64_t)ns; /* INT64_MIN too */
-    if (ns < 0)
-        fputc('-', f);
-    if (decimals == 9)
-        fprintf(f, "%" PRIu64 ".%09" PRIu64, m / 1000000000, m % 1000000000);
-    else
-        fprintf(f, "%" PRIu64 ".%06" PRIu64, m / 1000000000, m % 1000000000 / 1000);
 }
 
 void ptt_print_raw(FILE *f, const struct ptt_ev *ev)
@@ -444,7 +431,7 @@ void ptt_print_raw(FILE *f, const struct ptt_ev *ev)
 }
 
 /* "name value, name value" for the fields from index from on. */
-static void print_fields(FILE *f, const struct ptt_ev *ev, unsigned from)
+static void print_fields(struct ptt_obuf *b, const struct ptt_ev *ev, unsigned from)
 {
     char vb[1100];
     int n = 0;
@@ -454,12 +441,15 @@ static void print_fields(FILE *f, const struct ptt_ev *ev, unsigned from)
             continue; /* errno only says something when the call failed */
         if (fd->type == PTT_F_SITE)
             continue; /* said after: "at file:line" */
-        fprintf(f, "%s%.*s %s", n++ ? ", " : "", fd->name_len, fd->name,
-                ptt_fmt_ev_field(vb, sizeof vb, ev, i, 1));
+        if (n++)
+            ptt_obuf_write(b, ", ", 2);
+        ptt_obuf_write(b, fd->name, strnlen(fd->name, (size_t)fd->name_len));
+        ptt_obuf_putc(b, ' ');
+        ptt_obuf_puts(b, ptt_fmt_ev_field(vb, sizeof vb, ev, i, 1));
     }
 }
 
-static void print_template(FILE *f, const struct ptt_ev *ev)
+static void print_template(struct ptt_obuf *b, const struct ptt_ev *ev)
 {
     char vb[1100];
     for (const char *p = ev->info->human; *p; p++) {
@@ -472,12 +462,12 @@ static void print_template(FILE *f, const struct ptt_ev *ev)
                     break;
             }
             if (ptt_ev_has_field(ev, i)) {
-                fputs(ptt_fmt_ev_field(vb, sizeof vb, ev, i, 1), f);
+                ptt_obuf_puts(b, ptt_fmt_ev_field(vb, sizeof vb, ev, i, 1));
                 p = close;
                 continue;
             }
         }
-        fputc(*p, f);
+        ptt_obuf_putc(b, *p);
     }
 }
 
@@ -490,86 +480,134 @@ void ptt_textfmt_attached(int32_t pid)
 
 /* An exec's PROCESS_START, the attached process's, and the MODULE_LOAD of a process's program,
  * said as such; 0 for another event. */
-static int print_process(FILE *f, const struct ptt_ev *ev)
+static int print_process(struct ptt_obuf *b, const struct ptt_ev *ev)
 {
     char vb[1100];
     enum ptt_names_what w = names ? ptt_names_meant(names, ev) : PTT_NAMES_NONE;
+    const char *said = NULL;
+    unsigned field = 0;
     if (ev->id == PTT_EV_PROCESS_START && attached_pid && ev->pid == attached_pid &&
         w == PTT_NAMES_NONE && ptt_ev_has_field(ev, PTT_F(PROCESS_START, ppid))) {
         attached_pid = 0; /* its first start only: an exec after is one */
-        fprintf(f, "was running when ptt trace attached to it (-p; parent %s)",
-                ptt_fmt_ev_field(vb, sizeof vb, ev, PTT_F(PROCESS_START, ppid), 1));
+        said = "was running when ptt trace attached to it (-p; parent ";
+        field = PTT_F(PROCESS_START, ppid);
+    } else if (w == PTT_NAMES_EXEC && ptt_ev_has_field(ev, PTT_F(PROCESS_START, ppid))) {
+        said = "execs a new program (parent ";
+        field = PTT_F(PROCESS_START, ppid);
+    } else if (w == PTT_NAMES_PROGRAM && ptt_ev_has_field(ev, PTT_F(MODULE_LOAD, path))) {
+        ptt_obuf_puts(b, "runs program ");
+        ptt_obuf_puts(b, ptt_fmt_ev_field(vb, sizeof vb, ev, PTT_F(MODULE_LOAD, path), 1));
+        ptt_obuf_puts(b, ", mapped at ");
+        ptt_obuf_puts(b, ptt_fmt_ev_field(vb, sizeof vb, ev, PTT_F(MODULE_LOAD, base), 1));
         return 1;
     }
-    if (w == PTT_NAMES_EXEC && ptt_ev_has_field(ev, PTT_F(PROCESS_START, ppid))) {
-        fprintf(f, "execs a new program (parent %s)",
-                ptt_fmt_ev_field(vb, sizeof vb, ev, PTT_F(PROCESS_START, ppid), 1));
-        return 1;
-    }
-    if (w == PTT_NAMES_PROGRAM && ptt_ev_has_field(ev, PTT_F(MODULE_LOAD, path))) {
-        fprintf(f, "runs program %s",
-                ptt_fmt_ev_field(vb, sizeof vb, ev, PTT_F(MODULE_LOAD, path), 1));
-        fprintf(f, ", mapped at %s",
-                ptt_fmt_ev_field(vb, sizeof vb, ev, PTT_F(MODULE_LOAD, base), 1));
-        return 1;
-    }
-    return 0;
+    if (!said)
+        return 0;
+    ptt_obuf_puts(b, said);
+    ptt_obuf_puts(b, ptt_fmt_ev_field(vb, sizeof vb, ev, field, 1));
+    ptt_obuf_putc(b, ')');
+    return 1;
 }
 
+/* "enters function NAME (fields) at SITE" */
+static void print_in(struct ptt_obuf *b, const struct ptt_ev *ev)
+{
+    const struct ptt_evinfo *e = ev->info;
+    char vb[1100];
+    ptt_obuf_puts(b, "enters function ");
+    ptt_obuf_puts(b, ptt_c(PTT_C_CYAN));
+    ptt_obuf_puts(b, e->routine);
+    ptt_obuf_puts(b, ptt_c(PTT_C_RESET));
+    if (ptt_ev_has_field(ev, 0) && e->fields[0].type != PTT_F_SITE) {
+        ptt_obuf_write(b, " (", 2);
+        print_fields(b, ev, 0);
+        ptt_obuf_putc(b, ')');
+    }
+    for (unsigned i = 0; ptt_ev_has_field(ev, i); i++)
+        if (e->fields[i].type == PTT_F_SITE) {
+            ptt_obuf_write(b, " at ", 4);
+            ptt_obuf_puts(b, ptt_fmt_ev_field(vb, sizeof vb, ev, i, 1));
+        }
+}
+
+/* "leaves function NAME, returning VALUE (fields)" */
+static void print_out(struct ptt_obuf *b, const struct ptt_ev *ev)
+{
+    const struct ptt_evinfo *e = ev->info;
+    char vb[1100];
+    ptt_obuf_puts(b, "leaves function ");
+    ptt_obuf_puts(b, ptt_c(PTT_C_GREEN));
+    ptt_obuf_puts(b, e->routine);
+    ptt_obuf_puts(b, ptt_c(PTT_C_RESET));
+    ptt_obuf_puts(b, ", returning ");
+    ptt_obuf_puts(b,
+                  ptt_ev_has_field(ev, 0) ? ptt_fmt_ev_field(vb, sizeof vb, ev, 0, 1) : "nothing");
+    if (ptt_ev_has_field(ev, 1) &&
+        !(e->nfields == 2 && e->fields[1].type == PTT_F_ERRNO && !ev->args[1])) {
+        ptt_obuf_write(b, " (", 2);
+        print_fields(b, ev, 1);
+        ptt_obuf_putc(b, ')');
+    }
+}
+
+/* "TIME : Pid P, Thread NAME (TID) " */
+static void print_who(struct ptt_obuf *b, const struct ptt_ev *ev)
+{
+    uint64_t m = ev->ns < 0 ? -(uint64_t)ev->ns : (uint64_t)ev->ns; /* INT64_MIN too */
+    if (ev->ns < 0)
+        ptt_obuf_putc(b, '-');
+    ptt_obuf_fixed(b, (int64_t)(m / 1000), 6);
+    ptt_obuf_puts(b, " : Pid ");
+    ptt_obuf_i64(b, ev->pid);
+    ptt_obuf_puts(b, ", Thread ");
+    const char *tn = names ? ptt_names_thread(names, ev->pid, ev->tid) : NULL;
+    if (tn) {
+        ptt_obuf_puts(b, tn);
+        ptt_obuf_write(b, " (", 2);
+        ptt_obuf_i64(b, ev->tid);
+        ptt_obuf_write(b, ") ", 2);
+    } else {
+        ptt_obuf_i64(b, ev->tid);
+        ptt_obuf_putc(b, ' ');
+    }
+}
+
+/* One line, built in a buffer and written at once: a printf per piece was most of view's time. */
 void ptt_print_human(FILE *f, const struct ptt_ev *ev)
 {
-    print_time(f, ev->ns, 6);
-    const char *tn = names ? ptt_names_thread(names, ev->pid, ev->tid) : NULL;
-    if (tn)
-        fprintf(f, " : Pid %d, Thread %s (%d) ", ev->pid, tn, ev->tid);
-    else
-        fprintf(f, " : Pid %d, Thread %d ", ev->pid, ev->tid);
+    char line[2048], nb[16];
+    struct ptt_obuf b;
+    ptt_obuf_on(&b, f, line, sizeof line);
+    print_who(&b, ev);
     const struct ptt_evinfo *e = ev->info;
     if (!e) {
-        fprintf(f, "records an event unknown to this ptt (id 0x%04x).\n", ev->id);
+        snprintf(nb, sizeof nb, "0x%04x", ev->id);
+        ptt_obuf_puts(&b, "records an event unknown to this ptt (id ");
+        ptt_obuf_puts(&b, nb);
+        ptt_obuf_puts(&b, ").\n");
+        ptt_obuf_flush(&b);
         return;
     }
-    switch (e->kind) {
-    case PTT_KIND_IN:
-        fprintf(f, "enters function %s%s%s", ptt_c(PTT_C_CYAN), e->routine, ptt_c(PTT_C_RESET));
-        if (ptt_ev_has_field(ev, 0) && e->fields[0].type != PTT_F_SITE) {
-            fputs(" (", f);
-            print_fields(f, ev, 0);
-            fputc(')', f);
-        }
-        for (unsigned i = 0; ptt_ev_has_field(ev, i); i++)
-            if (e->fields[i].type == PTT_F_SITE) {
-                char vb[1100];
-                fprintf(f, " at %s", ptt_fmt_ev_field(vb, sizeof vb, ev, i, 1));
-            }
-        break;
-    case PTT_KIND_OUT: {
-        char vb[1100];
-        fprintf(f, "leaves function %s%s%s, returning %s", ptt_c(PTT_C_GREEN), e->routine,
-                ptt_c(PTT_C_RESET),
-                ptt_ev_has_field(ev, 0) ? ptt_fmt_ev_field(vb, sizeof vb, ev, 0, 1) : "nothing");
-        if (ptt_ev_has_field(ev, 1) &&
-            !(e->nfields == 2 && e->fields[1].type == PTT_F_ERRNO && !ev->args[1])) {
-            fputs(" (", f);
-            print_fields(f, ev, 1);
-            fputc(')', f);
-        }
-        break;
-    }
-    default:
-        fputs(ptt_c(PTT_C_YELLOW), f); /* what happens inside a call, or in the trace */
-        if (!print_process(f, ev))
-            print_template(f, ev);
-        fputs(ptt_c(PTT_C_RESET), f);
-        break;
+    if (e->kind == PTT_KIND_IN)
+        print_in(&b, ev);
+    else if (e->kind == PTT_KIND_OUT)
+        print_out(&b, ev);
+    else {
+        ptt_obuf_puts(&b, ptt_c(PTT_C_YELLOW)); /* what happens inside a call, or in the trace */
+        if (!print_process(&b, ev))
+            print_template(&b, ev);
+        ptt_obuf_puts(&b, ptt_c(PTT_C_RESET));
     }
     uint64_t object, count;
     if (tracker && rwlock_waited(ev, &object, &count)) {
         char rb[1100];
-        if (*ptt_fmt_readers(rb, sizeof rb, names, tracker, ev->pid, object, count))
-            fprintf(f, "; %s", rb);
+        if (*ptt_fmt_readers(rb, sizeof rb, names, tracker, ev->pid, object, count)) {
+            ptt_obuf_write(&b, "; ", 2);
+            ptt_obuf_puts(&b, rb);
+        }
     }
-    fputs(ev->nested ? " [in a signal handler]\n" : ".\n", f);
+    ptt_obuf_puts(&b, ev->nested ? " [in a signal handler]\n" : ".\n");
+    ptt_obuf_flush(&b);
 }
 
 void ptt_print_json(FILE *f, const struct ptt_ev *ev)
