@@ -872,6 +872,7 @@ static int trace_session(struct trace_opts *o, const char *lib, struct saved_sig
     open_control(&s);
     if (child_env(&s, lib))
         return undo(&s);
+    ptt_witness_start(&s.witness); /* before we are a subreaper: none of ours */
     /* Orphaned descendants are re-parented to us, so we see every process of the session end. */
     if (o->follow)
         prctl(PR_SET_CHILD_SUBREAPER, 1);
@@ -881,6 +882,7 @@ static int trace_session(struct trace_opts *o, const char *lib, struct saved_sig
     add_pid_info(&s);
 
     int code = ptt_session_run(&s);
+    ptt_witness_stop(&s.witness);
     if (s.exec_errno) { /* the file records nothing but the failure, which we say here */
         undo_output(&s, o->output);
         ptt_warn("trace", "cannot run '%s': %s", o->prog[0], strerror(s.exec_errno));

@@ -405,6 +405,41 @@ static long idle_timeout(struct ptt_session *s, struct loop *l, size_t n)
     return 100000000;
 }
 
+/* The signals read: those to pass on, by bit. A terminal's reached the program already; a
+ * writer's wake-up (SIGURG) is no signal to pass on; attached, such a signal means detach. */
+static unsigned read_signals(struct ptt_session *s, struct loop *l)
+{
+    struct signalfd_siginfo si;
+    unsigned asked = 0;
+    while (read(l->sfd, &si, sizeof si) == sizeof si) {
+        if (si.ssi_signo == SIGCHLD || si.ssi_signo == SIGURG)
+            continue;
+        if (s->attach) /* not ours to forward: detach */
+            s->detach_asked = 1;
+        else if (si.ssi_code <= 0 || si.ssi_pid != 0)
+            asked |= 1u << si.ssi_signo;
+    }
+    return asked;
+}
+
+/* Pass on the signals sent to us alone. One sent to the whole process group or to every
+ * process reached the program as well: the witness has it then (witness.h), once its sender is
+ * done, which 20 ms leave time for (timeout(1) signals ptt trace, then the group). */
+static void take_signals(struct ptt_session *s, struct loop *l)
+{
+    unsigned asked = read_signals(s, l);
+    if (!asked || s->child_done)
+        return;
+    if (s->witness.pid) {
+        struct timespec d = {0, 20000000};
+        nanosleep(&d, NULL);
+        asked |= read_signals(s, l);
+    }
+    for (int sig = 1; sig < 32; sig++)
+        if ((asked >> sig & 1) && ptt_witness_got(&s->witness, sig) != 1)
+            kill(s->child, sig);
+}
+
 /* Sleep until a signal, a process's end or a control request, or the time idle_timeout says;
  * forward signals; serve control. */
 static void wait_and_serve(struct ptt_session *s, struct loop *l, size_t n)
@@ -415,19 +450,8 @@ static void wait_and_serve(struct ptt_session *s, struct loop *l, size_t n)
     struct timespec to = {0, idle_timeout(s, l, n)};
     int r = ppoll(fds, nfds, &to, NULL);
     atomic_store_explicit(&s->d.pool->idle, 0, memory_order_relaxed);
-    if (r > 0) {
-        struct signalfd_siginfo si;
-        while (read(l->sfd, &si, sizeof si) == sizeof si) {
-            /* A terminal's signal reached the program already; pass on those sent to us, but a
-             * writer's wake-up (SIGURG); attached, such a signal means detach. */
-            if (si.ssi_signo == SIGCHLD || si.ssi_signo == SIGURG)
-                continue;
-            if (s->attach) /* not ours to forward: detach */
-                s->detach_asked = 1;
-            else if (!s->child_done && (si.ssi_code <= 0 || si.ssi_pid != 0))
-                kill(s->child, (int)si.ssi_signo);
-        }
-    }
+    if (r > 0)
+        take_signals(s, l);
     if (l->ctl) /* each client only as far as its socket allows: the drain never waits */
         ptt_ctl_step(l->ctl, fds + 2, nfds - 2);
 }

@@ -9,6 +9,7 @@
 #include "session/daemon.h"
 #include "session/flight.h"
 #include "session/procs.h"
+#include "session/witness.h"
 #include "trace/writer.h"
 
 /* ptt trace's exit status for its own failures (docs/trace.md): bad usage, the pool or the
@@ -50,6 +51,7 @@ struct ptt_session {
     int detach_asked;     /* a signal or ptt ctl stop: detach */
     uint64_t deadline_ns; /* --duration: detach then (monotonic; 0: none) */
     int detach_failed;
+    struct ptt_witness witness; /* tells a signal to the whole group from one to ptt trace */
 };
 
 /* Record a clock calibration point (file or window). */

@@ -2,6 +2,7 @@
 be found, 126 when it cannot be run, 2 for ptt's own usage errors; and the PROCESS_EXIT event
 that records how the program ended, with the calls it left open."""
 
+import os
 import signal
 import subprocess
 
@@ -169,3 +170,51 @@ def test_signal_passed_on(tmp_path, sig):
         E("PROCESS_EXIT", f"signal={int(sig)}"),
     ]
     assert {e.tid for e in events} == {int(o["tid_main"])}
+
+
+def counted(tmp_path, how):
+    """sig_count under ptt trace, in a process group of its own (ptt trace's), signalled as how
+    says: what the program counted."""
+    cmd = [str(PTT), "trace", "-q", "-o", str(tmp_path / "t.ptt"), "--force", "--",
+           str(prog("sig_count"))] + (["self"] if how == "self" else [])
+    if how == "timeout":  # signals ptt trace, then its whole group
+        cmd = ["timeout", "--preserve-status", "-s", "INT", "0.3"] + cmd
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True)
+    assert p.stdout.readline() == "@ready=1\n"
+    if how == "group":
+        os.killpg(p.pid, signal.SIGINT)
+    elif how == "pid":
+        p.send_signal(signal.SIGINT)
+    elif how == "every":  # as systemd stops a unit: each process of it, one after the other
+        for pid in group_pids(p.pid):
+            os.kill(pid, signal.SIGTERM)
+    out, err = p.communicate(timeout=TIMEOUT)
+    assert p.returncode == 0, err
+    return out.strip()
+
+
+def group_pids(pgid):
+    pids = []
+    for d in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                if d.isdigit() and int(f.read().rsplit(")", 1)[1].split()[2]) == pgid:
+                    pids.append(int(d))
+        except (OSError, ValueError):
+            pass
+    return pids
+
+
+@pytest.mark.parametrize("how,counts", [
+    ("pid", "int=1 term=0"),      # to ptt trace alone: passed on
+    ("group", "int=1 term=0"),    # kill -INT -- -PGID, a shell's kill %1: it got it already
+    ("timeout", "int=1 term=0"),  # timeout(1): ptt trace, then the group
+    ("self", "int=1 term=0"),     # the program's own kill(0, SIGINT)
+    ("every", "int=0 term=1"),    # systemd's stop, kill -1
+])
+def test_signal_reaches_the_program_once(tmp_path, how, counts):
+    """A signal reaches the program as often as it would without ptt trace: once, whether it
+    was sent to ptt trace alone, which passes it on, or to the whole process group or every
+    process, which the program is in (twice before)."""
+    assert counted(tmp_path, how) == counts

@@ -1,0 +1,38 @@
+/* sig_count [self]: counts the SIGINTs and SIGTERMs it receives, as a program that says "press
+ * Ctrl-C again to quit" does. Prints "@ready=1", waits for the first, then 500 ms for a second
+ * copy, and prints int=N term=M. self: first sends SIGINT to its own process group (kill(0)).
+ * Exit status 0. */
+#include <signal.h>
+
+#include "progs.h"
+
+static volatile sig_atomic_t ints, terms;
+
+static void on_signal(int sig)
+{
+    if (sig == SIGINT)
+        ints++;
+    else
+        terms++;
+}
+
+int main(int argc, char **argv)
+{
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+    CHECK(pthread_mutex_lock(&m)); /* something traced */
+    CHECK(pthread_mutex_unlock(&m));
+    put_line("@ready=1");
+    fflush(stdout);
+    if (argc > 1 && !strcmp(argv[1], "self"))
+        kill(0, SIGINT);
+    while (!ints && !terms)
+        pause();
+    struct timespec rest = {0, 500000000};
+    while (nanosleep(&rest, &rest))
+        ;
+    put_line("int=%d term=%d", (int)ints, (int)terms);
+    return 0;
+}
