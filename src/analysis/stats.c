@@ -396,6 +396,13 @@ static void observe_wait(struct ptt_stats *s, const struct ptt_ev *ev, const str
     s->observe(s->observe_arg, &iv);
 }
 
+/* A pthread_once that ran the init routine: the thread was not waiting, it was running it. */
+static int ran_routine(const struct ptt_ev *ev)
+{
+    enum { RAN = PTT_F(THREAD_ONCE_OUT, ran) };
+    return ev->id == PTT_EV_THREAD_ONCE_OUT && ev->nargs > RAN && ev->args[RAN];
+}
+
 static void close_call(struct ptt_stats *s, struct thread *t, const struct ptt_ev *ev,
                        const struct ptt_open *c, int ended)
 {
@@ -449,6 +456,8 @@ static void close_call(struct ptt_stats *s, struct thread *t, const struct ptt_e
         break;
     }
     case R_BLOCK:
+        if (!ended && ran_routine(ev))
+            break; /* its own work: what it waited for in there is counted on its own */
         blocked_on(&t->pub, c->object, joined_of(s, ev, c), id, dur);
         what = PTT_STAT_IV_BLOCKED;
         break;

@@ -588,6 +588,26 @@ def test_join_of_a_reused_handle(tmp_path):
     assert data["span_objects"][longest[4]] == "thread slow"
 
 
+def test_once_that_runs_its_routine(tmp_path):
+    """A pthread_once that runs the init routine is the thread's own work, not a wait: main's
+    three (a join of 100 ms inside one, 100 ms of computing in another, a sleep of 150 ms in the
+    third) count only the join, in stat and in the report (before: 452 ms blocked in a life of
+    352); thread waiter, which waits for main's routine, is blocked on that once."""
+    t = trace_prog(tmp_path, "once_work")
+    threads = {th["name"]: th for th in stat_json(t.path)["threads"]}
+    main, waiter = threads["main"], threads["waiter"]
+    assert {b["call"] for b in main["blocked_on"]} == {"pthread_join"}, main["blocked_on"]
+    assert 100 * MS <= main["blocked_ns"] < 150 * MS, main
+    assert [(b["call"], b["object"]) for b in waiter["blocked_on"]] == [
+        ("pthread_once", "once_slow")]
+    assert waiter["blocked_ns"] >= 100 * MS
+    out = tmp_path / "r.html"
+    assert run([PTT, "report", t.path, "-o", out]).returncode == 0
+    data = page_data(out.read_text())
+    once_spans = [sp for sp in data["spans"] if data["span_objects"][sp[4]].startswith("once_")]
+    assert [data["span_objects"][sp[4]] for sp in once_spans] == ["once_slow"], once_spans
+
+
 def test_wait_never_returned(tmp_path):
     """A condvar wait still open when the program is killed (a lost wake-up, --kill-on-hang): a
     wait until then, no acquisition (docs/stat.md)."""
