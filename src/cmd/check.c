@@ -81,8 +81,11 @@ static const char *site_name(const struct out *o, int32_t pid, uint64_t site, ch
     if (!site)
         return NULL;
     const char *code = ptt_names_code(o->names, pid, site - 1);
-    if (code) {
-        size_t n = strcspn(code, " ");
+    if (code) { /* "function (file:line)": the function, whose name may have spaces (C++) */
+        size_t n = strlen(code);
+        const char *open = n && code[n - 1] == ')' ? strrchr(code, '(') : NULL;
+        if (open && open > code && open[-1] == ' ' && strchr(open, ':'))
+            n = (size_t)(open - 1 - code);
         snprintf(fn, fnlen, "%.*s", (int)n, code);
     }
     return ptt_names_site(o->names, pid, site);

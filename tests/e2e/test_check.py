@@ -114,6 +114,23 @@ def test_text(tmp_path):
     ]
 
 
+def test_cxx_function_names_whole(tmp_path):
+    """The functions of a finding's steps are named whole: a C++ name has spaces ('> >'), where
+    it was cut (at 'std::tuple<main::{lambda()#1}>'), in the text and the JSON."""
+    exe = PROGS / "cxx_order"
+    if not exe.exists():
+        pytest.skip("no C++ compiler when the tests were built")
+    out = ptt_trace(tmp_path, [exe]).path
+    p = run([PTT, "check", "--format=json", out])
+    assert p.returncode == 1, p.stderr
+    (f,) = json.loads(p.stdout)["findings"]
+    functions = [step["function"] for step in f["steps"]]
+    want = "std::thread::_State_impl<std::thread::_Invoker<std::tuple<main::{lambda()#%d}> > >::_M_run"
+    assert functions == [want % 1, want % 1, want % 2, want % 2], functions
+    text = run([PTT, "check", out]).stdout
+    assert text.count(f" in {want % 1}\n") == 2, text
+
+
 def test_clean(tmp_path):
     t = trace(tmp_path, "ok_prodcons")
     p = run([PTT, "check", t.path])

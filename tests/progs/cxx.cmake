@@ -34,3 +34,9 @@ set_target_properties(e2eprog_attach_cxx PROPERTIES OUTPUT_NAME attach_cxx RUNTI
 add_executable(e2eprog_attach_cancel attach_cancel.cc)
 target_link_libraries(e2eprog_attach_cancel PRIVATE pthread)
 set_target_properties(e2eprog_attach_cancel PROPERTIES OUTPUT_NAME attach_cancel RUNTIME_OUTPUT_DIRECTORY ${d})
+
+# Lock order in C++ threads (tests/e2e/test_check.py): function names with spaces.
+add_executable(e2eprog_cxx_order cxx_order.cc)
+target_link_libraries(e2eprog_cxx_order PRIVATE pthread)
+target_compile_options(e2eprog_cxx_order PRIVATE -g -O1)
+set_target_properties(e2eprog_cxx_order PROPERTIES OUTPUT_NAME cxx_order RUNTIME_OUTPUT_DIRECTORY ${d})
