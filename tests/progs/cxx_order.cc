@@ -11,7 +11,8 @@ struct Bank {
     long n = 0;
 } bank;
 
-namespace svc {
+namespace svc
+{
 __attribute__((always_inline)) inline void post()
 {
     std::lock_guard<std::mutex> a(bank.ledger);
