@@ -63,6 +63,11 @@ static void print_summary(struct ptt_reader *r, const char *path, const uint64_t
     const char *dropped = ptt_reader_info(r, "older_events_dropped");
     if (dropped)
         printf("window:    flight recorder; %s older events left out\n", dropped);
+    uint64_t unfinished = counts[PTT_EV_TRACE_UNFINISHED];
+    if (unfinished) /* so that the count agrees with ptt trace's, which are in the file */
+        printf("unfinished: %" PRIu64 " call%s never returned: %" PRIu64 " events recorded, and "
+               "the TRACE_UNFINISHED below, added by the reader\n",
+               unfinished, unfinished == 1 ? "" : "s", total - unfinished);
     printf("events:    %" PRIu64 "\n", total);
     unsigned n;
     const struct ptt_evinfo *all = ptt_evinfo_all(&n);

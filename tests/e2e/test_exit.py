@@ -3,13 +3,14 @@ be found, 126 when it cannot be run, 2 for ptt's own usage errors; and the PROCE
 that records how the program ended, with the calls it left open."""
 
 import os
+import re
 import signal
 import subprocess
 
 import pytest
 
 from conftest import (CLASSES, CREATE_IN, E, PTT, SUMMARY_RE, TIMEOUT, parse_output, parse_raw,
-                      prog, run, trace_prog, view)
+                      prog, run, summary_counts, trace_prog, view)
 
 SIGS = {"kill": signal.SIGKILL, "term": signal.SIGTERM, "segv": signal.SIGSEGV}
 
@@ -65,6 +66,12 @@ def test_exit_with_blocked_thread(tmp_path, action, n):
     # Closed when the process ended.
     ends = {e.name: e.ns for e in t.events if e.name in ("TRACE_UNFINISHED", "PROCESS_EXIT")}
     assert ends["TRACE_UNFINISHED"] == ends["PROCESS_EXIT"]
+    # The summary says the reader added it: its count is ptt trace's and the one added.
+    counts, head = summary_counts(t.path, keep_machine=True)
+    written = int(re.search(r"wrote (\d+) events", t.stderr).group(1))  # ptt trace's count
+    assert head["unfinished"] == (f"1 call never returned: {written} events recorded, and the "
+                                  "TRACE_UNFINISHED below, added by the reader")
+    assert int(head["events"]) == written + 1 == sum(counts.values())
 
 
 @pytest.mark.parametrize("what,rc,message", [
