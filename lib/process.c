@@ -38,6 +38,12 @@ PTT_EXPORT pid_t wait4(pid_t pid, int *status, int options, struct rusage *ru)
     return r;
 }
 
+/* dash, Debian's /bin/sh, reaps its children with it: glibc's calls __wait4, past wait4. */
+PTT_EXPORT pid_t wait3(int *status, int options, struct rusage *ru)
+{
+    return wait4(-1, status, options, ru);
+}
+
 PTT_EXPORT int waitid(idtype_t type, id_t id, siginfo_t *info, int options)
 {
     if (!ptt_on())

@@ -164,3 +164,15 @@ def test_chain_no_follow(tmp_path):
     wait_until(lambda: (tmp_path / "go.done").exists(), what="the daemon's work after go")
     wait_until(lambda: not pid_alive(daemon), what="the daemon's end")
     assert t.path.stat().st_size == size
+
+
+def test_children_reaped_by_wait3(tmp_path):
+    """dash (Debian's /bin/sh) reaps its children with wait3, whose glibc code calls wait4 past
+    the interposer: each child's end is a CHILD_EXIT of the shell too (none before)."""
+    t = ptt_trace(tmp_path, ["dash", "-c", "/bin/true; /bin/false; exit 0"])
+    shell = t.events[0].pid  # the program ptt trace started, the first to record
+    assert t.events[0].name == "PROCESS_START"
+    ends = [e for e in t.events if e.name == "CHILD_EXIT"]
+    assert [(e.pid, e.fields[1]) for e in ends] == [(shell, "exit=0"), (shell, "exit=1")], ends
+    children = {e.pid for e in t.events if e.name == "PROCESS_START"} - {shell}
+    assert {int(e.fields[0]) for e in ends} == children
