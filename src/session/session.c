@@ -236,7 +236,14 @@ static void outside_calls(struct ptt_session *s, struct ptt_hang *h)
     char why[160] = "";
     unsigned n = session_pids(s, h, pids, 1024);
     ptt_hang_settled(h, pids, n, 1, NULL, 0);
-    if (!ptt_hang_settled(h, pids, n, 0, why, sizeof why) && why[0])
+    if (ptt_hang_settled(h, pids, n, 0, why, sizeof why) || !why[0])
+        return;
+    if (strstr(why, " is running")) /* on a CPU: computing, most likely */
+        fprintf(stderr,
+                "ptt: hang: %s: the threads blocked may wait for its work (a program that "
+                "computes between its calls is busy, not hung)\n",
+                why);
+    else
         fprintf(stderr,
                 "ptt: hang: %s: the threads blocked may wait for it (a program that waits for "
                 "work in epoll, read or a sleep is idle, not hung)\n",

@@ -387,6 +387,21 @@ def test_exec_chain_frees_its_subbuffers(tmp_path):
     assert abs(main["blocked_ns"] - waited) <= 300, (main, waited)
 
 
+def test_busy_thread_said_so(tmp_path):
+    """A thread blocked on a lock that a thread computing outside any traced call holds: the
+    report goes on with the computing thread, said to be running, the program busy (not 'idle in
+    epoll, read or a sleep', which fits a thread asleep)."""
+    t = trace_prog(tmp_path, "hang_busy", "compute", 1500, opts=["--hang-timeout=0.5"],
+                   compare=False)
+    lines = t.stderr.splitlines()
+    k = next(i for i, line in enumerate(lines) if HEAD_RE.match(line))
+    busy = [ln for ln in lines[k:] if "is running" in ln]
+    assert busy and all(
+        re.fullmatch(r"ptt: hang: pid (\d+) thread holder \(\d+\) is running: the threads "
+                     r"blocked may wait for its work \(a program that computes between its calls "
+                     r"is busy, not hung\)", ln) for ln in busy), lines
+
+
 def test_idle_pool_said_so(tmp_path):
     """A pool of workers waiting for work on a condvar while main sleeps outside any traced call
     (a server idle in epoll_wait): the report of the blocked workers goes on with main, which
