@@ -471,14 +471,20 @@ static void text_blame(const struct stat_view *v)
 static void text_threads(const struct stat_view *v)
 {
     char b1[512], b2[64], w1[32], w2[32], w3[32];
-    printf("\n%s%-8s %-8s %-20s %10s %10s  %s%s\n", ptt_c(PTT_C_BOLD), "pid", "tid", "thread",
-           "lifetime", "blocked", "blocked most on", ptt_c(PTT_C_RESET));
+    size_t width = 20; /* the thread column: as wide as the widest name shown */
+    for (size_t i = 0; i < v->shown_t; i++) {
+        size_t w = ptt_display_width(thread_name(v->tv[i]->pid, v->tv[i]->tid, b2, sizeof b2));
+        width = w > width ? w : width;
+    }
+    printf("\n%s%-8s %-8s ", ptt_c(PTT_C_BOLD), "pid", "tid");
+    ptt_put_padded(stdout, "thread", width);
+    printf(" %10s %10s  %s%s\n", "lifetime", "blocked", "blocked most on", ptt_c(PTT_C_RESET));
     for (size_t i = 0; i < v->shown_t; i++) {
         struct ptt_stat_thread *t = v->tv[i];
         fmt_ns(w1, sizeof w1, (uint64_t)(t->last - t->first));
         fmt_ns(w2, sizeof w2, t->blocked);
         printf("%-8d %-8d ", t->pid, t->tid);
-        ptt_put_padded(stdout, thread_name(t->pid, t->tid, b2, sizeof b2), 20);
+        ptt_put_padded(stdout, thread_name(t->pid, t->tid, b2, sizeof b2), width);
         printf(" %10s %10s  ", w1, w2);
         int best = -1;
         for (int k = 0; k < PTT_STAT_MAX_ON; k++)

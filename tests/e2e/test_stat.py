@@ -606,6 +606,13 @@ def test_once_that_runs_its_routine(tmp_path):
     data = page_data(out.read_text())
     once_spans = [sp for sp in data["spans"] if data["span_objects"][sp[4]].startswith("once_")]
     assert [data["span_objects"][sp[4]] for sp in once_spans] == ["once_slow"], once_spans
+    # The thread column is as wide as its widest name: the columns after it stay in line.
+    parts = ptt_ok("stat", t.path).split("\n\n")
+    (table,) = [part.splitlines() for part in parts if part.lstrip().startswith("pid      tid")]
+    assert any("sleeper_of_a_hundred_milliseconds " in line for line in table), table
+    # where each row's lifetime ends (pid, tid, thread, lifetime: names without spaces here)
+    ends = {re.match(r"\S+\s+\S+\s+\S+\s+\S+", line).end() for line in table}
+    assert len(ends) == 1, table
 
 
 def test_wait_never_returned(tmp_path):

@@ -1,7 +1,8 @@
 /* once_work: pthread_once calls that run their routine, which is the thread's own work, and one
  * that waits for another thread's. main runs three routines: once_join's joins thread sleeper
  * (asleep 100 ms), once_busy's computes for 100 ms, once_slow's sleeps 150 ms while thread
- * waiter calls pthread_once(&once_slow) and waits for it. */
+ * waiter calls pthread_once(&once_slow) and waits for it. The sleeper is named after its
+ * function, wider than ptt stat's thread column. */
 #include <stdatomic.h>
 #include <time.h>
 
@@ -11,7 +12,7 @@ static pthread_once_t once_join = PTHREAD_ONCE_INIT, once_busy = PTHREAD_ONCE_IN
                       once_slow = PTHREAD_ONCE_INIT;
 static atomic_int slow_began;
 
-static void *sleeper(void *arg)
+static void *sleeper_of_a_hundred_milliseconds(void *arg) /* a name wider than stat's column */
 {
     usleep(100000);
     return arg;
@@ -20,8 +21,7 @@ static void *sleeper(void *arg)
 static void init_join(void)
 {
     pthread_t t;
-    CHECK(pthread_create(&t, NULL, sleeper, NULL));
-    CHECK(pthread_setname_np(t, "sleeper"));
+    CHECK(pthread_create(&t, NULL, sleeper_of_a_hundred_milliseconds, NULL));
     CHECK(pthread_join(t, NULL));
 }
 
