@@ -72,6 +72,7 @@ static int help(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    ptt_keep_argv(argc, argv);
     const char *base = argv[0] ? strrchr(argv[0], '/') : NULL;
     base = base ? base + 1 : argv[0] ? argv[0] : "ptt";
     if (!strncmp(base, "ptt-", 4))

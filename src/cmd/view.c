@@ -21,7 +21,7 @@
 enum { FMT_HUMAN, FMT_RAW, FMT_JSON };
 
 static void print_summary(struct ptt_reader *r, const char *path, const uint64_t *counts,
-                          uint64_t total, int64_t last_ns)
+                          uint64_t total, int64_t last_ns, int filtered)
 {
     printf("trace:     %s\n", path);
     const struct ptt_reader_parts *parts = ptt_reader_parts(r);
@@ -64,7 +64,11 @@ static void print_summary(struct ptt_reader *r, const char *path, const uint64_t
     if (dropped)
         printf("window:    flight recorder; %s older events left out\n", dropped);
     uint64_t unfinished = counts[PTT_EV_TRACE_UNFINISHED];
-    if (unfinished) /* so that the count agrees with ptt trace's, which are in the file */
+    if (unfinished && filtered) /* the events kept are not what ptt trace counted */
+        printf("unfinished: %" PRIu64 " call%s never returned: their TRACE_UNFINISHED, below, "
+               "added by the reader\n",
+               unfinished, unfinished == 1 ? "" : "s");
+    else if (unfinished) /* so that the count agrees with ptt trace's, which are in the file */
         printf("unfinished: %" PRIu64 " call%s never returned: %" PRIu64 " events recorded, and "
                "the TRACE_UNFINISHED below, added by the reader\n",
                unfinished, unfinished == 1 ? "" : "s", total - unfinished);
@@ -203,7 +207,7 @@ static int view_trace(struct view_opts *o, struct ptt_names *names, struct ptt_r
     view_events(r, names, o, counts, &total, &last_ns);
     if (counts) {
         ptt_term_pager(&o->term);
-        print_summary(r, o->path, counts, total, last_ns);
+        print_summary(r, o->path, counts, total, last_ns, ptt_filter_any(o->filter));
     }
     free(counts);
     int rc = ptt_term_close("view", &o->term) ? PTT_EXIT_USAGE : 0;

@@ -412,39 +412,53 @@ static long idle_timeout(struct ptt_session *s, struct loop *l, size_t n)
     return 100000000;
 }
 
-/* The signals read: those to pass on, by bit. A terminal's reached the program already; a
- * writer's wake-up (SIGURG) is no signal to pass on; attached, such a signal means detach. */
-static unsigned read_signals(struct ptt_session *s, struct loop *l)
+/* The signals read, by bit: all (seen), the terminal's (tty: they reached the program already),
+ * and how many times each was sent to be passed on (asked). A writer's wake-up (SIGURG) is no
+ * signal to pass on; attached, such a signal means detach. */
+static void read_signals(struct ptt_session *s, struct loop *l, unsigned *seen, unsigned *tty,
+                         uint8_t *asked)
 {
     struct signalfd_siginfo si;
-    unsigned asked = 0;
     while (read(l->sfd, &si, sizeof si) == sizeof si) {
-        if (si.ssi_signo == SIGCHLD || si.ssi_signo == SIGURG)
+        if (si.ssi_signo == SIGCHLD || si.ssi_signo == SIGURG || si.ssi_signo >= 32)
             continue;
+        *seen |= 1u << si.ssi_signo;
         if (s->attach) /* not ours to forward: detach */
             s->detach_asked = 1;
-        else if (si.ssi_code <= 0 || si.ssi_pid != 0)
-            asked |= 1u << si.ssi_signo;
+        else if (si.ssi_code > 0 && si.ssi_pid == 0)
+            *tty |= 1u << si.ssi_signo;
+        else if (asked[si.ssi_signo] < 255)
+            asked[si.ssi_signo]++;
     }
-    return asked;
 }
 
-/* Pass on the signals sent to us alone. One sent to the whole process group or to every
- * process reached the program as well: the witness has it then (witness.h), once its sender is
- * done, which 20 ms leave time for (timeout(1) signals ptt trace, then the group). */
+/* Pass on the signals sent to us alone, as many times as they came. One sent to the whole
+ * process group or to every process reached the program as well: the witness has it then
+ * (witness.h), once its sender is done, which 20 ms leave time for (timeout(1) signals ptt
+ * trace, then the group). The witness's copy of every signal we got is taken, a terminal's
+ * too: else it would stay pending there, and a later one sent to us alone would seem sent to
+ * the group. */
 static void take_signals(struct ptt_session *s, struct loop *l)
 {
-    unsigned asked = read_signals(s, l);
-    if (!asked || s->child_done)
+    unsigned seen = 0, tty = 0;
+    uint8_t asked[32] = {0};
+    read_signals(s, l, &seen, &tty, asked);
+    if (!seen)
         return;
     if (s->witness.pid) {
         struct timespec d = {0, 20000000};
         nanosleep(&d, NULL);
-        asked |= read_signals(s, l);
+        read_signals(s, l, &seen, &tty, asked);
     }
-    for (int sig = 1; sig < 32; sig++)
-        if ((asked >> sig & 1) && ptt_witness_got(&s->witness, sig) != 1)
+    for (int sig = 1; sig < 32; sig++) {
+        if (!(seen >> sig & 1))
+            continue;
+        /* With the terminal's copy there, the witness's says nothing of the others: passed on
+         * (twice rather than never, if one was sent to the group as well). */
+        int group = ptt_witness_got(&s->witness, sig) == 1 && !(tty >> sig & 1);
+        for (unsigned k = 0; k < asked[sig] && !group && !s->child_done; k++)
             kill(s->child, sig);
+    }
 }
 
 /* Sleep until a signal, a process's end or a control request, or the time idle_timeout says;

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -15,6 +14,7 @@
 #include <unistd.h>
 
 #include "session/witness.h"
+#include "util/util.h"
 
 /* The signals ptt trace passes on (session.c). */
 static void passed_on(sigset_t *set)
@@ -27,10 +27,13 @@ static void passed_on(sigset_t *set)
 }
 
 /* The witness itself: its socket on 3, nothing else open (a pipe of a test's it held would not
- * see its end); the signals blocked, at their default actions; each byte asks it to take what
- * is pending, and is answered once it has. */
+ * see its end); the signals blocked, at their default actions; each byte, a signal's number,
+ * asks it to take that signal, pending, and is answered once it has. Its command line is not
+ * ptt trace's: a signal sent by name to ptt trace alone (pkill -f) would reach it too, and seem
+ * sent to the whole group. */
 static void witness_run(int fd)
 {
+    ptt_retitle("sigwitness");
     sigset_t set, all;
     passed_on(&set);
     sigfillset(&all);
@@ -39,7 +42,6 @@ static void witness_run(int fd)
     for (int sig = 1; sig < 32; sig++)
         if (sigismember(&set, sig))
             sigaction(sig, &dfl, NULL);
-    prctl(PR_SET_NAME, "ptt-witness");
     if (fd != 3 && (dup2(fd, 3) < 0 || close(fd)))
         _exit(1);
     int null = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -61,8 +63,12 @@ static void witness_run(int fd)
             continue;
         if (n <= 0)
             _exit(0); /* ptt trace has ended */
+        sigset_t one;
+        sigemptyset(&one);
+        if (c > 0 && c < 32 && sigismember(&set, c))
+            sigaddset(&one, c);
         struct timespec zero = {0, 0};
-        while (sigtimedwait(&set, NULL, &zero) > 0)
+        while (sigtimedwait(&one, NULL, &zero) > 0)
             ;
         if (send(3, &c, 1, MSG_NOSIGNAL) != 1)
             _exit(0);
@@ -134,17 +140,21 @@ int ptt_witness_got(struct ptt_witness *w, int sig)
         return -1;
     if (!(pending >> (sig - 1) & 1))
         return 0;
-    /* Taken before we answer: the next signal is told apart from this one. */
-    char c = 't';
+    /* Taken before we answer: the next signal is told apart from this one. A witness that does
+     * not answer at once (someone stopped it) will not say again: every signal is passed on
+     * from now. */
+    char c = (char)sig;
     struct pollfd p = {w->sock, POLLIN, 0};
-    if (send(w->sock, &c, 1, MSG_NOSIGNAL) != 1 || poll(&p, 1, 1000) != 1 ||
+    if (send(w->sock, &c, 1, MSG_NOSIGNAL) != 1 || poll(&p, 1, 100) != 1 ||
         recv(w->sock, &c, 1, 0) != 1)
-        ptt_witness_stop(w); /* it will not say again: every signal passed on from now */
+        ptt_witness_stop(w);
     return 1;
 }
 
 void ptt_witness_stop(struct ptt_witness *w)
 {
+    if (w->pidfd >= 0) /* ended even if stopped, when it would not see its socket's end */
+        syscall(SYS_pidfd_send_signal, w->pidfd, SIGKILL, NULL, 0);
     if (w->sock >= 0)
         close(w->sock);
     if (w->pidfd >= 0)

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <getopt.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -156,4 +157,27 @@ const char *ptt_default_trace(const char *cmd)
         return NULL;
     }
     return buf;
+}
+
+static char *arg_start, *arg_end; /* main's argv strings, one after the other */
+
+void ptt_keep_argv(int argc, char **argv)
+{
+    if (argc < 1 || !argv[0])
+        return;
+    char *end = argv[0] + strlen(argv[0]) + 1;
+    for (int i = 1; i < argc && argv[i] == end; i++)
+        end = argv[i] + strlen(argv[i]) + 1;
+    arg_start = argv[0];
+    arg_end = end;
+}
+
+void ptt_retitle(const char *title)
+{
+    prctl(PR_SET_NAME, title);
+    if (!arg_start)
+        return;
+    size_t room = (size_t)(arg_end - arg_start), n = strlen(title);
+    memset(arg_start, 0, room); /* NUL to the end: the kernel reads no further */
+    memcpy(arg_start, title, n < room ? n : room - 1);
 }

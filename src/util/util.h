@@ -45,4 +45,10 @@ const char *ptt_trace_arg(const char *cmd, int argc, char **argv, int first);
 const char *ptt_default_hint(const char *path);
 uint64_t ptt_real_ns(void);
 
+/* main's argv, whose memory ptt_retitle overwrites: the command line ps -f and pgrep -f see. */
+void ptt_keep_argv(int argc, char **argv);
+/* A process forked from ptt and not exec'd shows ptt's whole command line: pkill -f "ptt trace"
+ * would signal it as if it were ptt trace. Show title instead, as its command line and name. */
+void ptt_retitle(const char *title);
+
 #endif

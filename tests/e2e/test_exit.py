@@ -2,10 +2,13 @@
 be found, 126 when it cannot be run, 2 for ptt's own usage errors; and the PROCESS_EXIT event
 that records how the program ended, with the calls it left open."""
 
+import fcntl
 import os
 import re
 import signal
 import subprocess
+import termios
+import threading
 
 import pytest
 
@@ -72,6 +75,9 @@ def test_exit_with_blocked_thread(tmp_path, action, n):
     assert head["unfinished"] == (f"1 call never returned: {written} events recorded, and the "
                                   "TRACE_UNFINISHED below, added by the reader")
     assert int(head["events"]) == written + 1 == sum(counts.values())
+    filtered = view("--summary", "--event=TRACE_UNFINISHED", t.path)
+    assert ("unfinished: 1 call never returned: their TRACE_UNFINISHED, below, added by the "
+            "reader\n") in filtered, filtered
 
 
 @pytest.mark.parametrize("what,rc,message", [
@@ -225,3 +231,34 @@ def test_signal_reaches_the_program_once(tmp_path, how, counts):
     was sent to ptt trace alone, which passes it on, or to the whole process group or every
     process, which the program is in (twice before)."""
     assert counted(tmp_path, how) == counts
+
+
+def test_terminal_signal_then_one_to_ptt(tmp_path):
+    """Ctrl-C on the terminal reaches the program (and ptt trace, which does not pass it on);
+    a SIGINT sent to ptt trace alone after it is passed on: two in all (the terminal's copy
+    left pending in the witness made the second seem sent to the group, and dropped it)."""
+    master, slave = os.openpty()
+
+    def own_terminal():  # a session of its own, the pty its controlling terminal
+        os.setsid()
+        fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
+
+    cmd = [str(PTT), "trace", "-q", "-o", str(tmp_path / "t.ptt"), "--", str(prog("sig_count")),
+           "2"]
+    p = subprocess.Popen(cmd, stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, preexec_fn=own_terminal)
+    os.close(slave)
+    watchdog = threading.Timer(TIMEOUT, p.kill)  # a signal not passed on: no endless wait
+    watchdog.start()
+    try:
+        assert p.stdout.readline() == "@ready=1\n"
+        os.write(master, b"\x03")  # the terminal's interrupt character: SIGINT to its group
+        assert p.stdout.readline() == "@got=1\n"
+        p.send_signal(signal.SIGINT)
+        assert p.stdout.readline() == "@got=2\n"
+        out, err = p.communicate(timeout=TIMEOUT)
+    finally:
+        watchdog.cancel()
+        p.kill()
+        os.close(master)
+    assert (p.returncode, out) == (0, "int=2 term=0\n"), err
