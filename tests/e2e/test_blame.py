@@ -76,8 +76,15 @@ def test_mutex_time_adds_up(blame):
     t, out, s, objs = blame
     o = objs["big_lock"]
     total = sum(b["wait_ns"] for b in o["blame"])
-    assert total == sum(x["wait_ns"] for x in o["sites"]) == blocked_on(s, "big_lock")
-    assert charged(o, int(out["tid_second"])) == blocked_on(s, "big_lock", int(out["tid_main"]))
+    # main blocked on 8 (call, object) pairs, and blocked_on keeps about the 4 largest: its
+    # short wait for big_lock may be left out then, for four longer joins (docs/stat.md).
+    mine = charged(o, int(out["tid_second"]))
+    (main,) = [th for th in s["threads"] if th["tid"] == int(out["tid_main"])]
+    kept = blocked_on(s, "big_lock", int(out["tid_main"]))
+    if not kept:
+        assert len(main["blocked_on"]) == 4 and min(b["ns"] for b in main["blocked_on"]) >= mine
+    assert kept in (0, mine)
+    assert total == sum(x["wait_ns"] for x in o["sites"]) == blocked_on(s, "big_lock") + mine - kept
     waiters = [int(out["tid_waiter0"]), int(out["tid_waiter1"])]
     assert total - charged(o, int(out["tid_second"])) == \
         sum(blocked_on(s, "big_lock", w) for w in waiters)
