@@ -1888,11 +1888,23 @@ const struct ptt_rec_end *ptt_reader_end(const struct ptt_reader *r)
     return r->has_end ? &r->end : NULL;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The threads, by pid and tid: a thread that execs goes on in a stream of the new program. */
 uint64_t ptt_reader_nthreads(const struct ptt_reader *r)
 {
-    uint64_t n = 0;
+    uint64_t *keys = ptt_must(malloc((r->nstreams + 1) * sizeof *keys)), n = 0, k = 0;
     for (size_t i = 0; i < r->nstreams; i++)
-        n += r->streams[i].serial != 0; /* serial 0: ptt trace's own events */
+        if (r->streams[i].serial != 0) /* serial 0: ptt trace's own events */
+            keys[k++] = (uint64_t)(uint32_t)r->streams[i].pid << 32 | (uint32_t)r->streams[i].tid;
+    qsort(keys, k, sizeof *keys, cmp_u64);
+    for (uint64_t i = 0; i < k; i++)
+        n += !i || keys[i] != keys[i - 1];
+    free(keys);
     return n;
 }
 

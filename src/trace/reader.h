@@ -71,6 +71,7 @@ const char *ptt_reader_error(const struct ptt_reader *r);
 const char *ptt_reader_info(const struct ptt_reader *r, const char *key);
 /* The END record, or NULL if the session did not end cleanly. */
 const struct ptt_rec_end *ptt_reader_end(const struct ptt_reader *r);
+/* The threads that recorded, by pid and tid (a thread that execs is one). */
 uint64_t ptt_reader_nthreads(const struct ptt_reader *r);
 void ptt_reader_close(struct ptt_reader *r);
 /* The parts of a rotated trace that are read. */

@@ -382,8 +382,12 @@ def test_exec_chain_frees_its_subbuffers(tmp_path):
     starts = [e.ns for e in t.events if e.name == "PROCESS_START" and e.pid == pid]
     waited = sum(next(s for s in starts if s >= e.ns) - e.ns
                  for e in t.events if e.name == "THREAD_JOIN_IN" and e.pid == pid)
-    main = next(th for th in stat_json(t.path)["threads"] if th["tid"] == pid)
+    threads = stat_json(t.path)["threads"]
+    main = next(th for th in threads if th["tid"] == pid)
     assert main["blocked_ns"] < main["lifetime_ns"]
+    # A thread that execs goes on as the new program's: main and the 300 that exec'd, in the
+    # summary as in stat (601 streams, counted as threads before).
+    assert summary_counts(t.path)[1]["threads"] == str(len(threads)) == "301"
     assert abs(main["blocked_ns"] - waited) <= 300, (main, waited)
 
 
