@@ -63,8 +63,19 @@ static long entry_of(struct ptt_blame *b, int32_t tid, uint64_t take, uint64_t r
     return (long)(b->hint = b->ne++);
 }
 
+/* One hold first: a mutex has one holder at a time, and a trace may have a million mutexes
+ * (ptt stat keeps this array for each: 4 holds made it 128 bytes). */
 void ptt_blame_grow(struct ptt_blame *b)
 {
+    if (!b->holds_cap) {
+        b->holds = malloc(sizeof *b->holds);
+        if (!b->holds) {
+            fprintf(stderr, "ptt: out of memory\n");
+            exit(2);
+        }
+        b->holds_cap = 1;
+        return;
+    }
     b->holds = grow_u(b->holds, &b->holds_cap, sizeof *b->holds);
 }
 
