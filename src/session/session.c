@@ -180,6 +180,7 @@ struct hang_watch {
     uint64_t since; /* --kill-on-hang: every thread blocked since then (0: not watching) */
     int hung, reported, killed, said;
     char why[160]; /* the last thread seen not blocked */
+    unsigned busy; /* reports in a row that found a thread running: each waits twice as long */
 };
 
 /* --kill-on-hang kills only a program all of whose threads stayed blocked in traced calls (or
@@ -230,24 +231,36 @@ static void deadlock_step(struct ptt_session *s, struct ptt_hang *h, struct hang
 /* A quiet program's threads blocked in calls may wait for one that is not in any (a server's
  * pool waiting for work that its main thread, in epoll_wait, hands out): the first such thread
  * said after the report, for the program may be idle rather than hung. */
-static void outside_calls(struct ptt_session *s, struct ptt_hang *h)
+/* How many timeouts a report waits for, after busy reports in a row that found a thread
+ * computing: 1, 2, 4, 8, then 16. */
+static unsigned backoff(unsigned busy)
+{
+    return 1u << (busy < 4 ? busy : 4);
+}
+
+/* After a report: the thread the others may wait for, if one is outside traced calls. 1 if it is
+ * running (on a CPU: computing, most likely). */
+static int outside_calls(struct ptt_session *s, struct ptt_hang *h, unsigned busy)
 {
     int pids[1024];
     char why[160] = "";
     unsigned n = session_pids(s, h, pids, 1024);
     ptt_hang_settled(h, pids, n, 1, NULL, 0);
     if (ptt_hang_settled(h, pids, n, 0, why, sizeof why) || !why[0])
-        return;
-    if (strstr(why, " is running")) /* on a CPU: computing, most likely */
+        return 0;
+    if (strstr(why, " is running")) {
         fprintf(stderr,
                 "ptt: hang: %s: the threads blocked may wait for its work (a program that "
-                "computes between its calls is busy, not hung)\n",
-                why);
-    else
-        fprintf(stderr,
-                "ptt: hang: %s: the threads blocked may wait for it (a program that waits for "
-                "work in epoll, read or a sleep is idle, not hung)\n",
-                why);
+                "computes between its calls is busy, not hung; a next report waits for %u times "
+                "the timeout)\n",
+                why, backoff(busy + 1));
+        return 1;
+    }
+    fprintf(stderr,
+            "ptt: hang: %s: the threads blocked may wait for it (a program that waits for "
+            "work in epoll, read or a sleep is idle, not hung)\n",
+            why);
+    return 0;
 }
 
 static void hang_step(struct ptt_session *s, struct ptt_hang *h, struct hang_watch *w, size_t n,
@@ -257,19 +270,20 @@ static void hang_step(struct ptt_session *s, struct ptt_hang *h, struct hang_wat
         return;
     w->last_check = now;
     if (ptt_hang_progress(h) || n) { /* the calls as they are now, for the deadlocks */
-        *w = (struct hang_watch){.last_event = now, .last_check = now, .killed = w->killed};
+        *w = (struct hang_watch){
+            .last_event = now, .last_check = now, .killed = w->killed, .busy = w->busy};
         deadlock_step(s, h, w);
         return;
     }
-    if (!w->hung && now - w->last_event >= s->hang_ns) {
+    if (!w->hung && now - w->last_event >= s->hang_ns * backoff(w->busy)) {
         w->hung = 1; /* once per hang: report again only after some progress */
         if (ptt_hang_report(h, &s->d, stderr, now - w->last_event, s->ns_per_tick)) {
             s->hangs++;
             w->reported = 1;
             if (s->flight)
                 dump(s, 2, NULL);
-            if (!s->kill_on_hang)
-                outside_calls(s, h);
+            if (!s->kill_on_hang) /* computing: the next report waits longer, else not */
+                w->busy = outside_calls(s, h, w->busy) ? w->busy + 1 : 0;
         }
     }
     if (s->kill_on_hang)

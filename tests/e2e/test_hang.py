@@ -394,16 +394,21 @@ def test_exec_chain_frees_its_subbuffers(tmp_path):
 def test_busy_thread_said_so(tmp_path):
     """A thread blocked on a lock that a thread computing outside any traced call holds: the
     report goes on with the computing thread, said to be running, the program busy (not 'idle in
-    epoll, read or a sleep', which fits a thread asleep)."""
-    t = trace_prog(tmp_path, "hang_busy", "compute", 1500, opts=["--hang-timeout=0.5"],
+    epoll, read or a sleep', which fits a thread asleep). Three such quiet spells of 0.8 s with
+    a timeout of 0.3 s: a report after the first, one after the second, which waits twice as
+    long (0.6 s), none after the third, which would wait 1.2 s (three reports before)."""
+    t = trace_prog(tmp_path, "hang_busy", "compute", 800, 3, opts=["--hang-timeout=0.3"],
                    compare=False)
     lines = t.stderr.splitlines()
-    k = next(i for i, line in enumerate(lines) if HEAD_RE.match(line))
-    busy = [ln for ln in lines[k:] if "is running" in ln]
-    assert busy and all(
-        re.fullmatch(r"ptt: hang: pid (\d+) thread holder \(\d+\) is running: the threads "
-                     r"blocked may wait for its work \(a program that computes between its calls "
-                     r"is busy, not hung\)", ln) for ln in busy), lines
+    heads = [i for i, line in enumerate(lines) if HEAD_RE.match(line)]
+    assert len(heads) == 2, lines
+    busy = [ln for ln in lines if "is running" in ln]
+    assert len(busy) == 2 and all(
+        re.fullmatch(r"ptt: hang: pid (\d+) thread holder(#\d+)? \(\d+\) is running: the "
+                     r"threads blocked may wait for its work \(a program that computes between "
+                     rf"its calls is busy, not hung; a next report waits for {n} times the "
+                     r"timeout\)", ln) for ln, n in zip(busy, (2, 4))), lines
+    assert float(HEAD_RE.match(lines[heads[1]])[1]) >= 0.6, lines
 
 
 def test_idle_pool_said_so(tmp_path):
