@@ -205,12 +205,13 @@ static int undo(struct ptt_session *s)
 /* Whether a reaped process's pidfd tells its status (ptt_procs_supported), probed when the
  * guardian starts; -1: not known. */
 static int procs_ok = -1;
+static pid_t guardian_pid;
 
 /* The session's guardian: whatever ends ptt trace, nothing of the session outlives it. */
 static int guardian(void)
 {
     int ok;
-    int fd = ptt_guardian_start(&ok);
+    int fd = ptt_guardian_start(&ok, &guardian_pid);
     if (fd >= 0)
         procs_ok = ok;
     if (fd < 0)
@@ -873,6 +874,7 @@ static int trace_session(struct trace_opts *o, const char *lib, struct saved_sig
     if (child_env(&s, lib))
         return undo(&s);
     ptt_witness_start(&s.witness); /* before we are a subreaper: none of ours */
+    s.guardian_pid = guardian_pid;
     /* Orphaned descendants are re-parented to us, so we see every process of the session end. */
     if (o->follow)
         prctl(PR_SET_CHILD_SUBREAPER, 1);

@@ -287,9 +287,10 @@ static _Noreturn void guard(int fd)
     _exit(0);
 }
 
-int ptt_guardian_start(int *procs_ok)
+int ptt_guardian_start(int *procs_ok, pid_t *gpid)
 {
     *procs_ok = 0;
+    *gpid = 0;
     /* A socket pair rather than a pipe: ptt trace writing to a guardian someone killed gets an
      * error, not SIGPIPE. */
     int p[2];
@@ -311,6 +312,9 @@ int ptt_guardian_start(int *procs_ok)
         pid_t g = fork();
         if (g != 0)
             _exit(g < 0);
+        pid_t me = getpid(); /* ptt trace's child after all when it is a namespace's init */
+        if (send(p[0], &me, sizeof me, MSG_NOSIGNAL) != sizeof me)
+            _exit(1);
         int fd = detach(p[0]);
         if (fd < 0)
             _exit(1);
@@ -324,7 +328,9 @@ int ptt_guardian_start(int *procs_ok)
         *procs_ok = ptt_procs_supported_by(pidfd);
         close(pidfd);
     }
-    if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+    struct pollfd pf = {p[1], POLLIN, 0};
+    if (!WIFEXITED(st) || WEXITSTATUS(st) || poll(&pf, 1, 2000) != 1 ||
+        recv(p[1], gpid, sizeof *gpid, 0) != sizeof *gpid) {
         close(p[1]);
         errno = EAGAIN;
         return -1;

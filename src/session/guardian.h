@@ -13,8 +13,9 @@
  * group, it ignores the terminal's signals. Returns our end of the stream to it (a socket,
  * close-on-exec, ours only: its end is ptt trace's death), or -1 with errno. *procs_ok: whether
  * the kernel tells a reaped process's status through its pidfd (ptt_procs_supported), probed on
- * the child that starts the guardian rather than on a process of its own. */
-int ptt_guardian_start(int *procs_ok);
+ * the child that starts the guardian rather than on a process of its own. *gpid: the guardian's
+ * pid, which is our child after all when we are the init of a pid namespace (a container's). */
+int ptt_guardian_start(int *procs_ok, pid_t *gpid);
 
 /* The pool's name, told before it is created: if ptt trace dies, however soon, the guardian marks
  * the pool abandoned and removes its name (if it is ours). A later name replaces it. */

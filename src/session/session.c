@@ -3,6 +3,7 @@
  * every 5 ms to drain the pool (0.5 to 5 ms while there is work, about 32 sub-buffers a turn; idle,
  * every 100 ms, or when a writer hands a sub-buffer over). */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -358,6 +359,34 @@ static void loop_start(struct ptt_session *s, struct loop *l)
     l->ctl = s->ctl_fd >= 0 ? ptt_ctl_server_new(s->ctl_fd, control, s) : NULL;
 }
 
+/* As a pid namespace's init (ptt trace as a container's first process), every orphan is our
+ * child, the guardian and the witness too: the session is over when they are all that is left
+ * (/proc/self/task/TID/children, each of our threads' children). */
+static int only_helpers_left(const struct ptt_session *s)
+{
+    if (getpid() != 1)
+        return 0;
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    int others = !d;
+    while (d && !others && (e = readdir(d))) {
+        char path[64];
+        if (e->d_name[0] == '.' || snprintf(path, sizeof path, "/proc/self/task/%s/children",
+                                            e->d_name) >= (int)sizeof path)
+            continue;
+        FILE *f = fopen(path, "re");
+        long pid;
+        others = !f;
+        while (f && !others && fscanf(f, "%ld", &pid) == 1)
+            others = pid != s->guardian_pid && pid != s->witness.pid;
+        if (f)
+            fclose(f);
+    }
+    if (d)
+        closedir(d);
+    return !others;
+}
+
 /* The processes that ended, with what they had not handed over; 1 once the session is over. */
 static int reap(struct ptt_session *s)
 {
@@ -377,6 +406,8 @@ static int reap(struct ptt_session *s)
             s->child_done = 1;
         }
     }
+    if (!none_left && s->child_done && s->follow)
+        none_left = only_helpers_left(s);
     return none_left || (s->child_done && !s->follow);
 }
 
@@ -426,9 +457,10 @@ static long idle_timeout(struct ptt_session *s, struct loop *l, size_t n)
     return 100000000;
 }
 
-/* The signals read, by bit: all (seen), the terminal's (tty: they reached the program already),
- * and how many times each was sent to be passed on (asked). A writer's wake-up (SIGURG) is no
- * signal to pass on; attached, such a signal means detach. */
+/* The signals read, by bit (seen), how many times each came (asked), and which came from the
+ * kernel (tty: a terminal's, to its foreground group or, on a hangup, to its session's leader
+ * alone). A writer's wake-up (SIGURG) is no signal to pass on; attached, such a signal means
+ * detach. */
 static void read_signals(struct ptt_session *s, struct loop *l, unsigned *seen, unsigned *tty,
                          uint8_t *asked)
 {
@@ -439,19 +471,22 @@ static void read_signals(struct ptt_session *s, struct loop *l, unsigned *seen, 
         *seen |= 1u << si.ssi_signo;
         if (s->attach) /* not ours to forward: detach */
             s->detach_asked = 1;
-        else if (si.ssi_code > 0 && si.ssi_pid == 0)
-            *tty |= 1u << si.ssi_signo;
-        else if (asked[si.ssi_signo] < 255)
+        else if (asked[si.ssi_signo] < 255) {
             asked[si.ssi_signo]++;
+            if (si.ssi_code > 0 && si.ssi_pid == 0)
+                *tty |= 1u << si.ssi_signo;
+        }
     }
 }
 
-/* Pass on the signals sent to us alone, as many times as they came. One sent to the whole
- * process group or to every process reached the program as well: the witness has it then
- * (witness.h), once its sender is done, which 20 ms leave time for (timeout(1) signals ptt
- * trace, then the group). The witness's copy of every signal we got is taken, a terminal's
- * too: else it would stay pending there, and a later one sent to us alone would seem sent to
- * the group. */
+/* Pass on the signals that did not reach the program. One sent to the whole process group, to
+ * every process, or by a terminal to its foreground group reached it as well: the witness has
+ * it then (witness.h), once its sender is done, which 20 ms leave time for (timeout(1) signals
+ * ptt trace, then the group). Such a copy accounts for one of the signals we got, the others
+ * are passed on (a kill to ptt trace and one to the group: two). The witness's copy is taken
+ * each time: else it would stay pending there, and a later signal sent to us alone would seem
+ * sent to the group. Without a witness, a terminal's signal is taken for one the program got,
+ * and the others are passed on. */
 static void take_signals(struct ptt_session *s, struct loop *l)
 {
     unsigned seen = 0, tty = 0;
@@ -467,10 +502,11 @@ static void take_signals(struct ptt_session *s, struct loop *l)
     for (int sig = 1; sig < 32; sig++) {
         if (!(seen >> sig & 1))
             continue;
-        /* With the terminal's copy there, the witness's says nothing of the others: passed on
-         * (twice rather than never, if one was sent to the group as well). */
-        int group = ptt_witness_got(&s->witness, sig) == 1 && !(tty >> sig & 1);
-        for (unsigned k = 0; k < asked[sig] && !group && !s->child_done; k++)
+        int got = ptt_witness_got(&s->witness, sig);
+        unsigned n = asked[sig];
+        if (got == 1 || (got < 0 && (tty >> sig & 1)))
+            n = n ? n - 1 : 0;
+        for (unsigned k = 0; k < n && !s->child_done; k++)
             kill(s->child, sig);
     }
 }

@@ -52,6 +52,7 @@ struct ptt_session {
     uint64_t deadline_ns; /* --duration: detach then (monotonic; 0: none) */
     int detach_failed;
     struct ptt_witness witness; /* tells a signal to the whole group from one to ptt trace */
+    pid_t guardian_pid;         /* our child, as the witness, when we are a namespace's init */
 };
 
 /* Record a clock calibration point (file or window). */

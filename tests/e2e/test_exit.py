@@ -9,6 +9,7 @@ import signal
 import subprocess
 import termios
 import threading
+import time
 
 import pytest
 
@@ -189,22 +190,38 @@ def counted(tmp_path, how):
     """sig_count under ptt trace, in a process group of its own (ptt trace's), signalled as how
     says: what the program counted."""
     cmd = [str(PTT), "trace", "-q", "-o", str(tmp_path / "t.ptt"), "--force", "--",
-           str(prog("sig_count"))] + (["self"] if how == "self" else [])
+           str(prog("sig_count"))] + {"self": ["self"], "pid+group": ["2"]}.get(how, [])
     if how == "timeout":  # signals ptt trace, then its whole group
         cmd = ["timeout", "--preserve-status", "-s", "INT", "0.3"] + cmd
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          start_new_session=True)
     assert p.stdout.readline() == "@ready=1\n"
+    if how == "pid+group":  # read what comes: a signal lost would leave the program waiting
+        watchdog = threading.Timer(TIMEOUT / 2, p.kill)
+        watchdog.start()
     if how == "group":
         os.killpg(p.pid, signal.SIGINT)
     elif how == "pid":
         p.send_signal(signal.SIGINT)
+    elif how == "pid+group":  # one to ptt trace alone, one to the group, in the same 20 ms
+        p.send_signal(signal.SIGINT)
+        while pending(p.pid) & 1 << (signal.SIGINT - 1):  # else the two merge, as natively
+            time.sleep(0.0005)
+        os.killpg(p.pid, signal.SIGINT)
     elif how == "every":  # as systemd stops a unit: each process of it, one after the other
         for pid in group_pids(p.pid):
             os.kill(pid, signal.SIGTERM)
     out, err = p.communicate(timeout=TIMEOUT)
+    if how == "pid+group":
+        watchdog.cancel()
     assert p.returncode == 0, err
-    return out.strip()
+    return out.strip().splitlines()[-1]
+
+
+def pending(pid):
+    """The signals pending for process pid as a whole."""
+    with open(f"/proc/{pid}/status") as f:
+        return int(next(ln for ln in f if ln.startswith("ShdPnd:")).split()[1], 16)
 
 
 def group_pids(pgid):
@@ -222,7 +239,7 @@ def group_pids(pgid):
 @pytest.mark.parametrize("how,counts", [
     ("pid", "int=1 term=0"),      # to ptt trace alone: passed on
     ("group", "int=1 term=0"),    # kill -INT -- -PGID, a shell's kill %1: it got it already
-    ("timeout", "int=1 term=0"),  # timeout(1): ptt trace, then the group
+    ("pid+group", "int=2 term=0"),  # both: one passed on (it waited forever for it)
     ("self", "int=1 term=0"),     # the program's own kill(0, SIGINT)
     ("every", "int=0 term=1"),    # systemd's stop, kill -1
 ])
@@ -231,6 +248,13 @@ def test_signal_reaches_the_program_once(tmp_path, how, counts):
     was sent to ptt trace alone, which passes it on, or to the whole process group or every
     process, which the program is in (twice before)."""
     assert counted(tmp_path, how) == counts
+
+
+def test_timeout_signals(tmp_path):
+    """timeout(1) signals its command, then the whole group: the program gets one from the
+    group, and ptt trace passes on the one it got alone unless the two merged in its pending
+    signals, as the program's two would without ptt trace: one or two (never none)."""
+    assert counted(tmp_path, "timeout") in ("int=1 term=0", "int=2 term=0")
 
 
 def test_terminal_signal_then_one_to_ptt(tmp_path):
@@ -262,3 +286,39 @@ def test_terminal_signal_then_one_to_ptt(tmp_path):
         p.kill()
         os.close(master)
     assert (p.returncode, out) == (0, "int=2 term=0\n"), err
+
+
+def test_terminal_hangup_reaches_the_program(tmp_path):
+    """ptt trace the leader of a terminal's session (ssh -t, tmux, xterm -e exec it): a hangup
+    sends SIGHUP to it alone, and it passes it on; the program dies of it (it waited forever)."""
+    master, slave = os.openpty()
+
+    def own_terminal():
+        os.setsid()
+        fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
+
+    p = subprocess.Popen([str(PTT), "trace", "-q", "-o", str(tmp_path / "t.ptt"), "--",
+                          str(prog("sig_count"))], stdin=slave, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, preexec_fn=own_terminal)
+    os.close(slave)
+    try:
+        assert p.stdout.readline() == "@ready=1\n"
+        os.close(master)  # the terminal hangs up
+        master = None
+        out, err = p.communicate(timeout=TIMEOUT)
+    finally:
+        p.kill()
+        if master is not None:
+            os.close(master)
+    assert p.returncode == 128 + signal.SIGHUP, err
+
+
+def test_namespace_init(tmp_path):
+    """ptt trace as the first process of a pid namespace (a container's): the guardian and the
+    witness are its children then; the session still ends with the program and what it left
+    (it never ended)."""
+    if os.geteuid() != 0:
+        pytest.skip("unshare -p needs root")
+    p = run(["unshare", "-pf", "--mount-proc", PTT, "trace", "-q", "-o", tmp_path / "t.ptt",
+             "--", "sh", "-c", "(sleep 0.3; echo late) & exit 3"])
+    assert (p.returncode, p.stdout) == (3, "late\n"), p.stderr
