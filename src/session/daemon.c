@@ -687,8 +687,22 @@ static void sweep_dir(const char *path, const char *ends, int shm)
     closedir(dir);
 }
 
+/* Whether we run in a pid namespace other than the first (a container's, unshare -p): the first
+ * has a fixed inode number (the kernel's PROC_PID_INIT_INO). Neither NSpid in /proc/self/status
+ * (with a /proc of the namespace) nor NS_GET_PARENT (an ancestor is out of reach) would tell. */
+static int nested_pid_namespace(void)
+{
+    struct stat st;
+    return !stat("/proc/self/ns/pid", &st) && st.st_ino != 0xEFFFFFFCu;
+}
+
 void ptt_daemon_sweep(const char *ctl_dir)
 {
+    /* A name's PID is that of a ptt trace of our pid namespace only if the directories are not
+     * shared with another: in a nested one, the sessions of the host (or of another container)
+     * seem gone, and sweeping would remove their live pools and sockets. */
+    if (nested_pid_namespace())
+        return;
     sweep_dir("/dev/shm", "-", 1); /* and "ptt-UID-PID", a name of older versions */
     if (ctl_dir)
         sweep_dir(ctl_dir, ".", 0);

@@ -312,13 +312,3 @@ def test_terminal_hangup_reaches_the_program(tmp_path):
             os.close(master)
     assert p.returncode == 128 + signal.SIGHUP, err
 
-
-def test_namespace_init(tmp_path):
-    """ptt trace as the first process of a pid namespace (a container's): the guardian and the
-    witness are its children then; the session still ends with the program and what it left
-    (it never ended)."""
-    if os.geteuid() != 0:
-        pytest.skip("unshare -p needs root")
-    p = run(["unshare", "-pf", "--mount-proc", PTT, "trace", "-q", "-o", tmp_path / "t.ptt",
-             "--", "sh", "-c", "(sleep 0.3; echo late) & exit 3"])
-    assert (p.returncode, p.stdout) == (3, "late\n"), p.stderr

@@ -170,3 +170,30 @@ def test_stale_names_swept(tmp_path):
         for path in stale + kept:
             if os.path.exists(path):
                 os.unlink(path)
+
+
+def test_namespace_init(tmp_path):
+    """ptt trace as the first process of a pid namespace (a container's, here unshare -p): the
+    guardian and the witness are its children then, and the session still ends with the program
+    and what it left (it never ended). The names of live sessions outside, in the /dev/shm and
+    control directory it shares, are left alone: their pids do not exist in the namespace, and
+    it removed their pools and sockets as stale."""
+    if os.geteuid() != 0:
+        pytest.skip("unshare -p needs root")
+    env, ctl_dir = private_env(tmp_path)
+    ctl_dir.mkdir(mode=0o700)
+    live = os.getpid()  # alive here, not in the namespace
+    kept = [f"/dev/shm/ptt-{UID}-{live}-0123456789abcdef", f"{ctl_dir}/ptt-{UID}-{live}.sock"]
+    try:
+        for path in kept:
+            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+        p = subprocess.run(["unshare", "-pf", "--mount-proc", str(PTT), "trace", "-q", "-o",
+                            str(tmp_path / "t.ptt"), "--", "sh", "-c",
+                            "(sleep 0.3; echo late) & exit 3"], env=env, capture_output=True,
+                           text=True, timeout=TIMEOUT)
+        assert (p.returncode, p.stdout) == (3, "late\n"), p.stderr
+        assert [path for path in kept if os.path.exists(path)] == kept
+    finally:
+        for path in kept:
+            if os.path.exists(path):
+                os.unlink(path)
