@@ -229,9 +229,6 @@ static void deadlock_step(struct ptt_session *s, struct ptt_hang *h, struct hang
     }
 }
 
-/* A quiet program's threads blocked in calls may wait for one that is not in any (a server's
- * pool waiting for work that its main thread, in epoll_wait, hands out): the first such thread
- * said after the report, for the program may be idle rather than hung. */
 /* How many timeouts a report waits for, after busy reports in a row that found a thread
  * computing: 1, 2, 4, 8, then 16. */
 static unsigned backoff(unsigned busy)
@@ -239,8 +236,10 @@ static unsigned backoff(unsigned busy)
     return 1u << (busy < 4 ? busy : 4);
 }
 
-/* After a report: the thread the others may wait for, if one is outside traced calls. 1 if it is
- * running (on a CPU: computing, most likely). */
+/* A quiet program's threads blocked in calls may wait for one that is not in any (a server's
+ * pool waiting for work that its main thread, in epoll_wait, hands out; a worker computing):
+ * the first such thread said after the report, for the program may be idle or busy rather than
+ * hung. 1 if it is running (on a CPU: computing, most likely). */
 static int outside_calls(struct ptt_session *s, struct ptt_hang *h, unsigned busy)
 {
     int pids[1024];
