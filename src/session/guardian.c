@@ -329,7 +329,7 @@ int ptt_guardian_start(int *procs_ok, pid_t *gpid)
         close(pidfd);
     }
     struct pollfd pf = {p[1], POLLIN, 0};
-    if (!WIFEXITED(st) || WEXITSTATUS(st) || poll(&pf, 1, 2000) != 1 ||
+    if (!WIFEXITED(st) || WEXITSTATUS(st) || poll(&pf, 1, 10000) != 1 ||
         recv(p[1], gpid, sizeof *gpid, 0) != sizeof *gpid) {
         close(p[1]);
         errno = EAGAIN;

@@ -102,7 +102,7 @@ void ptt_witness_start(struct ptt_witness *w)
         ;
     pid_t pid = 0;
     struct pollfd pf = {p[0], POLLIN, 0};
-    if (c < 0 || !WIFEXITED(st) || WEXITSTATUS(st) || poll(&pf, 1, 2000) != 1 ||
+    if (c < 0 || !WIFEXITED(st) || WEXITSTATUS(st) || poll(&pf, 1, 10000) != 1 ||
         recv(p[0], &pid, sizeof pid, 0) != sizeof pid || pid <= 0) {
         close(p[0]);
         return;
