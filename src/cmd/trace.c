@@ -866,6 +866,9 @@ static int trace_session(struct trace_opts *o, const char *lib, struct saved_sig
 {
     static struct ptt_session s;
     double hz;
+    /* First: a fork before the pool is mapped costs less, and is not in the trace's time; and
+     * before we are a subreaper, so that the witness is none of ours. */
+    ptt_witness_start(&s.witness);
     if (create_pool(&s, o, &hz))
         return TRACE_FAILED;
     if (open_output(&s, o, hz))
@@ -873,7 +876,6 @@ static int trace_session(struct trace_opts *o, const char *lib, struct saved_sig
     open_control(&s);
     if (child_env(&s, lib))
         return undo(&s);
-    ptt_witness_start(&s.witness); /* before we are a subreaper: none of ours */
     s.guardian_pid = guardian_pid;
     /* Orphaned descendants are re-parented to us, so we see every process of the session end. */
     if (o->follow)
