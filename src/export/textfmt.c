@@ -509,15 +509,23 @@ static int print_process(struct ptt_obuf *b, const struct ptt_ev *ev)
     return 1;
 }
 
+/* "VERB function NAME", the name in colour */
+static void print_routine(struct ptt_obuf *b, const char *verb, enum ptt_color color,
+                          const char *routine)
+{
+    ptt_obuf_puts(b, verb);
+    ptt_obuf_puts(b, " function ");
+    ptt_obuf_puts(b, ptt_c(color));
+    ptt_obuf_puts(b, routine);
+    ptt_obuf_puts(b, ptt_c(PTT_C_RESET));
+}
+
 /* "enters function NAME (fields) at SITE" */
 static void print_in(struct ptt_obuf *b, const struct ptt_ev *ev)
 {
     const struct ptt_evinfo *e = ev->info;
     char vb[1100];
-    ptt_obuf_puts(b, "enters function ");
-    ptt_obuf_puts(b, ptt_c(PTT_C_CYAN));
-    ptt_obuf_puts(b, e->routine);
-    ptt_obuf_puts(b, ptt_c(PTT_C_RESET));
+    print_routine(b, "enters", PTT_C_CYAN, e->routine);
     if (ptt_ev_has_field(ev, 0) && e->fields[0].type != PTT_F_SITE) {
         ptt_obuf_write(b, " (", 2);
         print_fields(b, ev, 0);
@@ -535,10 +543,7 @@ static void print_out(struct ptt_obuf *b, const struct ptt_ev *ev)
 {
     const struct ptt_evinfo *e = ev->info;
     char vb[1100];
-    ptt_obuf_puts(b, "leaves function ");
-    ptt_obuf_puts(b, ptt_c(PTT_C_GREEN));
-    ptt_obuf_puts(b, e->routine);
-    ptt_obuf_puts(b, ptt_c(PTT_C_RESET));
+    print_routine(b, "leaves", PTT_C_GREEN, e->routine);
     ptt_obuf_puts(b, ", returning ");
     ptt_obuf_puts(b,
                   ptt_ev_has_field(ev, 0) ? ptt_fmt_ev_field(vb, sizeof vb, ev, 0, 1) : "nothing");
