@@ -22,9 +22,10 @@ struct ptt_blame_waiter {
     unsigned nseen, seen_cap;
 };
 
-static void *grow(void *p, size_t *cap, size_t size)
+/* Twice as many, first (at 0) first. */
+static void *grow(void *p, size_t *cap, size_t size, size_t first)
 {
-    size_t n = *cap ? 2 * *cap : 4;
+    size_t n = *cap ? 2 * *cap : first;
     p = realloc(p, n * size);
     if (!p) {
         fprintf(stderr, "ptt: out of memory\n");
@@ -34,10 +35,10 @@ static void *grow(void *p, size_t *cap, size_t size)
     return p;
 }
 
-static void *grow_u(void *p, unsigned *cap, size_t size)
+static void *grow_u(void *p, unsigned *cap, size_t size, size_t first)
 {
     size_t c = *cap;
-    p = grow(p, &c, size);
+    p = grow(p, &c, size, first);
     *cap = (unsigned)c;
     return p;
 }
@@ -58,7 +59,7 @@ static long entry_of(struct ptt_blame *b, int32_t tid, uint64_t take, uint64_t r
         if (entry_is(&b->e[i], tid, take, release, end))
             return (long)(b->hint = i);
     if (b->ne == b->ecap)
-        b->e = grow(b->e, &b->ecap, sizeof *b->e);
+        b->e = grow(b->e, &b->ecap, sizeof *b->e, 4);
     b->e[b->ne] = (struct ptt_blame_entry){tid, end, take, release, 0, 0};
     return (long)(b->hint = b->ne++);
 }
@@ -67,16 +68,7 @@ static long entry_of(struct ptt_blame *b, int32_t tid, uint64_t take, uint64_t r
  * (ptt stat keeps this array for each: 4 holds made it 128 bytes). */
 void ptt_blame_grow(struct ptt_blame *b)
 {
-    if (!b->holds_cap) {
-        b->holds = malloc(sizeof *b->holds);
-        if (!b->holds) {
-            fprintf(stderr, "ptt: out of memory\n");
-            exit(2);
-        }
-        b->holds_cap = 1;
-        return;
-    }
-    b->holds = grow_u(b->holds, &b->holds_cap, sizeof *b->holds);
+    b->holds = grow_u(b->holds, &b->holds_cap, sizeof *b->holds, 1);
 }
 
 /* Whether w is charged to (tid, take) for the first time: a wait counts once per holder and
@@ -87,7 +79,7 @@ static int first_charge(struct ptt_blame_waiter *w, int32_t tid, uint64_t take)
         if (w->seen[i].tid == tid && w->seen[i].take == take)
             return 0;
     if (w->nseen == w->seen_cap)
-        w->seen = grow_u(w->seen, &w->seen_cap, sizeof *w->seen);
+        w->seen = grow_u(w->seen, &w->seen_cap, sizeof *w->seen, 4);
     w->seen[w->nseen++] = (struct who){tid, take};
     return 1;
 }
@@ -170,7 +162,7 @@ void ptt_blame_wait(struct ptt_blame *b, int32_t tid, int64_t since)
         return;
     if (b->nwaiters == b->waiters_cap) {
         unsigned was = b->waiters_cap;
-        b->waiters = grow_u(b->waiters, &b->waiters_cap, sizeof *b->waiters);
+        b->waiters = grow_u(b->waiters, &b->waiters_cap, sizeof *b->waiters, 4);
         memset(b->waiters + was, 0, (b->waiters_cap - was) * sizeof *b->waiters);
     }
     struct ptt_blame_waiter *w = &b->waiters[b->nwaiters++];
