@@ -136,7 +136,7 @@ def test_attach_record_detach(tmp_path):
     loop = Loop()
     loop.phase(0.2)
     a = Attach(loop.pid, tmp_path / "t.ptt")
-    n = loop.phase(1)
+    n = loop.phase(0.3)
     loop.live.send("handler")
     assert loop.live.value("handled") == "1"
     rc, err = a.end()
@@ -164,13 +164,13 @@ def test_attach_twice(tmp_path):
     """Detached by ptt ctl stop, then by --duration; each trace holds its own phase's calls."""
     loop = Loop()
     a = Attach(loop.pid, tmp_path / "1.ptt")
-    n1 = loop.phase(0.5)
+    n1 = loop.phase(0.3)
     assert ctl_ok(a.session, "stop").startswith("ok: detaching")
     rc, err = a.end(None)
     assert rc == 0, err
     assert loop.state() == loop.before
     b = Attach(loop.pid, tmp_path / "2.ptt", ["--duration=30"])
-    n2 = loop.phase(0.5)
+    n2 = loop.phase(0.3)
     b.p.send_signal(signal.SIGTERM)
     rc, err = b.end(None)
     assert rc == 0, err

@@ -155,7 +155,7 @@ def test_cxx(tmp_path):
     worker_of, pid = cxx_start(live)
     cxx_phase(live, 0.2)  # before the attach: not recorded
     a = Attach(pid, tmp_path / "t.ptt")
-    made = cxx_phase(live, 1)
+    made = cxx_phase(live, 0.3)
     spawned = cxx_spawn(live)
     rc, err = a.end()
     assert rc == 0, err
