@@ -596,8 +596,8 @@ size_t ptt_daemon_drain(struct ptt_daemon *d, int which)
     return t.done;
 }
 
-void ptt_daemon_events(struct ptt_daemon *d, int pid, unsigned n, const uint16_t *ids,
-                       const unsigned *nargs, const uint64_t *args)
+static void events_at(struct ptt_daemon *d, int pid, unsigned n, const uint16_t *ids,
+                      const unsigned *nargs, const uint64_t *args, uint64_t at)
 {
     uint64_t buf[512];
     size_t w = 0;
@@ -610,8 +610,15 @@ void ptt_daemon_events(struct ptt_daemon *d, int pid, unsigned n, const uint16_t
         w += nargs[i];
         args += nargs[i];
     }
-    struct ptt_rec_chunk c = {{0, 0}, pid, pid, 0, 0, ptt_ticks(d->clock_tsc), 0, PTT_CHUNK_DAEMON};
+    uint64_t base = at ? at : ptt_ticks(d->clock_tsc);
+    struct ptt_rec_chunk c = {{0, 0}, pid, pid, 0, 0, base, 0, PTT_CHUNK_DAEMON};
     write_chunk(d, &c, buf, (uint32_t)(w * 8));
+}
+
+void ptt_daemon_events(struct ptt_daemon *d, int pid, unsigned n, const uint16_t *ids,
+                       const unsigned *nargs, const uint64_t *args)
+{
+    events_at(d, pid, n, ids, nargs, args, 0);
 }
 
 void ptt_daemon_process_exec(struct ptt_daemon *d, int pid, uint32_t before)
@@ -623,14 +630,14 @@ void ptt_daemon_process_exec(struct ptt_daemon *d, int pid, uint32_t before)
         d->execd(d->drained_arg, pid, before);
 }
 
-void ptt_daemon_process_exit(struct ptt_daemon *d, int pid, int status)
+void ptt_daemon_process_exit(struct ptt_daemon *d, int pid, int status, uint64_t at)
 {
     if (d->exited)
         d->exited(d->drained_arg, pid);
     uint16_t id = PTT_EV_PROCESS_EXIT;
     unsigned n = 1;
     uint64_t a = (uint64_t)(uint32_t)status;
-    ptt_daemon_events(d, pid, 1, &id, &n, &a);
+    events_at(d, pid, 1, &id, &n, &a, at);
 }
 
 void ptt_daemon_destroy(struct ptt_daemon *d)

@@ -90,7 +90,8 @@ enum {
 /* Write sub-buffers to the file and free them; returns how many. */
 size_t ptt_daemon_drain(struct ptt_daemon *d, int which);
 /* Record that a process of the session ended, with its wait status. */
-void ptt_daemon_process_exit(struct ptt_daemon *d, int pid, int status);
+/* The process's end, at the trace clock's time at (0: now). */
+void ptt_daemon_process_exit(struct ptt_daemon *d, int pid, int status, uint64_t at);
 /* Process pid runs a new program whose threads are numbered after `before`: what the old one's
  * threads had not handed over (exec ended them all, but the one that called it, whose tid the
  * process keeps) is drained now, rather than kept in the pool until the process ends. */

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../../common/clock.h"
 #include "session/procs.h"
 
 /* Linux 6.15's struct pidfd_info, up to exit_code (Debian 12's headers predate it); the kernel
@@ -35,6 +36,9 @@ struct entry {
     ino_t ino; /* the process itself: pidfs gives each one an inode number never reused */
     int fd;    /* the pidfd */
     int dead;  /* it has ended; its status comes once it is reaped */
+    /* When its pidfd said so (the trace clock), 0: unknown. Its parent reaps it after, and
+     * records that (CHILD_EXIT): the end is stamped then, not when its status comes. */
+    uint64_t dead_at;
 };
 
 /* A set of pidfs inode numbers (never 0): open addressing, at most half full. */
@@ -219,7 +223,7 @@ static void add(struct ptt_procs *p, pid_t pid, uint32_t before, int fd,
         close(fd);
         return;
     }
-    p->e[p->n++] = (struct entry){pid, st.st_ino, fd, ended};
+    p->e[p->n++] = (struct entry){pid, st.st_ino, fd, ended, 0};
 }
 
 /* One announcement: the process's pid, the last thread number given before its program started
@@ -287,8 +291,10 @@ void ptt_procs_step(struct ptt_procs *p, const struct ptt_procs_hooks *h)
             case PIDFD: /* ended: readable for good, out of the set */
                 epoll_ctl(p->ep, EPOLL_CTL_DEL, fd, NULL);
                 for (size_t k = 0; k < p->n; k++)
-                    if (p->e[k].fd == fd)
+                    if (p->e[k].fd == fd && !p->e[k].dead) {
                         p->e[k].dead = 1;
+                        p->e[k].dead_at = ptt_ticks(h->clock_tsc);
+                    }
                 break;
             }
         }
@@ -299,9 +305,10 @@ void ptt_procs_step(struct ptt_procs *p, const struct ptt_procs_hooks *h)
         if (p->e[k].dead && !info(p->e[k].fd, PIDFD_INFO_EXIT_, &i) &&
             (i.mask & PIDFD_INFO_EXIT_)) {
             pid_t pid = p->e[k].pid;
+            uint64_t at = p->e[k].dead_at;
             ino_add(&p->done, p->e[k].ino);
             drop(p, k);
-            h->ended(h->arg, pid, i.exit_code);
+            h->ended(h->arg, pid, i.exit_code, at);
         } else {
             k++;
         }

@@ -24,13 +24,16 @@ int ptt_procs_supported_by(int pidfd);
 struct ptt_procs *ptt_procs_open(const char *path, char *err, size_t errlen);
 /* A descriptor that polls readable when there is work for ptt_procs_step. */
 int ptt_procs_fd(const struct ptt_procs *p);
-/* What ptt_procs_step tells, with arg: ended(arg, pid, status) for each ended process whose status
- * is known (it has been reaped); execd(arg, pid, before) for a process announced again, which runs
- * a new program now, whose threads are numbered after `before` (its old program's, up to it). */
+/* What ptt_procs_step tells, with arg: ended(arg, pid, status, at) for each ended process whose
+ * status is known (it has been reaped), at: the trace clock's time (clock_tsc as ptt_ticks) when
+ * its pidfd first said it had ended, 0 if it had when announced; execd(arg, pid, before) for a
+ * process announced again, which runs a new program now, whose threads are numbered after
+ * `before` (its old program's, up to it). */
 struct ptt_procs_hooks {
-    void (*ended)(void *arg, pid_t pid, int status);
+    void (*ended)(void *arg, pid_t pid, int status, uint64_t at);
     void (*execd)(void *arg, pid_t pid, uint32_t before);
     void *arg;
+    int clock_tsc;
 };
 /* Take the announcements waiting and note the processes that ended, telling h. */
 void ptt_procs_step(struct ptt_procs *p, const struct ptt_procs_hooks *h);

@@ -291,11 +291,11 @@ static void hang_step(struct ptt_session *s, struct ptt_hang *h, struct hang_wat
 }
 
 /* A process that another process reaped (procs.h): what it had not handed over, and its end. */
-static void ended(void *arg, pid_t pid, int status)
+static void ended(void *arg, pid_t pid, int status, uint64_t at)
 {
     struct ptt_session *s = arg;
     ptt_daemon_drain(&s->d, pid);
-    ptt_daemon_process_exit(&s->d, pid, status);
+    ptt_daemon_process_exit(&s->d, pid, status, at);
 }
 
 static void execd(void *arg, pid_t pid, uint32_t before)
@@ -306,7 +306,7 @@ static void execd(void *arg, pid_t pid, uint32_t before)
 
 static void procs_step(struct ptt_session *s)
 {
-    const struct ptt_procs_hooks h = {ended, execd, s};
+    const struct ptt_procs_hooks h = {ended, execd, s, s->d.clock_tsc};
     ptt_procs_step(s->procs, &h);
 }
 
@@ -399,7 +399,7 @@ static int reap(struct ptt_session *s)
             break;
         }
         ptt_daemon_drain(&s->d, p); /* what the ended process had not handed over */
-        ptt_daemon_process_exit(&s->d, p, st);
+        ptt_daemon_process_exit(&s->d, p, st, 0);
         if (p == s->child) {
             s->child_status = st;
             s->child_done = 1;
@@ -522,6 +522,8 @@ static void wait_and_serve(struct ptt_session *s, struct loop *l, size_t n)
     atomic_store_explicit(&s->d.pool->idle, 0, memory_order_relaxed);
     if (r > 0)
         take_signals(s, l);
+    if (r > 0 && fds[1].revents) /* a process ended: its time now, not after the next drain */
+        procs_step(s);
     if (l->ctl) /* each client only as far as its socket allows: the drain never waits */
         ptt_ctl_step(l->ctl, fds + 2, nfds - 2);
 }

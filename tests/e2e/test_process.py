@@ -10,6 +10,7 @@ import fcntl
 import os
 import struct
 
+import pytest
 from conftest import E, parse_output, prog, ptt_trace, trace_prog
 from names_util import ptt_ok, stat_json
 from robust_util import pid_alive, session_pools, wait_until
@@ -176,3 +177,24 @@ def test_children_reaped_by_wait3(tmp_path):
     assert [(e.pid, e.fields[1]) for e in ends] == [(shell, "exit=0"), (shell, "exit=1")], ends
     children = {e.pid for e in t.events if e.name == "PROCESS_START"} - {shell}
     assert {int(e.fields[0]) for e in ends} == children
+
+
+@pytest.mark.skipif(not PIDFD_EXIT, reason="no PIDFD_INFO_EXIT: ptt trace reaps what it can")
+def test_end_before_its_reap(tmp_path):
+    """A child that exits while its parent sleeps: its end is when ptt trace saw it end, before
+    the parent reaps it 0.3 s later (ptt trace learns the status only at the reap: its end was
+    stamped then, after the parent's CHILD_EXIT)."""
+    code = ("import os, time\n"
+            "p = os.fork()\n"
+            "if p == 0:\n"
+            "    os._exit(3)\n"
+            "time.sleep(0.3)\n"
+            "os.waitpid(p, 0)\n")
+    t = ptt_trace(tmp_path, ["python3", "-c", code])
+    (reap,) = [e for e in t.events if e.name == "CHILD_EXIT" and e.fields[1] == "exit=3"]
+    child = int(reap.fields[0])
+    (end,) = [e for e in t.events if e.name == "PROCESS_EXIT" and e.pid == child]
+    assert end.fields[0] == "exit=3"
+    assert t.events.index(end) < t.events.index(reap)
+    # About 0.3 s before: more than half of it, even on a loaded machine.
+    assert reap.ns - end.ns > 150_000_000, (end.ns, reap.ns)
