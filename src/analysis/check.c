@@ -120,6 +120,7 @@ static int inherited(struct ptt_check *c, int32_t pid, uint64_t addr, struct cob
             into->inited = o->inited;
             into->destroyed = o->destroyed;
             into->robust = o->robust;
+            into->shared = o->shared;
             into->mtype = o->mtype;
             into->bcount = o->bcount;
             return 1;

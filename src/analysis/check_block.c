@@ -243,6 +243,12 @@ static void object_hang(struct ptt_check *c, struct blocked *bl, struct bnode *b
 {
     const struct ptt_open *o = b->call;
     struct cobj *obj = check_obj(c, b->th->pid, o->object, cls_of(o));
+    if (obj->cls == PTT_CLASS_sem && (obj->shared || !obj->inited)) {
+        /* Shared with other processes (or made in another: a parent's, before its fork): their
+         * posts, which may come from processes not traced, are not this object's. No claim. */
+        b->reported = 1;
+        return;
+    }
     struct ptt_finding *f = check_add(c, PTT_FK_HANG, what, 0, "");
     int k = check_fobject(f, obj->pid, obj->cls, obj->addr);
     unsigned waiters = 0, signaller = 0;

@@ -48,7 +48,8 @@ struct cobj {
     int32_t pid;
     int cls;
     uint64_t addr;
-    unsigned inited : 1, destroyed : 1, robust : 1, seen : 1, reported : 1;
+    /* shared: a semaphore of sem_open, or of sem_init with pshared */
+    unsigned inited : 1, destroyed : 1, robust : 1, seen : 1, reported : 1, shared : 1;
     int mtype;          /* mutex type: 0 normal, 1 recursive, 2 error-checking, 3 adaptive */
     int32_t owner;      /* the thread holding it exclusively, 0 if none */
     int64_t destroy_ns; /* its last successful destroy */

@@ -540,6 +540,9 @@ static void call_done(struct ptt_check *c, struct cthread *th, const struct ptt_
     if (in->role == PTT_ROLE_CREATE) {
         o->inited = 1;
         o->destroyed = 0;
+        o->shared = out->id == PTT_EV_SEM_OPEN_OUT ||
+                    (call->in.id == PTT_EV_SEM_INIT_IN &&
+                     ptt_ev_arg(&call->in, PTT_F(SEM_INIT_IN, pshared), 0));
         o->bcount = ptt_ev_role(&call->in, PTT_RF_COUNT, 0);
     } else if (in->role == PTT_ROLE_DESTROY) {
         o->destroyed = 1;
