@@ -88,6 +88,7 @@ struct ptt_names {
     struct ptt_hmap starts;   /* (pid, name hash) -> threads that had that name (name_thread) */
     struct ptt_hmap setname;  /* (pid, tid) -> pending name of a pthread_setname_np (num: target) */
     struct ptt_hmap early;    /* (pid, pthread_t) -> the name set before that thread started */
+    struct ptt_hmap opening;  /* (pid, tid) -> the name of a sem_open under way */
     struct ptt_hmap born;     /* (pid, addr) -> where it was initialized or first used: str "class",
                             num the site, aux its place in order + 1 */
     struct user_name *user;
@@ -112,7 +113,9 @@ struct ptt_names *ptt_names_new(void)
                                       PTT_EV_PRCTL_IN,
                                       PTT_EV_PRCTL_OUT,
                                       PTT_EV_THREAD_ATTACHED,
-                                      PTT_EV_OBJECT_NAME};
+                                      PTT_EV_OBJECT_NAME,
+                                      PTT_EV_SEM_OPEN_IN,
+                                      PTT_EV_SEM_OPEN_OUT};
     for (size_t i = 0; i < sizeof naming / sizeof naming[0]; i++)
         n->head.does[naming[i]] |= NAMES_NAMES;
     unsigned count;
@@ -532,12 +535,34 @@ static void object_name(struct ptt_names *n, const struct ptt_ev *ev)
                 arg_str(ev, PTT_F(OBJECT_NAME, name), s, sizeof s));
 }
 
+/* A named semaphore is named by its name ("/jobs"), which sem_open's IN holds and its OUT
+ * gives the address of: the program chose it, and every process that opens it says it. */
+static void sem_open_name(struct ptt_names *n, const struct ptt_ev *ev)
+{
+    char s[300];
+    uint64_t key = ptt_key2((uint64_t)ev->pid, (uint64_t)ev->tid);
+    if (ev->id == PTT_EV_SEM_OPEN_IN) {
+        map_set(&n->opening, key, arg_str(ev, PTT_F(SEM_OPEN_IN, name), s, sizeof s));
+        return;
+    }
+    struct entry *e = map_get(&n->opening, key, 0);
+    uint64_t sem = ptt_ev_arg(ev, PTT_F(SEM_OPEN_OUT, ret), 0);
+    if (e && e->str && e->str[0] && sem && sem != UINT64_MAX)
+        map_set(&n->objects, ptt_key2((uint64_t)ev->pid, sem), e->str);
+    if (e) {
+        free(e->str);
+        e->str = NULL;
+    }
+}
+
 /* The events that name something (NAMES_NAMES). Out of line: rare. */
 __attribute__((noinline)) static void names_of(struct ptt_names *n, const struct ptt_ev *ev)
 {
     switch (ev->id) {
     case PTT_EV_THREAD_ATTACHED: thread_attached(n, ev); break;
     case PTT_EV_OBJECT_NAME: object_name(n, ev); break;
+    case PTT_EV_SEM_OPEN_IN:
+    case PTT_EV_SEM_OPEN_OUT: sem_open_name(n, ev); break;
     default: process_or_thread(n, ev); break;
     }
 }
@@ -755,6 +780,7 @@ void ptt_names_free(struct ptt_names *n)
     map_free(&n->pthreads);
     map_free(&n->starts);
     map_free(&n->setname);
+    map_free(&n->opening);
     map_free(&n->born);
     map_free(&n->early);
     for (size_t i = 0; i < n->nuser; i++) {

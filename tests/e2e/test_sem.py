@@ -9,7 +9,7 @@ from errno import EAGAIN, EEXIST, EINVAL, ENOENT, EOVERFLOW, ETIMEDOUT
 
 import pytest
 
-from conftest import CREATE_IN, E, trace_prog
+from conftest import CREATE_IN, PTT, E, run, trace_prog
 
 EXIT0 = E("PROCESS_EXIT", "exit=0")
 REALTIME, MONOTONIC = 0, 1
@@ -77,6 +77,11 @@ def test_sem_named(tmp_path):
         E("SEM_UNLINK_IN", name), out("UNLINK", o, "unlink_again"),
         EXIT0,
     ]
+    # Named by its name from sem_open's return on (before: by its address from there for good).
+    view = run([PTT, "view", "--event=SEM_OPEN_OUT,SEM_GETVALUE_IN", t.path]).stdout
+    bare = name.strip('"')
+    assert view.count(f"returning {bare}.") == 2, view
+    assert f"sem_getvalue (sem {bare})." in view, view
 
 
 def test_sem_wait(tmp_path):
