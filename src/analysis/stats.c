@@ -623,6 +623,13 @@ const char *ptt_stat_on_name(const struct ptt_names *names, const struct ptt_sta
             return buf;
         }
     }
+    int f = in ? in->rfield[PTT_RF_OBJECT] : -1;
+    if (f >= 0 && in->fields[f].type == PTT_F_SIGSET) { /* sigwait: the signals, as view says */
+        char m[200];
+        snprintf(buf, len, "%.*s %s", in->fields[f].name_len, in->fields[f].name,
+                 ptt_mask_list(m, sizeof m, t->on[k].obj, 1));
+        return buf;
+    }
     return ptt_stat_object_name(names, t->pid, t->on[k].obj, buf, len);
 }
 

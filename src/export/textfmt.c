@@ -8,6 +8,7 @@
 #include "../../common/pool.h"
 #include "util/json.h"
 #include "util/obuf.h"
+#include "util/util.h"
 #include "analysis/names.h"
 #include "analysis/tracker.h"
 #include "export/textfmt.h"
@@ -64,26 +65,6 @@ static const char *enum_name(enum ptt_ftype type, uint64_t v)
     default: return NULL;
     }
 #undef PTT_PICK
-}
-
-/* "1,5,17-19": the members of a bit mask, bit 0 named first. */
-static const char *mask_list(char *buf, size_t len, uint64_t v, unsigned first)
-{
-    size_t o = 0;
-    buf[0] = 0;
-    for (unsigned i = 0; i < 64 && o + 12 < len; i++) {
-        if (!((v >> i) & 1))
-            continue;
-        unsigned j = i;
-        while (j + 1 < 64 && ((v >> (j + 1)) & 1))
-            j++;
-        o += (size_t)snprintf(buf + o, len - o, j > i ? "%s%u-%u" : "%s%u", o ? "," : "", i + first,
-                              j + first);
-        i = j;
-    }
-    if (!o)
-        snprintf(buf, len, "none");
-    return buf;
 }
 
 /* The fields of the multi-line cases of ptt_fmt_field: each writes buf. */
@@ -242,7 +223,7 @@ const char *ptt_fmt_field(char *buf, size_t len, enum ptt_ftype type, uint64_t v
     case PTT_F_SIGSET:
     case PTT_F_CPUSET:
         if (human)
-            mask_list(buf, len, v, type == PTT_F_SIGSET ? 1 : 0);
+            ptt_mask_list(buf, len, v, type == PTT_F_SIGSET ? 1 : 0);
         else
             snprintf(buf, len, "0x%" PRIx64, v);
         break;

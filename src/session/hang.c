@@ -701,6 +701,9 @@ static const char *object_text(struct ptt_hang *h, int32_t pid, const struct ptt
 {
     const struct ptt_field *f = in && in->nfields ? &in->fields[shown_field(in)] : NULL;
     const char *name = f && f->type == PTT_F_OBJ ? ptt_names_object(h->names, pid, object) : NULL;
+    char v[256];
+    if (!name && f && f->type != PTT_F_OBJ) /* a signal set: as ptt view says it */
+        name = ptt_fmt_field(v, sizeof v, f->type, object, 1);
     if (name)
         snprintf(buf, len, "%.*s %s", f ? f->name_len : 6, f ? f->name : "object", name);
     else

@@ -181,3 +181,23 @@ void ptt_retitle(const char *title)
     memset(arg_start, 0, room); /* NUL to the end: the kernel reads no further */
     memcpy(arg_start, title, n < room ? n : room - 1);
 }
+
+/* "1,5,17-19": the members of a bit mask, bit 0 named first. */
+const char *ptt_mask_list(char *buf, size_t len, uint64_t v, unsigned first)
+{
+    size_t o = 0;
+    buf[0] = 0;
+    for (unsigned i = 0; i < 64 && o + 12 < len; i++) {
+        if (!((v >> i) & 1))
+            continue;
+        unsigned j = i;
+        while (j + 1 < 64 && ((v >> (j + 1)) & 1))
+            j++;
+        o += (size_t)snprintf(buf + o, len - o, j > i ? "%s%u-%u" : "%s%u", o ? "," : "", i + first,
+                              j + first);
+        i = j;
+    }
+    if (!o)
+        snprintf(buf, len, "none");
+    return buf;
+}

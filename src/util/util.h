@@ -37,6 +37,8 @@ int ptt_thread_gone(int32_t pid, int32_t tid);
  * directory (written by ptt trace without -o, read by the readers without FILE). NULL (having
  * said why, as cmd) when $PTT_DIR is too long. */
 #define PTT_DEFAULT_TRACE "ptt.data"
+/* "1,5,17-19" (bit i named i + first), "none" for 0: a signal or CPU set as ptt view says it. */
+const char *ptt_mask_list(char *buf, size_t len, uint64_t v, unsigned first);
 const char *ptt_default_trace(const char *cmd);
 /* The readers' one FILE after their options (argv[first], first: getopt's optind), else the default
  * trace; NULL (having said why, as cmd) for more than one file. */

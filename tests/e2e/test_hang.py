@@ -425,3 +425,14 @@ def test_idle_pool_said_so(tmp_path):
     assert re.fullmatch(r"ptt: hang: pid (\d+) thread main \(\1\) is not in a traced call "
                         r"\(state S\): the threads blocked may wait for it \(a program that waits "
                         r"for work in epoll, read or a sleep is idle, not hung\)", lines[k + 4]), lines
+
+
+def test_signal_set_said_as_view_says_it(tmp_path):
+    """A thread in sigwait: the report gives the signals it waits for, not their mask (0x200)."""
+    code = ("import signal\n"
+            "signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})\n"
+            "signal.sigwait({signal.SIGUSR1})\n")
+    # timeout(1) ends the wait with the signal after the report (exit status 124).
+    t = ptt_trace(tmp_path, ["timeout", "-s", "USR1", "2", "python3", "-c", code],
+                  opts=["--hang-timeout=0.3"], rc=124)
+    assert re.search(r"thread main \(\d+\): in sigwait \(set 10\) for", t.stderr), t.stderr

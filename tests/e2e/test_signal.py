@@ -7,6 +7,7 @@ signal() report) unchanged."""
 from errno import EAGAIN, EINVAL
 
 from conftest import CREATE_IN, E, check_trace, trace_prog
+from names_util import stat_json
 
 EXIT0 = E("PROCESS_EXIT", "exit=0")
 SI_USER, SI_QUEUE, SI_TKILL = 0, -1, -6
@@ -122,6 +123,10 @@ def test_signal_wait(tmp_path):
         E("THREAD_SIGMASK_IN", SIG_SETMASK, "0x0"), E("THREAD_SIGMASK_OUT", 0, st),
         EXIT0,
     ]
+    # ptt stat names what a signal wait waits for as ptt view does: the signals, not a mask.
+    (main,) = stat_json(t.path)["threads"]
+    on = {b["call"]: b["object"] for b in main["blocked_on"]}
+    assert on["sigtimedwait"] == f"set {int(usr1)},{int(usr2)}", on
 
 
 def test_signal_handlers(tmp_path):
