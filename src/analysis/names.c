@@ -307,7 +307,14 @@ static int callable_name(struct ptt_symbols *sym, uint64_t vtable, char *out, si
 static int function_called(struct ptt_symbols *sym, const struct ptt_ev *ev, const char *type,
                            char *out, size_t len)
 {
-    const char *star = strstr(type, "*)(");
+    /* The declarator's "*)(" outside any template's arguments: std::async's member function is
+     * "void (std::__future_base::_Async_state_impl<...<int (*)(int), int> >, int>::*)()". */
+    const char *star = NULL;
+    for (int angle = 0; *type && !star; type++)
+        if (*type == '<' || *type == '>')
+            angle += *type == '<' ? 1 : -1;
+        else if (!angle && !strncmp(type, "*)(", 3))
+            star = type;
     if (!star)
         return 0;
     char want[256], f[256];

@@ -32,7 +32,11 @@ L = lines()
 THREADS = {"tid_main": "main", "tid_taker": "main::{lambda()#1}",
            "tid_putter": "main::{lambda()#2}", "tid_worker": "worker",
            "tid_functor": "Depositor", "tid_paid": "paid", "tid_logged": "logged",
-           "tid_open": "Teller::open", "tid_c_worker": "c_worker", "tid_serve": "Teller::serve"}
+           "tid_open": "Teller::open", "tid_c_worker": "c_worker", "tid_serve": "Teller::serve",
+           # std::async's thread runs its state's _M_run (before: named by that member
+           # function's pointer type, whose "(*)(" of int (*)(int) was taken for its own)
+           "tid_async": "std::__future_base::_Async_state_impl<std::thread::_Invoker<"
+                        "std::tuple<int (*)(int), int> >, int>::_M_run"}
 HEAP = f"mutex@{SRC}:{L['deposit_lock']}"
 OBJECTS = {"account": "account.m", "box_m": "box.m", "box_cv": "box.cv", "f1_lock": "f1::lock",
            "f2_lock": "f2::lock", "heap0": HEAP, "heap1": HEAP + "#2", "heap2": HEAP + "#3"}

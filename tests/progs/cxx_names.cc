@@ -1,12 +1,13 @@
 /* Names of C++ code (tests/e2e/test_cxx_names.py): a class with a mutex member, a class template
  * with a mutex and a condition variable, threads running lambdas, a functor, functions given as
  * pointers (without arguments, with arguments, a static member function, a member function, an
- * extern "C" function), a static local mutex in two functions, three heap objects first used on the
+ * extern "C" function, one std::async runs), a static local mutex in two functions, three heap objects first used on the
  * same line. Every lock, unlock and wait goes through libstdc++'s inline wrappers (std::lock_guard,
  * std::unique_lock, std::condition_variable::wait, gthr-default.h). Prints KEY=VALUE lines. */
 #include <atomic>
 #include <condition_variable>
 #include <cstdio>
+#include <future>
 #include <mutex>
 #include <thread>
 #include <unistd.h>
@@ -111,6 +112,12 @@ struct Teller {
     }
 };
 
+static int squared(int x)
+{
+    std::printf("@tid_async=%d\n", tid());
+    return x * x;
+}
+
 struct Depositor {
     void operator()() const
     {
@@ -146,6 +153,7 @@ int main()
     Teller teller;
     std::thread s(&Teller::serve, &teller, 3);
     s.join();
+    std::printf("async=%d\n", std::async(std::launch::async, squared, 7).get());
     bank::Account *heap[3];
     for (int i = 0; i < 3; i++) {
         heap[i] = new bank::Account;
