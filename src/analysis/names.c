@@ -675,7 +675,9 @@ static void derive(struct ptt_names *n, int32_t pid, uint64_t addr)
         name = s;
     }
     struct entry *b = name ? NULL : map_get(&n->born, key, 0);
-    const char *site = b && b->str ? ptt_names_site(n, pid, b->num) : NULL;
+    if (!name && (!b || !b->str))
+        return; /* not used with a call site yet (an OUT or a state first): asked again */
+    const char *site = b ? ptt_names_site(n, pid, b->num) : NULL;
     if (site) { /* mutex@queue.c:42 */
         snprintf(s, sizeof s, "%s@%s", b->str + (b->str[0] == '!'), site);
         numbered(n, pid, s, sizeof s);

@@ -256,3 +256,17 @@ def test_empty_list(trace, opt):
 @pytest.mark.parametrize("opt", ["--from=nan", "--to=nan"])
 def test_nan_time(trace, opt):
     ptt_usage_error("view", opt, trace[0].path, cmd="view")
+
+
+def test_window_names_an_object_once_it_can(tmp_path):
+    """0.05 s after the lock on, an object first shown where no name is learned (a condvar wait's mutex)
+    gets its name at its first call with a site (before: its address for the rest of the
+    output)."""
+    t = trace_prog(tmp_path, "window_names")
+    m = t.out["m"]
+    (lock,) = [e for e in t.events if e.name == "MUTEX_LOCK_IN"]
+    text = run([PTT, "view", f"--from={lock.ns / 1e9 + 0.05:.9f}",
+                "--event=COND_TIMEDWAIT_IN,MUTEX_UNLOCK_IN", t.path]).stdout
+    wait, unlock = text.splitlines()
+    assert f"mutex {m}," in wait, wait
+    assert "(mutex mutex@window_names.c:" in unlock and m not in unlock, unlock

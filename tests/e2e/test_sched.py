@@ -54,6 +54,11 @@ def test_prctl(tmp_path):
     ]
     text = run([PTT, "view", t.path]).stdout
     assert f"Thread a-name-longer-t ({o['tid_main']}) ends" in text, text
+    # A window after the name was set: the name still (the prctl passed over, before: main).
+    exit_ns = [e.ns for e in t.events if e.name == "PROCESS_EXIT"][0]
+    text = run([PTT, "view", f"--from={(exit_ns - 1000) / 1e9:.9f}", t.path]).stdout
+    assert text.splitlines() == [text.splitlines()[0]], text
+    assert f"Thread a-name-longer-t ({o['tid_main']}) ends" in text, text
 
 
 def test_setschedparam(tmp_path):
