@@ -530,16 +530,9 @@ static inline struct thread *thread_of(struct ptt_stats *s, const struct ptt_ev 
 
 /* ptt trace's events about the session (a switch of recording, a dump, a hang report): of no
  * thread of the program; ptt trace's pid is no process of it. */
-static int of_session(const struct ptt_ev *ev)
-{
-    uint16_t id = ev->id & PTT_EV_ID_MASK;
-    return !ev->serial && (id == PTT_EV_TRACE_CONTROL || id == PTT_EV_TRACE_DUMP ||
-                           id == PTT_EV_HANG_DETECTED || id == PTT_EV_HANG_BLOCKED);
-}
-
 void ptt_stats_event(struct ptt_stats *s, const struct ptt_ev *ev)
 {
-    if (of_session(ev))
+    if (ptt_ev_of_session(ev))
         return;
     if (ev->ns < s->from) {
         state_only(s, ev);

@@ -461,7 +461,7 @@ static void on_event(struct tl *t, const struct ptt_ev *ev)
 {
     if (t->cb->event)
         t->cb->event(t->arg, ev);
-    if (!ev->info)
+    if (!ev->info || ptt_ev_of_session(ev))
         return;
     struct tthread *th = thread_of(t, ev);
     int64_t prev = th->last; /* 0 before the thread's first event */

@@ -383,7 +383,7 @@ static void on_event(void *arg, const struct ptt_ev *ev)
     const struct ptt_evinfo *info = ev->info;
     int64_t ns = ev->ns;
     /* The timeline tells of a new process after this callback: its container comes first. */
-    if (!info || process(x, ev->pid, ns)->ended)
+    if (!info || ptt_ev_of_session(ev) || process(x, ev->pid, ns)->ended)
         return;
     int cls_kind = kind_of_class(PTT_CLASS_OF(ev->id));
     for (unsigned i = 0; i < info->nargs && i < ev->nargs; i++) {

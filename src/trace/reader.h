@@ -36,6 +36,15 @@ static inline int ptt_ev_role_get(const struct ptt_ev *ev, enum ptt_rfield f, ui
     return ptt_role_get(ev->info, ev->args, ev->nargs, f, v);
 }
 /* Field number i of ev (a PTT_F(EVENT, field) constant: ptt_fields.h), def if not recorded. */
+/* An event ptt trace wrote about the session (a control request, a dump, a hang report), under
+ * its own pid or a traced one's: no thread's, nor does it make its pid a process of the trace. */
+static inline int ptt_ev_of_session(const struct ptt_ev *ev)
+{
+    uint16_t id = ev->id & PTT_EV_ID_MASK;
+    return !ev->serial && (id == PTT_EV_TRACE_CONTROL || id == PTT_EV_TRACE_DUMP ||
+                           id == PTT_EV_HANG_DETECTED || id == PTT_EV_HANG_BLOCKED);
+}
+
 static inline uint64_t ptt_ev_arg(const struct ptt_ev *ev, unsigned i, uint64_t def)
 {
     return i < ev->nargs ? ev->args[i] : def;

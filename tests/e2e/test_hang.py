@@ -4,6 +4,7 @@ object and what each blocked thread holds, named as ptt view names them (tests/p
 writer waiting for a rwlock two readers hold names both readers (rwlock_hang.c); a program idle
 outside any traced call is not reported (idle_sleep.c)."""
 
+import json
 import os
 import re
 import signal
@@ -13,7 +14,7 @@ import time
 import pytest
 
 from conftest import PTT, E, check_calls, parse_output, prog, ptt_trace, summary_counts, trace_prog, view
-from names_util import site_lines, stat_json
+from names_util import ptt_ok, site_lines, stat_json
 from robust_util import Live, ctl_ok, status_fields
 from test_readahead import sanitized
 
@@ -94,6 +95,16 @@ def test_abba_kill_on_hang(tmp_path):
     check_calls(t.events)
     for tid in (out["tid_t1"], out["tid_t2"]):
         assert t.thread(tid)[-1] == E("TRACE_UNFINISHED", "MUTEX_LOCK_IN")
+    # The report's events, under ptt trace's pid, make no process nor thread of the trace in
+    # the exports (before: a "thread PID" of ptt trace in each).
+    tids = {pid, int(out["tid_t1"]), int(out["tid_t2"])}
+    chrome = json.loads(ptt_ok("export", "--format=chrome", "-o", "-", t.path))
+    meta = [e for e in chrome["traceEvents"] if e.get("ph") == "M"]
+    assert {e["pid"] for e in meta} == {pid}, meta
+    assert {e["tid"] for e in meta if e["name"] == "thread_name"} == tids, meta
+    paje = ptt_ok("paje", "-o", "-", t.path)
+    assert set(re.findall(r"^6 \S+ t\d+\.(\d+) p\d+ T ", paje, re.M)) == {str(x) for x in tids}
+    assert re.findall(r"^6 \S+ p(\d+) R PS ", paje, re.M) == [str(pid)]
 
 
 def test_deadlock_amid_activity(tmp_path):
