@@ -352,7 +352,12 @@ int check_meta_event(struct ptt_check *c, struct cthread *th, const struct ptt_e
 {
     switch (ev->id) {
     case PTT_EV_MODULE_LOAD: module_load(c, ev); return 1;
-    case PTT_EV_HANG_BLOCKED: check_proc(c, ev->pid)->hung = 1; return 1;
+    case PTT_EV_HANG_BLOCKED: {
+        struct cproc *p = check_proc(c, ev->pid);
+        p->hung = 1;
+        p->hung_ns = ev->ns;
+        return 1;
+    }
     case PTT_EV_TRACE_LOST:
         /* What it held may have been unlocked among the events lost: held no longer, rather
          * than held for ever (a false lock order, deadlock or lock held at its end). */

@@ -85,6 +85,8 @@ struct cproc {
     int32_t pid;
     unsigned gen; /* its execs: the generation of its objects */
     int started, hung, exited;
+    /* hung_ns: the hang report that said so (HANG_BLOCKED): an event after it undoes it */
+    int64_t hung_ns;
     int crashed;   /* ended by a signal of its own fault (SIGSEGV...): it died, it did not hang */
     int32_t ppid;  /* the traced process it was forked from, 0 if none */
     unsigned pgen; /* that process's generation at the fork: the objects the child inherits */

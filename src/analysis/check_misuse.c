@@ -602,6 +602,8 @@ void ptt_check_event(struct ptt_check *c, const struct ptt_ev *ev)
         return;
     c->end_ns = ev->ns;
     struct cthread *th = check_thread(c, ev->pid, ev->tid);
+    if (th->proc->hung && ev->info->kind != PTT_KIND_META && ev->ns > th->proc->hung_ns)
+        th->proc->hung = 0; /* it went on after a hang report (a server idle a while) */
     if (ev->info->kind == PTT_KIND_META) {
         if (ev->id == PTT_EV_TRACE_UNFINISHED)
             check_snapshot(th);

@@ -13,7 +13,8 @@ import time
 
 import pytest
 
-from conftest import PTT, E, check_calls, parse_output, prog, ptt_trace, summary_counts, trace_prog, view
+from conftest import (PTT, E, check_calls, parse_output, prog, ptt_trace, run, summary_counts,
+                      trace_prog, view)
 from names_util import ptt_ok, site_lines, stat_json
 from robust_util import Live, ctl_ok, status_fields
 from test_readahead import sanitized
@@ -436,6 +437,19 @@ def test_idle_pool_said_so(tmp_path):
     assert re.fullmatch(r"ptt: hang: pid (\d+) thread main \(\1\) is not in a traced call "
                         r"\(state S\): the threads blocked may wait for it \(a program that waits "
                         r"for work in epoll, read or a sleep is idle, not hung\)", lines[k + 4]), lines
+
+
+def test_idle_pool_exits_no_hang(tmp_path):
+    """The idle pool reported, then main works and returns with its workers still parked: ptt
+    check reads the report in the trace and the work after it, and finds no hang, as for an
+    idle pool without --hang-timeout (before: the three workers "wait on a condvar never
+    signalled": the report made the process hung for good)."""
+    t = trace_prog(tmp_path, "idle_sleep", 1000, 3, "park", opts=["--hang-timeout=0.3"],
+                   compare=False)
+    assert any(HEAD_RE.match(line) for line in t.stderr.splitlines()), t.stderr
+    p = run([PTT, "check", t.path])
+    assert (p.returncode, p.stderr) == (0, ""), p.stdout
+    assert p.stdout.endswith(", nothing found\n"), p.stdout
 
 
 def test_signal_set_said_as_view_says_it(tmp_path):
