@@ -229,8 +229,8 @@ static void deadlock_step(struct ptt_session *s, struct ptt_hang *h, struct hang
     }
 }
 
-/* How many timeouts a report waits for, after busy reports in a row that found a thread
- * computing: 1, 2, 4, 8, then 16. */
+/* How many timeouts a report waits for, after busy reports in a row that found a thread outside
+ * any traced call (computing, or idle in epoll or a sleep): 1, 2, 4, 8, then 16. */
 static unsigned backoff(unsigned busy)
 {
     return 1u << (busy < 4 ? busy : 4);
@@ -239,7 +239,8 @@ static unsigned backoff(unsigned busy)
 /* A quiet program's threads blocked in calls may wait for one that is not in any (a server's
  * pool waiting for work that its main thread, in epoll_wait, hands out; a worker computing):
  * the first such thread said after the report, for the program may be idle or busy rather than
- * hung. 1 if it is running (on a CPU: computing, most likely). */
+ * hung. 1 if there is one (the next report then waits longer: an idle server's periodic work
+ * would bring one at each of its rounds), 0 when every thread is blocked in a call. */
 static int outside_calls(struct ptt_session *s, struct ptt_hang *h, unsigned busy)
 {
     int pids[1024];
@@ -258,9 +259,10 @@ static int outside_calls(struct ptt_session *s, struct ptt_hang *h, unsigned bus
     }
     fprintf(stderr,
             "ptt: hang: %s: the threads blocked may wait for it (a program that waits for "
-            "work in epoll, read or a sleep is idle, not hung)\n",
-            why);
-    return 0;
+            "work in epoll, read or a sleep is idle, not hung; a next report waits for %u times "
+            "the timeout)\n",
+            why, backoff(busy + 1));
+    return 1;
 }
 
 static void hang_step(struct ptt_session *s, struct ptt_hang *h, struct hang_watch *w, size_t n,
@@ -282,7 +284,7 @@ static void hang_step(struct ptt_session *s, struct ptt_hang *h, struct hang_wat
             w->reported = 1;
             if (s->flight)
                 dump(s, 2, NULL);
-            if (!s->kill_on_hang) /* computing: the next report waits longer, else not */
+            if (!s->kill_on_hang) /* busy or idle: the next report waits longer, else not */
                 w->busy = outside_calls(s, h, w->busy) ? w->busy + 1 : 0;
         }
     }

@@ -436,7 +436,8 @@ def test_idle_pool_said_so(tmp_path):
                for ln in lines[k + 1:k + 4]), lines
     assert re.fullmatch(r"ptt: hang: pid (\d+) thread main \(\1\) is not in a traced call "
                         r"\(state S\): the threads blocked may wait for it \(a program that waits "
-                        r"for work in epoll, read or a sleep is idle, not hung\)", lines[k + 4]), lines
+                        r"for work in epoll, read or a sleep is idle, not hung; a next report "
+                        r"waits for 2 times the timeout\)", lines[k + 4]), lines
 
 
 def test_idle_pool_exits_no_hang(tmp_path):
@@ -461,3 +462,17 @@ def test_signal_set_said_as_view_says_it(tmp_path):
     t = ptt_trace(tmp_path, ["timeout", "-s", "USR1", "2", "python3", "-c", code],
                   opts=["--hang-timeout=0.3"], rc=124)
     assert re.search(r"thread main \(\d+\): in sigwait \(set 10\) for", t.stderr), t.stderr
+
+
+def test_idle_thread_backs_off(tmp_path):
+    """As test_busy_thread_said_so, the holder asleep (nanosleep) rather than computing: the
+    program is idle, and the reports back off the same way: two, not three."""
+    t = trace_prog(tmp_path, "hang_busy", "sleep", 800, 3, opts=["--hang-timeout=0.3"],
+                   compare=False)
+    lines = t.stderr.splitlines()
+    heads = [i for i, line in enumerate(lines) if HEAD_RE.match(line)]
+    assert len(heads) == 2, lines
+    idle = [ln for ln in lines if "is idle, not hung" in ln]
+    assert len(idle) == 2 and all(f"a next report waits for {n} times the timeout)" in ln
+                                  for ln, n in zip(idle, (2, 4))), lines
+    assert float(HEAD_RE.match(lines[heads[1]])[1]) >= 0.6, lines
