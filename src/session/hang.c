@@ -78,6 +78,7 @@ struct task {
 
 struct ptt_hang {
     struct ptt_pool_geom pool; /* the daemon's copy of the layout (common/pool.h) */
+    char stopped[160];         /* ptt_hang_stopped */
     struct ptt_tracker *calls; /* by pid and serial */
     struct ptt_names *names;
     struct ptt_hmap streams; /* (pid, serial) -> struct stream */
@@ -1018,8 +1019,12 @@ static int task_blocked(struct ptt_hang *h, int pid, int tid, int restart, char 
         h->tasks[h->ntasks++] = (struct task){pid, tid, cpu};
         return 1;
     }
-    if (state == 'T' || state == 't')
+    if (state == 'T' || state == 't') {
+        if (!h->stopped[0])
+            snprintf(h->stopped, sizeof h->stopped, "pid %d thread %s", pid,
+                     ptt_fmt_thread((char[300]){0}, 300, h->names, pid, tid));
         return 1;
+    }
     unsigned i;
     for (i = 0; i < h->ntasks && (h->tasks[i].pid != pid || h->tasks[i].tid != tid); i++)
         ;
@@ -1037,6 +1042,7 @@ static int task_blocked(struct ptt_hang *h, int pid, int tid, int restart, char 
 int ptt_hang_settled(struct ptt_hang *h, const int *pids, unsigned npids, int restart, char *why,
                      size_t len)
 {
+    h->stopped[0] = 0;
     if (restart) {
         h->ntasks = 0;
     } else {
@@ -1058,6 +1064,11 @@ int ptt_hang_settled(struct ptt_hang *h, const int *pids, unsigned npids, int re
         closedir(d);
     }
     return settled && !restart;
+}
+
+const char *ptt_hang_stopped(const struct ptt_hang *h)
+{
+    return h->stopped;
 }
 
 static void stream_free(void *p)

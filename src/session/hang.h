@@ -42,6 +42,9 @@ unsigned ptt_hang_pids(const struct ptt_hang *h, int *pids, unsigned max);
  * or stopped; 0 with the first other thread described in why. */
 int ptt_hang_settled(struct ptt_hang *h, const int *pids, unsigned npids, int restart, char *why,
                      size_t len);
+/* After ptt_hang_settled said 1: the first thread it found stopped (SIGSTOP, a debugger),
+ * described ("pid P thread T"), or "" when none was. */
+const char *ptt_hang_stopped(const struct ptt_hang *h);
 void ptt_hang_free(struct ptt_hang *h);
 
 #endif

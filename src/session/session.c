@@ -199,6 +199,9 @@ static void watch_threads(struct ptt_session *s, struct ptt_hang *h, struct hang
     if (!w->reported || w->killed)
         return;
     if (now - w->since >= s->hang_ns) {
+        if (ptt_hang_stopped(h)[0])
+            fprintf(stderr, "ptt: hang: %s is stopped (state T: a SIGSTOP, or a debugger)\n",
+                    ptt_hang_stopped(h));
         fprintf(stderr, "ptt: killing the program (--kill-on-hang)\n");
         kill_all(s, h);
         w->killed = 1;
@@ -247,8 +250,14 @@ static int outside_calls(struct ptt_session *s, struct ptt_hang *h, unsigned bus
     char why[160] = "";
     unsigned n = session_pids(s, h, pids, 1024);
     ptt_hang_settled(h, pids, n, 1, NULL, 0);
-    if (ptt_hang_settled(h, pids, n, 0, why, sizeof why) || !why[0])
+    if (ptt_hang_settled(h, pids, n, 0, why, sizeof why) || !why[0]) {
+        if (ptt_hang_stopped(h)[0])
+            fprintf(stderr,
+                    "ptt: hang: %s is stopped (state T: a SIGSTOP, or a debugger): the program "
+                    "may be stopped rather than hung\n",
+                    ptt_hang_stopped(h));
         return 0;
+    }
     if (strstr(why, " is running")) {
         fprintf(stderr,
                 "ptt: hang: %s: the threads blocked may wait for its work (a program that "

@@ -476,3 +476,22 @@ def test_idle_thread_backs_off(tmp_path):
     assert len(idle) == 2 and all(f"a next report waits for {n} times the timeout)" in ln
                                   for ln, n in zip(idle, (2, 4))), lines
     assert float(HEAD_RE.match(lines[heads[1]])[1]) >= 0.6, lines
+
+
+def test_stopped_program_said_so(tmp_path):
+    """The program stopped (SIGSTOP) while its workers wait: the report says its main thread is
+    stopped rather than calling it idle or hung (before: nothing said it)."""
+    p = subprocess.Popen([str(PTT), "trace", "-q", "-o", str(tmp_path / "t.ptt"),
+                          "--hang-timeout=0.5", "--", str(prog("idle_sleep")), "3000", "3"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.5)  # the workers parked, main in its sleep
+    with open(f"/proc/{p.pid}/task/{p.pid}/children") as f:
+        (child,) = [int(x) for x in f.read().split()]
+    os.kill(child, signal.SIGSTOP)
+    time.sleep(1.5)
+    os.kill(child, signal.SIGCONT)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 0, err
+    assert re.search(rf"^ptt: hang: pid {child} thread main \({child}\) is stopped \(state T: a "
+                     r"SIGSTOP, or a debugger\): the program may be stopped rather than hung$",
+                     err, re.M), err
