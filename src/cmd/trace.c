@@ -811,6 +811,13 @@ static int attach_session(struct trace_opts *o, const char *lib)
         return TRACE_FAILED;
     }
     o->prog = proc_argv(o->pid);
+    struct stat st;
+    char proc[64];
+    snprintf(proc, sizeof proc, "/proc/%d", (int)o->pid);
+    if (!stat(proc, &st) && st.st_uid != geteuid()) { /* see ptt_session.unwakeable */
+        s.unwakeable = 1;
+        o->cfg.reserve_later = 0;
+    }
     if (create_pool(&s, o, &hz))
         return TRACE_FAILED;
     if (give_pool(&s, o->pid))

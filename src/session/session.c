@@ -455,7 +455,7 @@ static long idle_timeout(struct ptt_session *s, struct loop *l, size_t n)
         ns = elapsed / n * want;
         return ns < MIN_NS ? MIN_NS : ns > MAX_NS ? MAX_NS : (long)ns;
     }
-    if (l->quiet < 4 || l->hang)
+    if (l->quiet < 4 || l->hang || s->unwakeable)
         return MAX_NS;
     atomic_store(&s->d.pool->idle, 1);
     /* idle, then the states (a writer stores its state, then reads idle) */

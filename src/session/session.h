@@ -51,6 +51,10 @@ struct ptt_session {
     int detach_asked;     /* a signal or ptt ctl stop: detach */
     uint64_t deadline_ns; /* --duration: detach then (monotonic; 0: none) */
     int detach_failed;
+    /* Attached to another user's process (as root): its signals to us are refused, so its
+     * writers cannot wake the drain nor the guardian (lib/buffer.c): the pool is reserved whole
+     * at the start, and the drain never sleeps longer than when busy. */
+    int unwakeable;
     struct ptt_witness witness; /* tells a signal to the whole group from one to ptt trace */
     pid_t guardian_pid;         /* our child, as the witness, when we are a namespace's init */
 };

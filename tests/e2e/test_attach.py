@@ -459,6 +459,31 @@ def test_root_attaches_other_user(tmp_path):
 
 @pytest.mark.skipif(os.getuid() != 0 or not shutil.which("setpriv"),
                     reason="needs root and setpriv to run the program as another user")
+def test_root_attaches_other_user_stopped(tmp_path):
+    """As root, another user's process, attached with --start-stopped, recording switched on
+    while its threads lock and unlock at full speed: no thread waits for a free sub-buffer. The
+    process cannot signal root's ptt trace nor its guardian, whose pool reserved step by step,
+    and drain asleep for 100 ms while idle, left the threads waiting (3 of 3 runs, 41 to 335 ms
+    in all); the pool is now reserved whole and the drain never sleeps longer than when busy."""
+    loop = Loop(["setpriv", "--reuid=12001", "--regid=12001", "--clear-groups"])
+    a = Attach(loop.pid, tmp_path / "t.ptt", ["--start-stopped"])
+    loop.live.send("go")
+    loop.live.value("going")
+    time.sleep(0.3)  # the drain idle, asleep
+    assert ctl_ok(a.session, "start").startswith("ok: recording on")
+    time.sleep(1)
+    loop.live.send("pause")
+    loop.live.value("locks")
+    assert ctl_ok(a.session, "detach").startswith("ok: detaching")
+    rc, err = a.end(None)
+    assert rc == 0, err
+    assert "for a free sub-buffer" not in err, err
+    assert loop.state() == loop.before
+    loop.finish()
+
+
+@pytest.mark.skipif(os.getuid() != 0 or not shutil.which("setpriv"),
+                    reason="needs root and setpriv to run the program as another user")
 def test_root_second_attach_refused(tmp_path):
     """As root, another user's process, attached: a second ptt trace -p is refused, the first
     session goes on and records every call. (The process cannot signal root's ptt trace: it
