@@ -89,6 +89,8 @@ struct ptt_names {
     struct ptt_hmap setname;  /* (pid, tid) -> pending name of a pthread_setname_np (num: target) */
     struct ptt_hmap early;    /* (pid, pthread_t) -> the name set before that thread started */
     struct ptt_hmap opening;  /* (pid, tid) -> the name of a sem_open under way */
+    struct ptt_hmap created;  /* (pid, pthread_t) of the threads pthread_create made */
+    struct ptt_hmap selves;   /* (pid, tid) of the threads whose pthread_t is known (started) */
     struct ptt_hmap born;     /* (pid, addr) -> where it was initialized or first used: str "class",
                             num the site, aux its place in order + 1 */
     struct user_name *user;
@@ -115,7 +117,8 @@ struct ptt_names *ptt_names_new(void)
                                       PTT_EV_THREAD_ATTACHED,
                                       PTT_EV_OBJECT_NAME,
                                       PTT_EV_SEM_OPEN_IN,
-                                      PTT_EV_SEM_OPEN_OUT};
+                                      PTT_EV_SEM_OPEN_OUT,
+                                      PTT_EV_THREAD_CREATE_OUT};
     for (size_t i = 0; i < sizeof naming / sizeof naming[0]; i++)
         n->head.does[naming[i]] |= NAMES_NAMES;
     unsigned count;
@@ -358,6 +361,7 @@ static void thread_start(struct ptt_names *n, const struct ptt_ev *ev)
     struct entry *e = map_get(&n->pthreads, ptt_key2((uint64_t)ev->pid, self), 1);
     if (e)
         e->num = (uint64_t)ev->tid;
+    map_get(&n->selves, ptt_key2((uint64_t)ev->pid, (uint64_t)ev->tid), 1);
     uint64_t key = ptt_key2((uint64_t)ev->pid, (uint64_t)ev->tid);
     struct entry *early = map_get(&n->early, ptt_key2((uint64_t)ev->pid, self), 0);
     if (early && early->str) { /* its creator named it before it ran */
@@ -494,14 +498,25 @@ static void process_or_thread(struct ptt_names *n, const struct ptt_ev *ev)
         if (!e || !e->str)
             break;
         if (ptt_ev_arg(ev, PTT_F(THREAD_SETNAME_NP_OUT, ret), 1) == 0) {
-            struct entry *t = map_get(&n->pthreads, ptt_key2((uint64_t)ev->pid, e->num), 0);
+            uint64_t th = ptt_key2((uint64_t)ev->pid, e->num);
+            struct entry *t = map_get(&n->pthreads, th, 0);
             if (t) /* the target, by its pthread_t */
                 name_thread(n, ev->pid, (int32_t)t->num, e->str);
-            else /* not started yet: named when it starts */
-                map_set(&n->early, ptt_key2((uint64_t)ev->pid, e->num), e->str);
+            else if (map_get(&n->created, th, 0) ||
+                     map_get(&n->selves, ptt_key2((uint64_t)ev->pid, (uint64_t)ev->tid), 0))
+                map_set(&n->early, th, e->str); /* not started yet: named when it starts */
+            else /* no thread of ours has that pthread_t, nor the caller one: its own, most
+                    likely (the main thread, one started past pthread_create: jemalloc's) */
+                name_thread(n, ev->pid, ev->tid, e->str);
         }
         free(e->str);
         e->str = NULL;
+        break;
+    }
+    case PTT_EV_THREAD_CREATE_OUT: {
+        uint64_t th = ptt_ev_arg(ev, PTT_F(THREAD_CREATE_OUT, thread), 0);
+        if (ptt_ev_arg(ev, PTT_F(THREAD_CREATE_OUT, ret), 1) == 0)
+            map_get(&n->created, ptt_key2((uint64_t)ev->pid, th), 1);
         break;
     }
     case PTT_EV_PRCTL_IN: /* PR_SET_NAME: the calling thread, when it succeeds */
@@ -790,6 +805,8 @@ void ptt_names_free(struct ptt_names *n)
     map_free(&n->starts);
     map_free(&n->setname);
     map_free(&n->opening);
+    map_free(&n->created);
+    map_free(&n->selves);
     map_free(&n->born);
     map_free(&n->early);
     for (size_t i = 0; i < n->nuser; i++) {

@@ -35,6 +35,10 @@ def test_setname(tmp_path):
         E("THREAD_JOIN_IN", o["th"]), E("THREAD_JOIN_OUT", o["join"], "0x0"),
         EXIT0,
     ]
+    # main named itself, whose pthread_t no event gives: named from then on (before: "main"
+    # for good).
+    text = run([PTT, "view", "--event=THREAD_JOIN_IN", t.path]).stdout
+    assert f"Thread ptt-main ({o['tid_main']}) enters function pthread_join" in text, text
 
 
 def test_prctl(tmp_path):
