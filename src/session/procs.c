@@ -107,6 +107,21 @@ int ptt_procs_supported_by(int pidfd)
     return pidfd >= 0 && info(pidfd, PIDFD_INFO_EXIT_, &i) == 0 && (i.mask & PIDFD_INFO_EXIT_);
 }
 
+int ptt_procs_exit_status(int pidfd, int *status)
+{
+    struct pidfd_info i;
+    if (pidfd < 0 || info(pidfd, PIDFD_INFO_EXIT_, &i) || !(i.mask & PIDFD_INFO_EXIT_))
+        return -1;
+    *status = i.exit_code;
+    return 0;
+}
+
+int ptt_procs_recorded(const struct ptt_procs *p, int pidfd)
+{
+    struct stat st;
+    return p && !fstat(pidfd, &st) && ino_has(&p->done, st.st_ino);
+}
+
 int ptt_procs_supported(void)
 {
     pid_t c = fork();

@@ -20,6 +20,12 @@ int ptt_procs_supported(void);
 /* The same, told by pidfd, a pidfd of a child of ours that was reaped: no process of its own
  * (ptt trace probes on the guardian's first child). */
 int ptt_procs_supported_by(int pidfd);
+/* The wait status of the ended process pidfd is of, once its parent has reaped it: 0 and
+ * *status, or -1 (not reaped yet, or a kernel that does not tell). */
+int ptt_procs_exit_status(int pidfd, int *status);
+/* Whether the end of the process pidfd is of was recorded (ptt_procs_step: it announced itself,
+ * and was reaped). */
+int ptt_procs_recorded(const struct ptt_procs *p, int pidfd);
 /* Listen at path; NULL (and a reason in err) when it cannot. */
 struct ptt_procs *ptt_procs_open(const char *path, char *err, size_t errlen);
 /* A descriptor that polls readable when there is work for ptt_procs_step. */

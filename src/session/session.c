@@ -547,6 +547,29 @@ static int target_ended(struct ptt_session *s)
     return s->target_fd < 0 || poll(&p, 1, 0) > 0;
 }
 
+/* The attached process ended: its end recorded, with its status once its parent has reaped it
+ * (waited for 0.2 s at most), and said. As any process's that announced itself (procs.h) when
+ * it did: libptt announces it once loaded. */
+static void target_exit(struct ptt_session *s)
+{
+    int st = 0, known = 0;
+    for (int i = 0; i < 40 && !(known = !ptt_procs_exit_status(s->target_fd, &st)); i++)
+        nanosleep(&(struct timespec){0, 5000000}, NULL);
+    if (s->procs)
+        procs_step(s);
+    char how[128] = "", v[100];
+    if (known) {
+        if (!ptt_procs_recorded(s->procs, s->target_fd)) {
+            ptt_daemon_drain(&s->d, s->child); /* what it had not handed over, first */
+            ptt_daemon_process_exit(&s->d, s->child, st, 0);
+        }
+        ptt_fmt_field(v, sizeof v, PTT_F_WSTATUS, (uint64_t)(uint32_t)st, 1);
+        snprintf(how, sizeof how, " (%s)", v);
+    }
+    if (!s->quiet)
+        fprintf(stderr, "ptt: process %d ended while attached%s\n", (int)s->child, how);
+}
+
 /* A detach that failed because the process ended meanwhile did not fail. */
 static void detach_failed(struct ptt_session *s, const char *err)
 {
@@ -592,6 +615,7 @@ static int attach_step(struct ptt_session *s)
     }
     if (target_ended(s)) {
         s->child_done = 1; /* the process ended while attached */
+        target_exit(s);
         return 1;
     }
     if (s->detach_asked || (s->deadline_ns && ptt_mono_ns() >= s->deadline_ns)) {

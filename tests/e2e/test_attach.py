@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from conftest import PTT, SUMMARY_RE, prog, run, summary_counts
+from conftest import PTT, SUMMARY_RE, parse_raw, prog, run, summary_counts
 from robust_util import Live, ctl_ok
 
 ATTACHED_RE = re.compile(r"^ptt: session (ptt-\d+-\d+) attached to process (\d+), records into")
@@ -404,7 +404,12 @@ def test_program_ends_while_attached(tmp_path):
     loop.finish()
     rc, err = a.end(None)
     assert rc == 0, err
+    # Said and recorded, with its status (its parent reaped it): before, neither.
+    assert f"ptt: process {loop.pid} ended while attached (exited with status 0)\n" in err, err
     check_trace(tmp_path / "t.ptt", n)
+    (end,) = parse_raw(run([PTT, "view", "--format=raw", "--event=PROCESS_EXIT",
+                            tmp_path / "t.ptt"]).stdout)
+    assert (end.pid, end.fields) == (loop.pid, ("exit=0",))
 
 
 def test_exec_while_attached(tmp_path):
