@@ -553,7 +553,8 @@ static int target_ended(struct ptt_session *s)
 static void target_exit(struct ptt_session *s)
 {
     int st = 0, known = 0;
-    for (int i = 0; i < 40 && !(known = !ptt_procs_exit_status(s->target_fd, &st)); i++)
+    /* Without the announcements (a kernel that does not tell a status), no wait for it. */
+    for (int i = 0; i < 40 && s->procs && !(known = !ptt_procs_exit_status(s->target_fd, &st)); i++)
         nanosleep(&(struct timespec){0, 5000000}, NULL);
     if (s->procs)
         procs_step(s);
