@@ -484,9 +484,14 @@ def test_stopped_program_said_so(tmp_path):
     p = subprocess.Popen([str(PTT), "trace", "-q", "-o", str(tmp_path / "t.ptt"),
                           "--hang-timeout=0.5", "--", str(prog("idle_sleep")), "3000", "3"],
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    children = []
+    deadline = time.monotonic() + 30
+    while not children and time.monotonic() < deadline:
+        with open(f"/proc/{p.pid}/task/{p.pid}/children") as f:
+            children = [int(x) for x in f.read().split()]
+        time.sleep(0.05)
+    (child,) = children
     time.sleep(0.5)  # the workers parked, main in its sleep
-    with open(f"/proc/{p.pid}/task/{p.pid}/children") as f:
-        (child,) = [int(x) for x in f.read().split()]
     os.kill(child, signal.SIGSTOP)
     time.sleep(1.5)
     os.kill(child, signal.SIGCONT)
