@@ -17,6 +17,7 @@ import pytest
 
 from conftest import PTT, SUMMARY_RE, parse_raw, prog, run, summary_counts
 from robust_util import Live, ctl_ok
+from test_readahead import sanitized
 
 ATTACHED_RE = re.compile(r"^ptt: session (ptt-\d+-\d+) attached to process (\d+), records into")
 CALLS = ("MUTEX_LOCK_IN", "MUTEX_LOCK_OUT", "MUTEX_UNLOCK_IN", "MUTEX_UNLOCK_OUT")
@@ -43,6 +44,9 @@ def need_ptrace():
         pytest.skip(f"ptrace is not permitted here ({why}): ptt trace -p cannot attach")
 
 
+SANITIZED = sanitized()
+
+
 class Loop:
     """attach_loop running in the background, driven by its commands."""
 
@@ -54,10 +58,11 @@ class Loop:
         self.before = self.state()
 
     def phase(self, seconds):
-        """The workers run for that long; the lock calls they made."""
+        """The workers run for that long (a third of it under the sanitizers, whose ptt reads the
+        millions of events of a phase ten times slower); the lock calls they made."""
         self.live.send("go")
         self.live.value("going")
-        time.sleep(seconds)
+        time.sleep(seconds / 3 if SANITIZED else seconds)
         self.live.send("pause")
         return int(self.live.value("locks"))
 
