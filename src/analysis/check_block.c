@@ -238,17 +238,25 @@ static const char *hang_kind(const struct ptt_open *o)
     return NULL;
 }
 
+/* Whether the trace holds another process than pid: one a shared semaphore's posts may come
+ * from. */
+static int other_process(struct ptt_check *c, int32_t pid)
+{
+    for (size_t i = 0; i < c->procs.cap; i++) {
+        const struct cproc *p = ptt_hmap_slot(&c->procs, i);
+        if (p && p->started && p->pid != pid)
+            return 1;
+    }
+    return 0;
+}
+
 /* Every thread blocked on the same object as b joins b's finding. */
 static void object_hang(struct ptt_check *c, struct blocked *bl, struct bnode *b, const char *what)
 {
     const struct ptt_open *o = b->call;
     struct cobj *obj = check_obj(c, b->th->pid, o->object, cls_of(o));
-    if (obj->cls == PTT_CLASS_sem && (obj->shared || !obj->inited)) {
-        /* Shared with other processes (or made in another: a parent's, before its fork): their
-         * posts, which may come from processes not traced, are not this object's. No claim. */
-        b->reported = 1;
-        return;
-    }
+    if (obj->cls == PTT_CLASS_sem && obj->shared && other_process(c, b->th->pid))
+        return; /* other processes' posts are not this object's: no claim either way */
     struct ptt_finding *f = check_add(c, PTT_FK_HANG, what, 0, "");
     int k = check_fobject(f, obj->pid, obj->cls, obj->addr);
     unsigned waiters = 0, signaller = 0;
