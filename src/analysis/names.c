@@ -91,6 +91,7 @@ struct ptt_names {
     struct ptt_hmap opening;  /* (pid, tid) -> the name of a sem_open under way */
     struct ptt_hmap created;  /* (pid, pthread_t) of the threads pthread_create made */
     struct ptt_hmap selves;   /* (pid, tid) of the threads whose pthread_t is known (started) */
+    struct ptt_hmap attached; /* pids of the processes ptt trace -p attached to */
     struct ptt_hmap born;     /* (pid, addr) -> where it was initialized or first used: str "class",
                             num the site, aux its place in order + 1 */
     struct user_name *user;
@@ -447,6 +448,17 @@ static inline void born(struct ptt_names *n, const struct ptt_ev *ev)
     born_entry(n, ev, known, addr, ev->args[site], init);
 }
 
+/* pthread_setname_np(th) by a thread started past pthread_create (jemalloc's background
+ * threads): no THREAD_START gave its pthread_t, nor th's; it names itself, most likely. Not the
+ * main thread, whose pthread_t no event gives either (it names other threads as often), nor in
+ * a process attached to, whose threads already there have no THREAD_START. */
+static int self_named(struct ptt_names *n, const struct ptt_ev *ev, uint64_t th)
+{
+    return ev->tid != ev->pid && !map_get(&n->created, th, 0) &&
+           !map_get(&n->selves, ptt_key2((uint64_t)ev->pid, (uint64_t)ev->tid), 0) &&
+           !map_get(&n->attached, (uint64_t)(uint32_t)ev->pid + 1, 0);
+}
+
 /* The events that name processes, modules and threads (not every event: this keeps the
  * per-event path free of its buffer). */
 static void process_or_thread(struct ptt_names *n, const struct ptt_ev *ev)
@@ -502,12 +514,10 @@ static void process_or_thread(struct ptt_names *n, const struct ptt_ev *ev)
             struct entry *t = map_get(&n->pthreads, th, 0);
             if (t) /* the target, by its pthread_t */
                 name_thread(n, ev->pid, (int32_t)t->num, e->str);
-            else if (map_get(&n->created, th, 0) ||
-                     map_get(&n->selves, ptt_key2((uint64_t)ev->pid, (uint64_t)ev->tid), 0))
-                map_set(&n->early, th, e->str); /* not started yet: named when it starts */
-            else /* no thread of ours has that pthread_t, nor the caller one: its own, most
-                    likely (the main thread, one started past pthread_create: jemalloc's) */
+            else if (self_named(n, ev, th))
                 name_thread(n, ev->pid, ev->tid, e->str);
+            else /* not started yet: named when it starts */
+                map_set(&n->early, th, e->str);
         }
         free(e->str);
         e->str = NULL;
@@ -543,6 +553,7 @@ static void process_or_thread(struct ptt_names *n, const struct ptt_ev *ev)
 static void thread_attached(struct ptt_names *n, const struct ptt_ev *ev)
 {
     char s[300];
+    map_get(&n->attached, (uint64_t)(uint32_t)ev->pid + 1, 1);
     uint64_t tid = ptt_ev_arg(ev, PTT_F(THREAD_ATTACHED, thread), 0);
     if (tid && (int32_t)tid != ev->pid && ev->nargs > PTT_F(THREAD_ATTACHED, name))
         name_thread(n, ev->pid, (int32_t)tid,
@@ -807,6 +818,7 @@ void ptt_names_free(struct ptt_names *n)
     map_free(&n->opening);
     map_free(&n->created);
     map_free(&n->selves);
+    map_free(&n->attached);
     map_free(&n->born);
     map_free(&n->early);
     for (size_t i = 0; i < n->nuser; i++) {

@@ -35,10 +35,17 @@ def test_setname(tmp_path):
         E("THREAD_JOIN_IN", o["th"]), E("THREAD_JOIN_OUT", o["join"], "0x0"),
         EXIT0,
     ]
-    # main named itself, whose pthread_t no event gives: named from then on (before: "main"
-    # for good).
-    text = run([PTT, "view", "--event=THREAD_JOIN_IN", t.path]).stdout
-    assert f"Thread ptt-main ({o['tid_main']}) enters function pthread_join" in text, text
+
+
+def test_setname_hidden(tmp_path):
+    """A thread started past the pthread_create interposer names itself: no THREAD_START gave
+    its pthread_t, yet it is named from then on (before: by its tid for good)."""
+    t = sched("setname_hidden", tmp_path)
+    o = t.out
+    assert (o["create_hidden"], o["setname_hidden"], o["join_hidden"]) == ("0", "0", "0")
+    text = run([PTT, "view", "--event=MUTEX_LOCK_IN", t.path]).stdout
+    assert f"Thread ptt-hidden ({o['tid_hidden']}) enters function pthread_mutex_lock" in text, \
+        text
 
 
 def test_prctl(tmp_path):

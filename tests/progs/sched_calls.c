@@ -158,11 +158,38 @@ static void case_attr(void)
     CALL("join", pthread_join(t2, NULL));
 }
 
+/* A thread started past the pthread_create interposer (as jemalloc's background threads are:
+ * libc's own, found with dlsym) names itself, then locks and unlocks a mutex. */
+static void *hidden(void *arg)
+{
+    static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+    put_tid("hidden");
+    CALL("setname_hidden", pthread_setname_np(pthread_self(), "ptt-hidden"));
+    CHECK(pthread_mutex_lock(&m));
+    CHECK(pthread_mutex_unlock(&m));
+    return arg;
+}
+
+static void case_setname_hidden(void)
+{
+    void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+    int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) =
+        libc ? (int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))dlsym(
+                   libc, "pthread_create")
+             : NULL;
+    if (!create)
+        exit(99);
+    pthread_t th;
+    CALL("create_hidden", create(&th, NULL, hidden, NULL));
+    CALL("join_hidden", pthread_join(th, NULL));
+}
+
 static const struct {
     const char *name;
     void (*fn)(void);
 } cases[] = {
     {"setname", case_setname},
+    {"setname_hidden", case_setname_hidden},
     {"prctl", case_prctl},
     {"sched", case_sched},
     {"affinity", case_affinity},
