@@ -157,6 +157,9 @@ static void on_event(void *arg, const struct ptt_ev *ev)
 {
     struct sco *s = arg;
     s->events++;
+    /* ptt trace's own (control, dumps, the hang's head), under its pid: no thread's file */
+    if (ptt_ev_of_session(ev) && ev->id != PTT_EV_HANG_BLOCKED)
+        return;
     FILE *f = s->failed ? NULL : file_of(s, ev->pid, ev->tid); /* said once, at the end */
     if (!f)
         return;

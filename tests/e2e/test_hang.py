@@ -106,6 +106,9 @@ def test_abba_kill_on_hang(tmp_path):
     paje = ptt_ok("paje", "-o", "-", t.path)
     assert set(re.findall(r"^6 \S+ t\d+\.(\d+) p\d+ T ", paje, re.M)) == {str(x) for x in tids}
     assert re.findall(r"^6 \S+ p(\d+) R PS ", paje, re.M) == [str(pid)]
+    ptt_ok("export", "--format=sco", "-o", tmp_path / "sco", t.path)
+    assert sorted(os.listdir(tmp_path / "sco")) == sorted(
+        [f"tr.{pid:07x}.{tid & 0xfff:03x}" for tid in tids] + ["tracemap.h"])
 
 
 def test_deadlock_amid_activity(tmp_path):
