@@ -617,10 +617,15 @@ const char *ptt_stat_on_name(const struct ptt_names *names, const struct ptt_sta
         }
     }
     int f = in ? in->rfield[PTT_RF_OBJECT] : -1;
-    if (f >= 0 && in->fields[f].type == PTT_F_SIGSET) { /* sigwait: the signals, as view says */
+    const struct ptt_field *fd = f >= 0 ? &in->fields[f] : NULL;
+    if (fd && fd->type == PTT_F_SIGSET) { /* sigwait: the signals, as view says */
         char m[200];
-        snprintf(buf, len, "%.*s %s", in->fields[f].name_len, in->fields[f].name,
+        snprintf(buf, len, "%.*s %s", fd->name_len, fd->name,
                  ptt_mask_list(m, sizeof m, t->on[k].obj, 1));
+        return buf;
+    }
+    if (fd && fd->type == PTT_F_INT) { /* a message queue's descriptor: "mqd 3" */
+        snprintf(buf, len, "%.*s %" PRId64, fd->name_len, fd->name, (int64_t)t->on[k].obj);
         return buf;
     }
     return ptt_stat_object_name(names, t->pid, t->on[k].obj, buf, len);

@@ -5,6 +5,7 @@ result (return value, errno, priority, message) unchanged."""
 from errno import EBADF, EBUSY, EEXIST, EMSGSIZE, ENOENT, ETIMEDOUT
 
 from conftest import E, trace_prog
+from names_util import stat_json
 
 SIGEV_SIGNAL, SIGEV_NONE = 0, 1
 
@@ -71,3 +72,7 @@ def test_mq(tmp_path):
         E("MQ_UNLINK_IN", name), out("UNLINK", o, "unlink_again"),
         E("PROCESS_EXIT", "exit=0"),
     ]
+    # ptt stat names what a queue wait waits on by its descriptor (before: "0x3").
+    (main,) = stat_json(t.path)["threads"]
+    on = {b["call"]: b["object"] for b in main["blocked_on"]}
+    assert on["mq_timedsend"] == f"mqd {int(q)}", on
