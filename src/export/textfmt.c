@@ -359,9 +359,31 @@ static const char *fmt_frames(char *buf, size_t len, const struct ptt_ev *ev, un
     return buf;
 }
 
+/* A hang report's blocked call waits on what its IN's object field holds: a signal set, a queue
+ * descriptor, as the hang report said it ("set 10,12"); NULL for an object. */
+static const char *hang_waits_on(char *buf, size_t len, const struct ptt_ev *ev)
+{
+    const struct ptt_evinfo *in =
+        ptt_evinfo((uint16_t)ptt_ev_arg(ev, PTT_F(HANG_BLOCKED, call), 0));
+    if (!in || !in->nfields)
+        return NULL;
+    int f = in->rfield[PTT_RF_OBJECT] >= 0 ? in->rfield[PTT_RF_OBJECT] : 0; /* as hang.c */
+    if (in->fields[f].type == PTT_F_OBJ || in->fields[f].type == PTT_F_PTHREAD)
+        return NULL;
+    char v[256];
+    ptt_fmt_field(v, sizeof v, in->fields[f].type, ev->args[PTT_F(HANG_BLOCKED, object)], 1);
+    snprintf(buf, len, "%.*s %s", in->fields[f].name_len, in->fields[f].name, v);
+    return buf;
+}
+
 const char *ptt_fmt_ev_field(char *buf, size_t len, const struct ptt_ev *ev, unsigned i, int human)
 {
     enum ptt_ftype t = ev->info->fields[i].type;
+    const char *w = human && ev->id == PTT_EV_HANG_BLOCKED && i == PTT_F(HANG_BLOCKED, object)
+                        ? hang_waits_on(buf, len, ev)
+                        : NULL;
+    if (w)
+        return w;
     if (t == PTT_F_STR)
         return fmt_str(buf, len, ev, i);
     if (t == PTT_F_FRAMES)

@@ -465,6 +465,9 @@ def test_signal_set_said_as_view_says_it(tmp_path):
     t = ptt_trace(tmp_path, ["timeout", "-s", "USR1", "2", "python3", "-c", code],
                   opts=["--hang-timeout=0.3"], rc=124)
     assert re.search(r"thread main \(\d+\): in sigwait \(set 10\) for", t.stderr), t.stderr
+    # The report recorded in the trace, as ptt view says it (before: "on 0x200").
+    text = run([PTT, "view", "--event=HANG_BLOCKED", t.path]).stdout
+    assert re.search(r"blocked in sigwait on set 10 for ", text), text
 
 
 def test_idle_thread_backs_off(tmp_path):
