@@ -412,18 +412,25 @@ def test_busy_thread_said_so(tmp_path):
     epoll, read or a sleep', which fits a thread asleep). Three such quiet spells of 0.8 s with
     a timeout of 0.3 s: a report after the first, one after the second, which waits twice as
     long (0.6 s), none after the third, which would wait 1.2 s (three reports before)."""
-    t = trace_prog(tmp_path, "hang_busy", "compute", 800, 3, opts=["--hang-timeout=0.3"],
-                   compare=False)
-    lines = t.stderr.splitlines()
-    heads = [i for i, line in enumerate(lines) if HEAD_RE.match(line)]
-    assert len(heads) == 2, lines
+    lines = backed_off(tmp_path, "compute")
     busy = [ln for ln in lines if "is running" in ln]
     assert len(busy) == 2 and all(
         re.fullmatch(r"ptt: hang: pid (\d+) thread holder(#\d+)? \(\d+\) is running: the "
                      r"threads blocked may wait for its work \(a program that computes between "
                      rf"its calls is busy, not hung; a next report waits for {n} times the "
                      r"timeout\)", ln) for ln, n in zip(busy, (2, 4))), lines
+
+
+def backed_off(tmp_path, mode):
+    """hang_busy MODE 800 3 with a timeout of 0.3 s: two reports, the second after a quiet spell
+    of twice the timeout at least. ptt trace's stderr lines."""
+    t = trace_prog(tmp_path, "hang_busy", mode, 800, 3, opts=["--hang-timeout=0.3"],
+                   compare=False)
+    lines = t.stderr.splitlines()
+    heads = [i for i, line in enumerate(lines) if HEAD_RE.match(line)]
+    assert len(heads) == 2, lines
     assert float(HEAD_RE.match(lines[heads[1]])[1]) >= 0.6, lines
+    return lines
 
 
 def test_idle_pool_said_so(tmp_path):
@@ -473,15 +480,10 @@ def test_signal_set_said_as_view_says_it(tmp_path):
 def test_idle_thread_backs_off(tmp_path):
     """As test_busy_thread_said_so, the holder asleep (nanosleep) rather than computing: the
     program is idle, and the reports back off the same way: two, not three."""
-    t = trace_prog(tmp_path, "hang_busy", "sleep", 800, 3, opts=["--hang-timeout=0.3"],
-                   compare=False)
-    lines = t.stderr.splitlines()
-    heads = [i for i, line in enumerate(lines) if HEAD_RE.match(line)]
-    assert len(heads) == 2, lines
+    lines = backed_off(tmp_path, "sleep")
     idle = [ln for ln in lines if "is idle, not hung" in ln]
     assert len(idle) == 2 and all(f"a next report waits for {n} times the timeout)" in ln
                                   for ln, n in zip(idle, (2, 4))), lines
-    assert float(HEAD_RE.match(lines[heads[1]])[1]) >= 0.6, lines
 
 
 def test_stopped_program_said_so(tmp_path):
