@@ -17,6 +17,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -513,3 +514,12 @@ def expected_counts(threads, iters, rounds):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "large: a long test run only with PTT_LARGE_TESTS=1")
+
+
+@pytest.fixture(autouse=True)
+def _end_live_sessions():
+    """What a test's live sessions left running ends with the test (robust_util.Live)."""
+    yield
+    robust_util = sys.modules.get("robust_util")
+    if robust_util:
+        robust_util.Live.kill_all()

@@ -8,6 +8,7 @@ import collections
 import os
 import queue
 import re
+import signal
 import struct
 import subprocess
 import threading
@@ -33,10 +34,13 @@ class Live:
         if path:
             cmd += ["-o", str(path)]
         self.cmd = cmd + [str(o) for o in opts] + ["--"] + [str(a) for a in argv]
+        # A process group of its own: a test that fails midway ends all of it (kill_all), not
+        # ptt trace alone, whose program would hang on with the test's pipes open.
         self.p = subprocess.Popen(self.cmd, stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                  env=env, cwd=cwd, preexec_fn=preexec)
+                                  env=env, cwd=cwd, preexec_fn=preexec, start_new_session=True)
         self.pid = self.p.pid
+        Live.started.append(self)
         self.out, self.err = [], []
         self._q = {"out": queue.Queue(), "err": queue.Queue()}
         self._threads = [threading.Thread(target=self._read, args=(f, lines, q), daemon=True)
@@ -111,6 +115,19 @@ class Live:
         if self.p.poll() is None:
             self.p.kill()
             self.p.wait()
+
+    started = []
+
+    @classmethod
+    def kill_all(cls):
+        """At a test's end: whatever is left of each session's process group."""
+        for live in cls.started:
+            live.kill()
+            try:
+                os.killpg(live.pid, signal.SIGKILL)
+            except OSError:
+                pass
+        cls.started.clear()
 
 
 def read_info(path):
