@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ptt_fields.h"
+#include "trace/fieldfmt.h"
 #include "util/hmap.h"
 #include "util/util.h"
 #include "analysis/blame.h"
@@ -616,18 +617,8 @@ const char *ptt_stat_on_name(const struct ptt_names *names, const struct ptt_sta
             return buf;
         }
     }
-    int f = in ? in->rfield[PTT_RF_OBJECT] : -1;
-    const struct ptt_field *fd = f >= 0 ? &in->fields[f] : NULL;
-    if (fd && fd->type == PTT_F_SIGSET) { /* sigwait: the signals, as view says */
-        char m[200];
-        snprintf(buf, len, "%.*s %s", fd->name_len, fd->name,
-                 ptt_mask_list(m, sizeof m, t->on[k].obj, 1));
+    if (ptt_fmt_waits_on(buf, len, in, t->on[k].obj)) /* a signal set, a queue: as view */
         return buf;
-    }
-    if (fd && fd->type == PTT_F_INT) { /* a message queue's descriptor: "mqd 3" */
-        snprintf(buf, len, "%.*s %" PRId64, fd->name_len, fd->name, (int64_t)t->on[k].obj);
-        return buf;
-    }
     return ptt_stat_object_name(names, t->pid, t->on[k].obj, buf, len);
 }
 

@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 
+#include "trace/fieldfmt.h"
 #include "trace/reader.h"
 
 /* The one wording of a loss, in ptt trace's summary and ptt view --summary (docs/trace.md
@@ -30,11 +31,6 @@ const char *ptt_fmt_thread(char *buf, size_t len, const struct ptt_names *n, int
  * readers the lock recorded, 0: unknown) says more; "" when it knows none. Returns buf. */
 const char *ptt_fmt_readers(char *buf, size_t len, const struct ptt_names *n, struct ptt_tracker *t,
                             int32_t pid, uint64_t object, uint64_t count);
-/* One field's value: raw (stable, for programs) or human. Returns buf. */
-const char *ptt_fmt_field(char *buf, size_t len, enum ptt_ftype type, uint64_t v, int human);
-/* Whether ptt_fmt_field writes a value of this type raw as "0x" and hexadecimal digits (an
- * address, flags, a mask): a writer of the raw form may write it itself. */
-int ptt_ftype_raw_hex(enum ptt_ftype t);
 /* Whether the event carries field i of its table entry. */
 int ptt_ev_has_field(const struct ptt_ev *ev, unsigned i);
 /* Field i of a known event (ev->info set), strings included. */

@@ -12,6 +12,7 @@
 #include "../../common/clock.h"
 #include "trace/decode.h"
 #include "trace/events.h"
+#include "trace/fieldfmt.h"
 #include "session/hang.h"
 #include "analysis/names.h"
 #include "analysis/tracker.h"
@@ -700,11 +701,10 @@ int ptt_hang_progress(struct ptt_hang *h)
 static const char *object_text(struct ptt_hang *h, int32_t pid, const struct ptt_evinfo *in,
                                uint64_t object, char *buf, size_t len)
 {
+    if (ptt_fmt_waits_on(buf, len, in, object)) /* a signal set: as ptt view says it */
+        return buf;
     const struct ptt_field *f = in && in->nfields ? &in->fields[shown_field(in)] : NULL;
     const char *name = f && f->type == PTT_F_OBJ ? ptt_names_object(h->names, pid, object) : NULL;
-    char v[256];
-    if (!name && f && f->type != PTT_F_OBJ) /* a signal set: as ptt view says it */
-        name = ptt_fmt_field(v, sizeof v, f->type, object, 1);
     if (name)
         snprintf(buf, len, "%.*s %s", f ? f->name_len : 6, f ? f->name : "object", name);
     else
