@@ -108,7 +108,9 @@ unsigned ptt_backtrace_depth;
 void ptt_record_backtrace(void)
 {
     void *f[PTT_MAX_FRAMES + 2];
+    ptt_self.guard |= PTT_GUARD_UNWIND; /* the unwinder's own calls are not the program's */
     int n = backtrace(f, (int)ptt_backtrace_depth + 2);
+    ptt_self.guard &= ~PTT_GUARD_UNWIND;
     uint64_t a[PTT_MAX_FRAMES];
     unsigned k = 0;
     for (int i = 2; i < n && k < PTT_MAX_FRAMES; i++)
@@ -122,6 +124,8 @@ void ptt_backtrace_init(unsigned depth)
     void *f[4];
     if (!depth)
         return;
+    ptt_self.guard |= PTT_GUARD_UNWIND; /* loads libgcc_s: its calls are not the program's */
     backtrace(f, 4);
+    ptt_self.guard &= ~PTT_GUARD_UNWIND;
     ptt_backtrace_depth = depth > PTT_MAX_FRAMES ? PTT_MAX_FRAMES : depth;
 }

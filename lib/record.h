@@ -44,8 +44,9 @@ struct ptt_thread {
     uintptr_t last_data; /* the sub-buffer (data) that base event is in: elsewhere it means
                             nothing, and the next event carries an absolute time */
     uint32_t nest;       /* events being recorded on this thread (>1: inside a signal handler) */
-    uint32_t guard;      /* not traced: libptt is calling out, or the thread has ended (THREAD_END)
-                            and only its teardown runs (glibc's unwinder calls pthread_once) */
+    uint32_t guard;      /* not traced, when not 0 (PTT_GUARD_*): the thread has ended and only its
+                            teardown runs (glibc's unwinder calls pthread_once), or libptt is
+                            unwinding its stack for a backtrace (libgcc's unwinder does too) */
     uintptr_t data;      /* start of the sub-buffer's data */
     struct ptt_desc *desc;
     /* What the sub-buffer is handed over with (struct ptt_desc), counted as its records are
@@ -551,6 +552,12 @@ static inline unsigned ptt_pack_str(uint64_t *w, const char *s)
             ptt_write(&ptt_self, PTT_EV_##name, PTT_NARGS_##name + ptt_k_, ptt_a_);              \
         }                                                                                        \
     } while (0)
+
+/* Why a thread's calls are not traced (ptt_thread.guard): it has ended; libptt is taking a
+ * backtrace, whose unwinder calls pthread_once and may lock (a signal handler that runs meanwhile
+ * is the program's: the trampoline lifts this bit while it runs, signal.c). */
+#define PTT_GUARD_ENDED 1u
+#define PTT_GUARD_UNWIND 2u
 
 /* Whether the calling thread records: libptt is active and not calling out. */
 static inline int ptt_on_any(void)

@@ -104,6 +104,8 @@ static struct {
 static void trampoline(int sig, siginfo_t *si, void *uc)
 {
     int saved = errno;
+    uint32_t unwinding = ptt_self.guard & PTT_GUARD_UNWIND; /* the handler is the program's */
+    ptt_self.guard &= ~PTT_GUARD_UNWIND;
     PTT_REC(SIGNAL_DELIVERED, PTT_I(sig), si ? PTT_I(si->si_code) : 0, si ? PTT_I(si->si_pid) : 0);
     errno = saved;
     void *h = atomic_load(&app[sig].handler);
@@ -114,6 +116,7 @@ static void trampoline(int sig, siginfo_t *si, void *uc)
     saved = errno;
     PTT_REC(SIGNAL_HANDLED, PTT_I(sig));
     errno = saved;
+    ptt_self.guard |= unwinding;
 }
 
 static int wrappable(int sig, const struct sigaction *act)

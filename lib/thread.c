@@ -58,7 +58,7 @@ static void thread_end(void *arg)
     }
     ptt_thread_release(t);
     ptt_call_give(t); /* after the hand-over: a thread killed between keeps it, not a stranger */
-    t->guard = 1;     /* THREAD_END is the thread's last event */
+    t->guard = PTT_GUARD_ENDED; /* THREAD_END is the thread's last event */
 }
 
 /* std::thread's start routine gets its _State object: its vtable names the callable's type, the
