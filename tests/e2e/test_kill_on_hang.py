@@ -7,6 +7,7 @@ import pytest
 
 from conftest import parse_output, prog, ptt_trace
 from names_util import site_lines
+from robust_util import abba_gone_quiet
 
 OPTS = ["--hang-timeout=0.5", "--kill-on-hang"]
 NOT_KILLED = ": the program is not killed (--kill-on-hang waits for every thread to be blocked " \
@@ -50,7 +51,7 @@ def test_holder_outside_traced_calls_not_killed(tmp_path, mode):
 
 
 def test_deadlock_killed(tmp_path):
-    t = ptt_trace(tmp_path, [prog("abba")], opts=OPTS, rc=137)
+    t = abba_gone_quiet(tmp_path, OPTS, 137)
     err = t.stderr.splitlines()
     assert err.count("ptt: killing the program (--kill-on-hang)") == 1
     assert not any(ln.endswith(NOT_KILLED) for ln in err)

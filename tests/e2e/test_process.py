@@ -188,7 +188,8 @@ def test_end_before_its_reap(tmp_path):
             "p = os.fork()\n"
             "if p == 0:\n"
             "    os._exit(3)\n"
-            "time.sleep(0.3)\n"
+            "os.waitid(os.P_PID, p, os.WEXITED | os.WNOWAIT)\n"  # it has ended: the sleep
+            "time.sleep(0.3)\n"                                   # starts at its end
             "os.waitpid(p, 0)\n")
     t = ptt_trace(tmp_path, ["python3", "-c", code])
     (reap,) = [e for e in t.events if e.name == "CHILD_EXIT" and e.fields[1] == "exit=3"]

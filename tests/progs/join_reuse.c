@@ -11,6 +11,7 @@ static void *slow(void *arg)
 {
     printf("@slow_tid=%ld\n", (long)syscall(SYS_gettid));
     fflush(stdout);
+    wait_blocked(getpid(), (void *)pthread_self(), 1024); /* main in its join (on our tid) */
     usleep(SLOW_MS * 1000);
     return arg;
 }

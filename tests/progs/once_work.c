@@ -14,6 +14,7 @@ static atomic_int slow_began;
 
 static void *sleeper_of_a_hundred_milliseconds(void *arg) /* a name wider than stat's column */
 {
+    wait_blocked(getpid(), (void *)pthread_self(), 1024); /* main in its join (on our tid) */
     usleep(100000);
     return arg;
 }
