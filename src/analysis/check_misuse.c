@@ -544,6 +544,13 @@ static void call_done(struct ptt_check *c, struct cthread *th, const struct ptt_
                     (call->in.id == PTT_EV_SEM_INIT_IN &&
                      ptt_ev_arg(&call->in, PTT_F(SEM_INIT_IN, pshared), 0));
         o->bcount = ptt_ev_role(&call->in, PTT_RF_COUNT, 0);
+        /* A new object at the address: the posts and signals of the ones before are not its. */
+        o->signals = 0;
+        o->signal_ns = 0;
+        o->signal_unheard = 0;
+        o->signal_site = 0;
+        o->signal_tid = 0;
+        o->signal_call = 0;
     } else if (in->role == PTT_ROLE_DESTROY) {
         o->destroyed = 1;
         o->destroy_ns = call->in.ns;

@@ -88,6 +88,8 @@ def test_corpus(tmp_path, prog):
             assert f["errno"] == w["errno"]
         if "what" in w:
             assert f["what"] == w["what"], f
+        if "summary_has" in w:
+            assert w["summary_has"] in f["summary"], f
         assert f["summary"] and f["count"] >= 1
         for s in f["steps"]:
             assert s["tid"] in {th["tid"] for th in f["threads"]} or s["action"] == "is inside"
