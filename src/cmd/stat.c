@@ -580,6 +580,12 @@ int cmd_stat(int argc, char **argv)
         ptt_filter_free(o.filter);
         return PTT_EXIT_USAGE;
     }
+    const char *level = ptt_reader_info(r, "level");
+    if (level && !strcmp(level, "light")) /* else the waits' columns would seem to say none */
+        ptt_warn("stat",
+                 "%s was recorded with --level=light: no waits are seen, so nothing is shown "
+                 "as contended and no one as making others wait",
+                 o.path);
     struct ptt_stats *stats = ptt_stats_new();
     ptt_stats_names(stats, names);
     struct stat_view v = {.top = o.top, .path = o.path};

@@ -625,3 +625,16 @@ def test_wait_never_returned(tmp_path):
     (c,) = [o for o in stat_json(out)["objects"] if o["kind"] == "cond"]
     assert (c["name"], c["acquisitions"], c["contended"], c["wait_ns"]["count"]) == ("c", 0, 0, 1)
     assert c["wait_ns"]["total"] >= 500 * 10**6  # until the kill, after the hang timeout
+
+
+def test_light_level_said(tmp_path):
+    """A trace of --level=light has no waits: ptt stat says so on stderr (its columns would seem
+    to say nobody waited), and prints its tables as usual; a full trace gets no such line."""
+    light = ptt_trace(tmp_path, [prog("flood"), 2, 100], opts=["--level=light"], name="l.ptt")
+    full = ptt_trace(tmp_path, [prog("flood"), 2, 100], name="f.ptt")
+    for t, said in ((light, True), (full, False)):
+        p = run([PTT, "stat", t.path])
+        assert p.returncode == 0 and p.stdout.startswith(f"{t.path}: "), p
+        assert p.stderr == (f"ptt stat: {t.path} was recorded with --level=light: no waits are "
+                            "seen, so nothing is shown as contended and no one as making others "
+                            "wait\n" if said else ""), p.stderr
