@@ -333,6 +333,10 @@ static void print_who(struct ptt_obuf *b, const struct ptt_ev *ev)
     ptt_obuf_fixed(b, (int64_t)(m / 1000), 6);
     ptt_obuf_puts(b, " : Pid ");
     ptt_obuf_i64(b, ev->pid);
+    if (ev->id == PTT_EV_HANG_BLOCKED) { /* in the process's stream, but ptt trace's report */
+        ptt_obuf_puts(b, ", ptt trace ");
+        return;
+    }
     ptt_obuf_puts(b, ", Thread ");
     const char *tn = names ? ptt_names_thread(names, ev->pid, ev->tid) : NULL;
     if (tn) {

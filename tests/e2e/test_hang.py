@@ -211,7 +211,7 @@ def test_rwlock_readers_named(tmp_path):
                     f"0 and 2 readers; {readers}."]
     hang = [ln.split(" : ", 1)[1] for ln in text if "reports thread w " in ln]
     assert len(hang) == 1 and hang[0].startswith(
-        f"Pid {pid}, Thread main ({pid}) reports thread w blocked in pthread_rwlock_wrlock on rw "
+        f"Pid {pid}, ptt trace reports thread w blocked in pthread_rwlock_wrlock on rw "
         f"for ") and hang[0].endswith(f" s (the thread holding it, or joined: 0); {readers}.")
 
 
