@@ -818,7 +818,7 @@ static void local_static(char *name)
     for (char *n; c && (n = strstr(c + 1, ")::"));)
         c = n;
     long o = c ? opening(name, c - name, '(', ')') : -1;
-    if (o > 0)
+    if (o > 0 && name[o - 1] != ':') /* a function's parameters, not "(anonymous namespace)" */
         memmove(name + o, c + 1, strlen(c + 1) + 1);
 }
 

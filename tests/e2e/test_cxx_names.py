@@ -39,7 +39,8 @@ THREADS = {"tid_main": "main", "tid_taker": "main::{lambda()#1}",
                         "std::tuple<int (*)(int), int> >, int>::_M_run"}
 HEAP = f"mutex@{SRC}:{L['deposit_lock']}"
 OBJECTS = {"account": "account.m", "box_m": "box.m", "box_cv": "box.cv", "f1_lock": "f1::lock",
-           "f2_lock": "f2::lock", "heap0": HEAP, "heap1": HEAP + "#2", "heap2": HEAP + "#3"}
+           "f2_lock": "f2::lock", "heap0": HEAP, "heap1": HEAP + "#2", "heap2": HEAP + "#3",
+           "vault": "bank::(anonymous namespace)::vault"}  # not bank::::vault
 # (event, object key, thread key) -> the site:KEY of the program's line
 CALLS = {
     ("MUTEX_LOCK_IN", "box_m", "tid_taker"): "take_lock",

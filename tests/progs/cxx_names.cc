@@ -1,7 +1,8 @@
 /* Names of C++ code (tests/e2e/test_cxx_names.py): a class with a mutex member, a class template
  * with a mutex and a condition variable, threads running lambdas, a functor, functions given as
  * pointers (without arguments, with arguments, a static member function, a member function, an
- * extern "C" function, one std::async runs), a static local mutex in two functions, three heap objects first used on the
+ * extern "C" function, one std::async runs), a static local mutex in two functions, a mutex in an
+ * anonymous namespace, three heap objects first used on the
  * same line. Every lock, unlock and wait goes through libstdc++'s inline wrappers (std::lock_guard,
  * std::unique_lock, std::condition_variable::wait, gthr-default.h). Prints KEY=VALUE lines. */
 #include <atomic>
@@ -14,7 +15,8 @@
 
 #include <sys/syscall.h>
 
-namespace bank {
+namespace bank
+{
 struct Account {
     std::mutex m;
     long balance = 0;
@@ -24,6 +26,10 @@ struct Account {
         balance += v;
     }
 };
+namespace
+{
+std::mutex vault; /* bank::(anonymous namespace)::vault */
+} // namespace
 } // namespace bank
 
 template <typename T> struct Box {
@@ -80,6 +86,8 @@ static void worker()
     account.deposit(1);
     std::printf("@f1_lock=%p\n", (void *)f1());
     std::printf("@f2_lock=%p\n", (void *)f2());
+    std::lock_guard<std::mutex> g(bank::vault);
+    std::printf("@vault=%p\n", (void *)&bank::vault);
 }
 
 static void paid(int times, long amount)
