@@ -192,7 +192,8 @@ def counted(tmp_path, how):
     cmd = [str(PTT), "trace", "-q", "-o", str(tmp_path / "t.ptt"), "--force", "--",
            str(prog("sig_count"))] + {"self": ["self"], "pid+group": ["2"]}.get(how, [])
     if how == "timeout":  # signals ptt trace, then its whole group
-        cmd = ["timeout", "--preserve-status", "-s", "INT", "0.3"] + cmd
+        # 1.5 s: a loaded machine may take a while to start the program and its handler
+        cmd = ["timeout", "--preserve-status", "-s", "INT", "1.5"] + cmd
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          start_new_session=True)
     assert p.stdout.readline() == "@ready=1\n"
