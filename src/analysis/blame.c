@@ -5,11 +5,10 @@
 
 #include "analysis/blame.h"
 
-/* A holder thread, the site where it took the object and where it released it (0: not known
- * when charged, a lock with several holders). */
+/* A holder thread and the site where it took the object. */
 struct who {
     int32_t tid;
-    uint64_t take, release;
+    uint64_t take;
 };
 
 /* A thread waiting for the object: charged up to last_ns; last_entry: the entry of the last
@@ -72,28 +71,17 @@ void ptt_blame_grow(struct ptt_blame *b)
     b->holds = grow_u(b->holds, &b->holds_cap, sizeof *b->holds, 1);
 }
 
-/* Whether w is charged to (tid, take, release) for the first time: a wait counts once for each
- * entry it made longer, however many times that holder took the object meanwhile (an entry
- * with time and no wait would say nobody waited). */
-static int first_charge(struct ptt_blame_waiter *w, int32_t tid, uint64_t take, uint64_t release)
+/* Whether w is charged to (tid, take) for the first time: a wait counts once per holder and
+ * site, however many times that holder took the object meanwhile. */
+static int first_charge(struct ptt_blame_waiter *w, int32_t tid, uint64_t take)
 {
     for (unsigned i = 0; i < w->nseen; i++)
-        if (w->seen[i].tid == tid && w->seen[i].take == take && w->seen[i].release == release)
+        if (w->seen[i].tid == tid && w->seen[i].take == take)
             return 0;
     if (w->nseen == w->seen_cap)
         w->seen = grow_u(w->seen, &w->seen_cap, sizeof *w->seen, 4);
-    w->seen[w->nseen++] = (struct who){tid, take, release};
+    w->seen[w->nseen++] = (struct who){tid, take};
     return 1;
-}
-
-/* The hold (tid, take) is released at release: w's charges to it so far, made while its release
- * was not known, are the entry's, which a later hold at the same sites must not take for its
- * own. */
-static void resolve(struct ptt_blame_waiter *w, int32_t tid, uint64_t take, uint64_t release)
-{
-    for (unsigned i = 0; i < w->nseen; i++)
-        if (w->seen[i].tid == tid && w->seen[i].take == take && !w->seen[i].release)
-            w->seen[i].release = release;
 }
 
 /* w's time since its last charge, split between the current holds (the first gets what the
@@ -104,13 +92,13 @@ static void charge_holds(struct ptt_blame *b, struct ptt_blame_waiter *w, int64_
     w->last_ns = now;
     if (k == 1) { /* mostly */
         b->holds[0].ns += d;
-        b->holds[0].waits += first_charge(w, b->holds[0].tid, b->holds[0].take, 0);
+        b->holds[0].waits += first_charge(w, b->holds[0].tid, b->holds[0].take);
         return;
     }
     for (unsigned i = 0; i < b->nholds; i++) {
         struct ptt_blame_hold *h = &b->holds[i];
         h->ns += d / k + (i ? 0 : d % k);
-        h->waits += first_charge(w, h->tid, h->take, 0);
+        h->waits += first_charge(w, h->tid, h->take);
     }
 }
 
@@ -124,14 +112,11 @@ __attribute__((noinline)) static void charge_release(struct ptt_blame *b, struct
     for (unsigned k = 0; k < b->nwaiters; k++) {
         struct ptt_blame_waiter *w = &b->waiters[k];
         if (b->nholds == 1) { /* mostly: the releaser alone, charged inline */
-            resolve(w, tid, take, release);
             h->ns += now > w->last_ns ? (uint64_t)(now - w->last_ns) : 0;
-            h->waits += first_charge(w, tid, take, release);
+            h->waits += first_charge(w, tid, take);
             w->last_ns = now;
-        } else {
+        } else
             charge_holds(b, w, now);
-            resolve(w, tid, take, release);
-        }
         w->last_entry = x;
     }
     b->e[x].ns += h->ns;
@@ -193,7 +178,7 @@ void ptt_blame_wait(struct ptt_blame *b, int32_t tid, int64_t since)
             b->e[x].ns += (uint64_t)(b->last_ns - since);
             w->last_ns = b->last_ns;
         }
-        b->e[x].waits += first_charge(w, b->last_tid, b->last_take, b->last_release);
+        b->e[x].waits += first_charge(w, b->last_tid, b->last_take);
         w->last_entry = x;
     }
 }

@@ -104,28 +104,6 @@ static void test_counted_once(void **state)
     ptt_blame_free(&b);
 }
 
-/* A wait through two holds of one thread taken at one site and released at two (a condvar wait
- * releases the mutex elsewhere than the unlock): each entry it made longer counts it (the
- * second had time and no wait). */
-static void test_each_entry_counts(void **state)
-{
-    (void)state;
-    struct ptt_blame b = {0};
-    ptt_blame_wait(&b, 9, 0);
-    ptt_blame_hold(&b, 1, TAKE(1));
-    ptt_blame_release(&b, 1, REL(1), 10);
-    ptt_blame_hold(&b, 1, TAKE(1));
-    ptt_blame_release(&b, 1, REL(2), 20);
-    ptt_blame_wait_end(&b, 9, 0, 25, 1);
-    const struct ptt_blame_entry *first = entry(&b, 1, TAKE(1), REL(1), 0);
-    assert_int_equal(first->ns, 10);
-    assert_int_equal(first->waits, 1);
-    const struct ptt_blame_entry *second = entry(&b, 1, TAKE(1), REL(2), 0);
-    assert_int_equal(second->ns, 10 + 5); /* and the wake-up after that release */
-    assert_int_equal(second->waits, 1);
-    ptt_blame_free(&b);
-}
-
 /* A timeout goes to the holder, added when it releases; a wait open at the end to a hold never
  * released; a wait with nobody known holding it to tid 0. */
 static void test_timeout_end_unknown(void **state)
@@ -202,7 +180,6 @@ int main(void)
         cmocka_unit_test(test_mutex),
         cmocka_unit_test(test_readers_share),
         cmocka_unit_test(test_counted_once),
-        cmocka_unit_test(test_each_entry_counts),
         cmocka_unit_test(test_timeout_end_unknown),
         cmocka_unit_test(test_release_before_seen),
         cmocka_unit_test(test_unseen_and_forget),
