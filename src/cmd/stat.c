@@ -583,8 +583,8 @@ int cmd_stat(int argc, char **argv)
     const char *level = ptt_reader_info(r, "level");
     if (level && !strcmp(level, "light")) /* else the waits' columns would seem to say none */
         ptt_warn("stat",
-                 "%s was recorded with --level=light: no waits are seen, so nothing is shown "
-                 "as contended and no one as making others wait",
+                 "%s was recorded with --level=light: waits inside lock calls are not "
+                 "recorded, so contention and who made others wait are incomplete",
                  o.path);
     struct ptt_stats *stats = ptt_stats_new();
     ptt_stats_names(stats, names);

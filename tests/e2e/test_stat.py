@@ -635,6 +635,6 @@ def test_light_level_said(tmp_path):
     for t, said in ((light, True), (full, False)):
         p = run([PTT, "stat", t.path])
         assert p.returncode == 0 and p.stdout.startswith(f"{t.path}: "), p
-        assert p.stderr == (f"ptt stat: {t.path} was recorded with --level=light: no waits are "
-                            "seen, so nothing is shown as contended and no one as making others "
-                            "wait\n" if said else ""), p.stderr
+        assert p.stderr == (f"ptt stat: {t.path} was recorded with --level=light: waits inside "
+                            "lock calls are not recorded, so contention and who made others wait "
+                            "are incomplete\n" if said else ""), p.stderr
