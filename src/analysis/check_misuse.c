@@ -520,6 +520,17 @@ static void waiter_closed(struct ptt_check *c, const struct ptt_open *w)
         o->wait_mutex = 0;
 }
 
+/* An object initialized again: no signal of the ones before at its address is its. */
+static void forget_signals(struct cobj *o)
+{
+    o->signals = 0;
+    o->signal_ns = 0;
+    o->signal_unheard = 0;
+    o->signal_site = 0;
+    o->signal_tid = 0;
+    o->signal_call = 0;
+}
+
 /* A call returned without an error: what it made of its object. */
 static void call_done(struct ptt_check *c, struct cthread *th, const struct ptt_ev *out,
                       const struct ptt_open *call)
@@ -544,13 +555,10 @@ static void call_done(struct ptt_check *c, struct cthread *th, const struct ptt_
                     (call->in.id == PTT_EV_SEM_INIT_IN &&
                      ptt_ev_arg(&call->in, PTT_F(SEM_INIT_IN, pshared), 0));
         o->bcount = ptt_ev_role(&call->in, PTT_RF_COUNT, 0);
-        /* A new object at the address: the posts and signals of the ones before are not its. */
-        o->signals = 0;
-        o->signal_ns = 0;
-        o->signal_unheard = 0;
-        o->signal_site = 0;
-        o->signal_tid = 0;
-        o->signal_call = 0;
+        /* A new object at the address: the posts and signals of the ones before are not its.
+         * Not a sem_open: of a name already open, it gives the same semaphore again. */
+        if (out->id != PTT_EV_SEM_OPEN_OUT)
+            forget_signals(o);
     } else if (in->role == PTT_ROLE_DESTROY) {
         o->destroyed = 1;
         o->destroy_ns = call->in.ns;
