@@ -4,7 +4,7 @@
 set(PTT_CHECK_PROGS
   check_abba check_relock check_rw_upgrade check_deadlock3
   check_order3 check_order_long check_order_rw check_order_spin
-  check_barrier_short check_sem_never check_sem_reinit check_sem_open_never check_lost_wakeup check_rewait check_signal_self
+  check_barrier_short check_sem_never check_sem_reinit check_sem_reopen check_sem_open_never check_lost_wakeup check_rewait check_signal_self
   check_join_forever
   check_unlock_not_held check_unlock_other check_double_unlock check_recursive_over
   check_destroy_locked check_destroy_cond_busy check_destroy_barrier_busy check_cond_two_mutexes check_wait_unlocked check_join_detached
