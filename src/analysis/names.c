@@ -663,6 +663,21 @@ void ptt_names_forget_thread(struct ptt_names *n, int32_t pid, int32_t tid)
     }
 }
 
+const char *ptt_names_program(const struct ptt_names *cn, int32_t pid)
+{
+    for (int depth = 0; depth < 32; depth++) { /* a forked child runs its parent's, as symbols_of */
+        struct proc *p = proc_of((struct ptt_names *)cn, pid, 0);
+        if (!p)
+            return NULL;
+        if (p->nmods) {
+            const char *b = p->mods[0].path ? strrchr(p->mods[0].path, '/') : NULL;
+            return b ? b + 1 : p->mods[0].path;
+        }
+        pid = p->ppid;
+    }
+    return NULL;
+}
+
 int32_t ptt_names_pthread(const struct ptt_names *cn, int32_t pid, uint64_t pthread)
 {
     struct ptt_names *n = (struct ptt_names *)cn;

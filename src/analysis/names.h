@@ -73,6 +73,9 @@ static inline void ptt_names_event(struct ptt_names *n, const struct ptt_ev *ev)
 int ptt_names_load(struct ptt_names *n, const char *path, char *err, size_t errlen);
 /* NULL when there is no name. The strings live as long as n. */
 const char *ptt_names_thread(const struct ptt_names *n, int32_t pid, int32_t tid);
+/* The file name of the program process pid runs (its last exec, else its parent's for a forked
+ * child), as the trace mapped it; NULL when no module of it was seen. */
+const char *ptt_names_program(const struct ptt_names *n, int32_t pid);
 /* Forget thread (pid, tid)'s name: it ended, and nothing will name it again (the hang watch). */
 void ptt_names_forget_thread(struct ptt_names *n, int32_t pid, int32_t tid);
 const char *ptt_names_object(const struct ptt_names *n, int32_t pid, uint64_t addr);

@@ -516,7 +516,7 @@ static void text_processes(const struct stat_view *v)
         p->blocked += v->tv[i]->blocked;
         p->n++;
     }
-    printf("\n%s%-8s %8s %10s%s\n", ptt_c(PTT_C_BOLD), "pid", "threads", "blocked",
+    printf("\n%s%-8s %8s %10s  %s%s\n", ptt_c(PTT_C_BOLD), "pid", "threads", "blocked", "program",
            ptt_c(PTT_C_RESET));
     for (size_t i = 0; i < v->nt; i++) { /* in the threads' order: by blocked time */
         struct proc_sum *p = ptt_hmap_get(&procs, (uint32_t)v->tv[i]->pid + 1ull, 0);
@@ -524,7 +524,8 @@ static void text_processes(const struct stat_view *v)
             continue;
         p->printed = 1;
         fmt_ns(w1, sizeof w1, p->blocked);
-        printf("%-8d %8" PRIu64 " %10s\n", v->tv[i]->pid, p->n, w1);
+        const char *prog = ptt_names_program(names, v->tv[i]->pid); /* which process is which */
+        printf("%-8d %8" PRIu64 " %10s  %s\n", v->tv[i]->pid, p->n, w1, prog ? prog : "-");
     }
     ptt_hmap_free(&procs, NULL);
 }

@@ -343,7 +343,7 @@ def fmt_ns(ns):
 def test_text(contend, names_trace):
     """The text format: a title line, the objects (kind, name, counts and times as the JSON
     says), the call sites that waited most, who made others wait (test_blame.py), the threads
-    (pid, tid, name, lifetime, blocked, what most), then blocked time per process."""
+    (pid, tid, name, lifetime, blocked, what most), then blocked time and program per process."""
     for t, s in ((contend[0], contend[2]), names_trace):
         text = ptt_ok("stat", t.path)
         parts = text.split("\n\n")
@@ -387,11 +387,12 @@ def test_text(contend, names_trace):
                 want += [b["call"], b["object"], f"({fmt_ns(b['ns'])})"]
             assert row.split() == " ".join(want).split(), row
         head, *rows = parts[3].splitlines()
-        assert head.split() == ["pid", "threads", "blocked"]
+        assert head.split() == ["pid", "threads", "blocked", "program"]
         pids = list(dict.fromkeys(th["pid"] for th in s["threads"]))
+        program = os.path.basename(t.argv[t.argv.index("--") + 1])  # a fork runs it too
         assert [r.split() for r in rows] == [
             [str(p), str(sum(th["pid"] == p for th in s["threads"])),
-             fmt_ns(sum(th["blocked_ns"] for th in s["threads"] if th["pid"] == p))]
+             fmt_ns(sum(th["blocked_ns"] for th in s["threads"] if th["pid"] == p)), program]
             for p in pids]
 
 
@@ -638,3 +639,16 @@ def test_light_level_said(tmp_path):
         assert p.stderr == (f"ptt stat: {t.path} was recorded with --level=light: waits inside "
                             "lock calls are not recorded, so contention and who made others wait "
                             "are incomplete\n" if said else ""), p.stderr
+
+
+def test_process_table_names_programs(tmp_path):
+    """The process table names each process's program (its last exec), so that the processes of
+    a script are told apart: sh runs flood, counts and flood again."""
+    f, c = prog("flood"), prog("counts")
+    t = ptt_trace(tmp_path, ["sh", "-c", f"{f} 1 10; {c} 1 1 1 >/dev/null; {f} 1 10"])
+    text = ptt_ok("stat", t.path).splitlines()
+    head = text.index("pid       threads    blocked  program")
+    rows = [line.split() for line in text[head + 1:] if line.strip()]
+    sh = os.path.basename(os.path.realpath("/bin/sh"))  # dash on Debian
+    by_pid = [r[3] for r in sorted(rows, key=lambda r: int(r[0]))]  # in the order they started
+    assert by_pid == [sh, "flood", "counts", "flood"], rows
