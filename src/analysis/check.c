@@ -365,7 +365,8 @@ int check_meta_event(struct ptt_check *c, struct cthread *th, const struct ptt_e
         th->tt->nheld = 0;
         c->partial = 1;
         return 1;
-    case PTT_EV_TRACE_CONTROL: c->partial = 1; return 1;
+    case PTT_EV_TRACE_CONTROL:
+    case PTT_EV_THREAD_RUNNING: c->partial = 1; return 1;
     case PTT_EV_THREAD_ATTACHED: /* objects made, locks taken before it: not in the trace */
         c->partial = c->attached = 1;
         return 1;

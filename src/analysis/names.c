@@ -116,6 +116,7 @@ struct ptt_names *ptt_names_new(void)
                                       PTT_EV_PRCTL_IN,
                                       PTT_EV_PRCTL_OUT,
                                       PTT_EV_THREAD_ATTACHED,
+                                      PTT_EV_THREAD_RUNNING,
                                       PTT_EV_OBJECT_NAME,
                                       PTT_EV_SEM_OPEN_IN,
                                       PTT_EV_SEM_OPEN_OUT,
@@ -549,15 +550,26 @@ static void process_or_thread(struct ptt_names *n, const struct ptt_ev *ev)
 }
 
 /* ptt trace -p: a thread that was there at the attach; main keeps its name, as in a traced
- * start. */
+ * start. THREAD_RUNNING, a thread there when recording started: the same, but a thread already
+ * named by the trace (its start recorded before a stop) keeps that name. Either way, threads of
+ * the process may have no THREAD_START: their pthread_t is not known. */
 static void thread_attached(struct ptt_names *n, const struct ptt_ev *ev)
 {
+    _Static_assert(PTT_F(THREAD_ATTACHED, thread) == PTT_F(THREAD_RUNNING, thread) &&
+                       PTT_F(THREAD_ATTACHED, name) == PTT_F(THREAD_RUNNING, name),
+                   "THREAD_RUNNING has THREAD_ATTACHED's fields");
     char s[300];
     map_get(&n->attached, (uint64_t)(uint32_t)ev->pid + 1, 1);
     uint64_t tid = ptt_ev_arg(ev, PTT_F(THREAD_ATTACHED, thread), 0);
-    if (tid && (int32_t)tid != ev->pid && ev->nargs > PTT_F(THREAD_ATTACHED, name))
-        name_thread(n, ev->pid, (int32_t)tid,
-                    arg_str(ev, PTT_F(THREAD_ATTACHED, name), s, sizeof s));
+    if (!tid || (int32_t)tid == ev->pid || ev->nargs <= PTT_F(THREAD_ATTACHED, name))
+        return;
+    if (ev->id == PTT_EV_THREAD_RUNNING) {
+        struct entry *e =
+            map_get(&n->threads, ptt_key2((uint64_t)ev->pid, (uint64_t)(int32_t)tid), 0);
+        if (e && e->str)
+            return;
+    }
+    name_thread(n, ev->pid, (int32_t)tid, arg_str(ev, PTT_F(THREAD_ATTACHED, name), s, sizeof s));
 }
 
 static void object_name(struct ptt_names *n, const struct ptt_ev *ev)
@@ -592,7 +604,8 @@ static void sem_open_name(struct ptt_names *n, const struct ptt_ev *ev)
 __attribute__((noinline)) static void names_of(struct ptt_names *n, const struct ptt_ev *ev)
 {
     switch (ev->id) {
-    case PTT_EV_THREAD_ATTACHED: thread_attached(n, ev); break;
+    case PTT_EV_THREAD_ATTACHED:
+    case PTT_EV_THREAD_RUNNING: thread_attached(n, ev); break;
     case PTT_EV_OBJECT_NAME: object_name(n, ev); break;
     case PTT_EV_SEM_OPEN_IN:
     case PTT_EV_SEM_OPEN_OUT: sem_open_name(n, ev); break;

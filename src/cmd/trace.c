@@ -1,7 +1,6 @@
 /* ptt trace: create the pool, run the program with libptt preloaded, drain the pool into the
  * trace file until every process of the session has ended, and exit with the program's status. */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -740,41 +739,12 @@ static char **proc_argv(pid_t pid)
     return argv;
 }
 
-/* The threads the process has at attach, with their names (THREAD_ATTACHED). */
-static void record_threads(struct ptt_session *s, pid_t pid)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
-    DIR *d = opendir(path);
-    struct dirent *e;
-    while (d && (e = readdir(d))) {
-        if (e->d_name[0] == '.')
-            continue;
-        char cp[400], name[64] = "";
-        snprintf(cp, sizeof cp, "%s/%s/comm", path, e->d_name);
-        FILE *f = fopen(cp, "r");
-        if (!f)
-            continue;
-        if (!fgets(name, sizeof name, f))
-            name[0] = 0;
-        fclose(f);
-        name[strcspn(name, "\n")] = 0;
-        uint64_t a[1 + 8] = {(uint64_t)atoi(e->d_name)}; /* comm: 15 bytes at most */
-        memcpy(&a[1], name, strlen(name) + 1 < 64 ? strlen(name) + 1 : 63);
-        uint16_t id = PTT_EV_THREAD_ATTACHED;
-        unsigned n = 1 + (unsigned)(strlen(name) / 8 + 1);
-        ptt_daemon_events(&s->d, pid, 1, &id, &n, a);
-    }
-    if (d)
-        closedir(d);
-}
-
 /* ptt_attach's: libptt started, the threads still stopped (before the calls in progress are
  * followed: those name their threads). */
 static void threads_attached(void *arg)
 {
     struct ptt_session *s = arg;
-    record_threads(s, s->child);
+    ptt_session_threads(s, s->child, -1, PTT_EV_THREAD_ATTACHED);
 }
 
 /* As root, attached to another user's process: the pool is that user's (libptt takes only a

@@ -122,6 +122,14 @@ int ptt_procs_recorded(const struct ptt_procs *p, int pidfd)
     return p && !fstat(pidfd, &st) && ino_has(&p->done, st.st_ino);
 }
 
+void ptt_procs_each_live(const struct ptt_procs *p, void (*fn)(void *arg, pid_t pid, int pidfd),
+                         void *arg)
+{
+    for (size_t i = 0; p && i < p->n; i++)
+        if (!p->e[i].dead)
+            fn(arg, p->e[i].pid, p->e[i].fd);
+}
+
 int ptt_procs_supported(void)
 {
     pid_t c = fork();

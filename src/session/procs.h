@@ -43,6 +43,10 @@ struct ptt_procs_hooks {
 };
 /* Take the announcements waiting and note the processes that ended, telling h. */
 void ptt_procs_step(struct ptt_procs *p, const struct ptt_procs_hooks *h);
+/* fn(arg, pid, pidfd) for each process announced that has not ended (as far as the last
+ * ptt_procs_step knows). */
+void ptt_procs_each_live(const struct ptt_procs *p, void (*fn)(void *arg, pid_t pid, int pidfd),
+                         void *arg);
 /* Reap an ended child of ptt trace's, as waitpid(-1, status, WNOHANG) does (p may be NULL),
  * whose end ptt trace then records: not again, when its announcement comes. */
 pid_t ptt_procs_reap(struct ptt_procs *p, int *status);

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -38,18 +39,90 @@ static int status_code(int st)
     return WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1;
 }
 
+/* One thread's id and name (comm: 15 bytes at most), as the event's arguments. */
+struct task_name {
+    uint64_t a[1 + 8];
+    unsigned n;
+};
+
+/* The threads of process pid, from /proc; their number, or -1 when unreadable. */
+static int read_tasks(pid_t pid, struct task_name **out)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    if (!d)
+        return -1;
+    struct dirent *e;
+    int k = 0, cap = 0;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        char cp[400], name[64] = "";
+        snprintf(cp, sizeof cp, "%s/%s/comm", path, e->d_name);
+        FILE *f = fopen(cp, "re");
+        if (!f)
+            continue;
+        if (!fgets(name, sizeof name, f))
+            name[0] = 0;
+        fclose(f);
+        name[strcspn(name, "\n")] = 0;
+        if (k == cap)
+            *out = ptt_must(realloc(*out, (size_t)(cap = cap ? 2 * cap : 16) * sizeof **out));
+        struct task_name *t = &(*out)[k++];
+        memset(t, 0, sizeof *t);
+        t->a[0] = (uint64_t)atoi(e->d_name);
+        size_t len = strlen(name) < 63 ? strlen(name) : 63;
+        memcpy(&t->a[1], name, len);
+        t->n = 1 + (unsigned)(len / 8 + 1);
+    }
+    closedir(d);
+    return k;
+}
+
+void ptt_session_threads(struct ptt_session *s, pid_t pid, int pidfd, uint16_t id)
+{
+    struct task_name *t = NULL;
+    int k = read_tasks(pid, &t);
+    /* Still the process of that pidfd after the reading: its pid was not another's (EPERM: a
+     * process of another user now, set-user-ID, but alive). */
+    if (k > 0 &&
+        (pidfd < 0 || !syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) || errno == EPERM))
+        for (int i = 0; i < k; i++)
+            ptt_daemon_events(&s->d, (int)pid, 1, &id, &t[i].n, t[i].a);
+    free(t);
+}
+
+static void running_in(void *arg, pid_t pid, int pidfd)
+{
+    struct ptt_session *s = arg;
+    if (pid != s->child) /* the child's comes first, below */
+        ptt_session_threads(s, pid, pidfd, PTT_EV_THREAD_RUNNING);
+}
+
+/* Recording starts (or records more): the threads already there, with their names, whose
+ * THREAD_START the trace may not have (it came while stopped). */
+static void threads_running(struct ptt_session *s)
+{
+    if (s->child > 0 && !s->child_done && !s->attach)
+        ptt_session_threads(s, s->child, -1, PTT_EV_THREAD_RUNNING);
+    ptt_procs_each_live(s->procs, running_in, s);
+}
+
 /* The masks the writers read (common/pool.h), from the session's settings; the switch is
  * recorded, so that a reader knows which spans are partial. */
 static void apply_masks(struct ptt_session *s)
 {
     uint64_t calls = s->stopped ? PTT_META_MASK : s->class_mask | PTT_META_MASK;
     uint64_t states = s->stopped || s->light ? 0 : s->class_mask | PTT_META_MASK;
-    atomic_store(&s->d.pool->masks[0], calls);
+    uint64_t before = atomic_exchange(&s->d.pool->masks[0], calls);
     atomic_store(&s->d.pool->masks[1], states);
     uint16_t id = PTT_EV_TRACE_CONTROL;
     unsigned n = 2;
     uint64_t a[2] = {calls, states};
     ptt_daemon_events(&s->d, (int)getpid(), 1, &id, &n, a);
+    if (calls & ~before & ~(uint64_t)PTT_META_MASK)
+        threads_running(s);
 }
 
 /* The window of the flight recorder, into the trace file. */

@@ -198,7 +198,8 @@ int ptt_filter_keep_before(uint16_t id)
     case PTT_EV_SEM_OPEN_OUT:
     case PTT_EV_THREAD_CREATE_OUT:
     case PTT_EV_OBJECT_NAME:
-    case PTT_EV_THREAD_ATTACHED: return 1;
+    case PTT_EV_THREAD_ATTACHED:
+    case PTT_EV_THREAD_RUNNING: return 1;
     default: return e->kind == PTT_KIND_IN && e->role == PTT_ROLE_CREATE;
     }
 }

@@ -37,7 +37,10 @@ MAIN_MUTEX = MAIN_CALLS[:4]
 # status fields after the request)
 STEPS = [
     (None, None, [], [], {"recording": "off", "level": "full", "events": ALL_BUT_KEY}),
-    ("start", (ALL, ALL), MAIN_CALLS, WORKER_FULL, {"recording": "on", "level": "full"}),
+    # The start records classes that were not: ptt trace names main and the worker
+    # (THREAD_RUNNING, in main's stream).
+    ("start", (ALL, ALL), ["THREAD_RUNNING"] * 2 + MAIN_CALLS, WORKER_FULL,
+     {"recording": "on", "level": "full"}),
     ("level light", (ALL, "0x0"), MAIN_CALLS, WORKER_LIGHT, {"recording": "on", "level": "light"}),
     ("level full", (ALL, ALL), MAIN_CALLS, WORKER_FULL, {"level": "full"}),
     ("events mutex", (MUTEX, MUTEX), MAIN_MUTEX, WORKER_FULL, {"events": "mutex"}),

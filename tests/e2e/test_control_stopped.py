@@ -26,14 +26,18 @@ CALLS = [
     "THREAD_SIGMASK_IN", "THREAD_SIGMASK_OUT",
 ]
 
+# What ptt trace writes in main's stream as recording starts: a THREAD_RUNNING for each of the
+# process's threads, main and the worker.
+RUNNING = ["THREAD_RUNNING"] * 2
+
 # The ptt ctl request before each phase (the first runs stopped, as the session starts), and
 # main's events in it. Phase 2: main's post of the semaphore the worker blocked on while stopped,
 # then its calls; the worker's sem_wait, begun stopped, records nothing.
 STEPS = [
     (None, []),
-    ("start", ["SEM_POST_IN", "SEM_POST_OUT"] + CALLS),
+    ("start", RUNNING + ["SEM_POST_IN", "SEM_POST_OUT"] + CALLS),
     ("stop", []),
-    ("start", CALLS),
+    ("start", RUNNING + CALLS),
     ("stop", []),
 ]
 
@@ -50,6 +54,7 @@ def test_stopped_calls(tmp_path):
         live.send("go")
         live.wait_line(f"phase={n}")
     live.finish(0)
+    worker = int(next(x for x in live.out if x.startswith("@tid_worker=")).split("=")[1])
     events = parse_raw(view("--format=raw", path))
     cuts = [e.ns for e in events if e.name == "TRACE_CONTROL"]
     assert len(cuts) == len(STEPS) - 1
@@ -61,3 +66,14 @@ def test_stopped_calls(tmp_path):
     expected[0] = {pid: ["PROCESS_START"]}
     expected[len(STEPS) - 1] = {pid: ["PROCESS_EXIT"]}  # ptt trace's, after the stop
     assert {n: dict(v) for n, v in phases.items()} == expected
+    # The threads as they were at each start, named as the kernel had them: the worker named
+    # itself while the session was stopped, so no event of its own says so.
+    running = [(sum(1 for c in cuts if c <= e.ns), e.fields) for e in events
+               if e.name == "THREAD_RUNNING"]
+    threads = {(str(pid), '"stopped_calls"'), (str(worker), '"stopper"')}
+    assert sorted(running) == sorted([(1, f) for f in threads] + [(3, f) for f in threads])
+    # The readers name the worker so, though its THREAD_START was never recorded; main stays
+    # main, as in a session that records from the start.
+    text = view(path)
+    assert text.count(f"Thread main ({pid}) finds thread stopper running, named \"stopper\"") == 2
+    assert text.count(f"Thread main ({pid}) finds thread main running") == 2

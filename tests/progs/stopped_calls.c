@@ -6,7 +6,8 @@
  *   setcancelstate; pthread_sigmask that reads the mask) and prints "phase=P". In phase 1 the
  *   worker blocks in sem_wait on w before main prints; in phase 2 main posts w (before its calls)
  *   and waits until the worker is back. The worker ends after the last phase. The threads hand
- *   the phases over through atomic flags, never through a traced routine. */
+ *   the phases over through atomic flags, never through a traced routine. The worker names
+ *   itself "stopper" as it starts, while the session is stopped. */
 #include <sched.h>
 #include <semaphore.h>
 #include <signal.h>
@@ -28,6 +29,7 @@ static void init_once(void)
 
 static void *worker(void *arg)
 {
+    pthread_setname_np(pthread_self(), "stopper"); /* while stopped: known from THREAD_RUNNING */
     worker_tid = (pid_t)syscall(SYS_gettid);
     put_tid("worker");
     set_flag(&go);
