@@ -460,6 +460,16 @@ static int self_named(struct ptt_names *n, const struct ptt_ev *ev, uint64_t th)
            !map_get(&n->attached, (uint64_t)(uint32_t)ev->pid + 1, 0);
 }
 
+/* pthread_setname_np(th) by the main thread, th neither made by pthread_create nor started (no
+ * THREAD_START gave it): main's own, the one thread of a process recorded from its start that no
+ * event gives the pthread_t of. Not in a process attached to, or recorded from a ptt ctl start,
+ * whose threads already there have no THREAD_START either. */
+static int main_named(struct ptt_names *n, const struct ptt_ev *ev, uint64_t th)
+{
+    return ev->tid == ev->pid && !map_get(&n->created, th, 0) && !map_get(&n->pthreads, th, 0) &&
+           !map_get(&n->attached, (uint64_t)(uint32_t)ev->pid + 1, 0);
+}
+
 /* The events that name processes, modules and threads (not every event: this keeps the
  * per-event path free of its buffer). */
 static void process_or_thread(struct ptt_names *n, const struct ptt_ev *ev)
@@ -515,9 +525,11 @@ static void process_or_thread(struct ptt_names *n, const struct ptt_ev *ev)
             struct entry *t = map_get(&n->pthreads, th, 0);
             if (t) /* the target, by its pthread_t */
                 name_thread(n, ev->pid, (int32_t)t->num, e->str);
-            else if (self_named(n, ev, th))
+            else if (self_named(n, ev, th) || main_named(n, ev, th)) {
                 name_thread(n, ev->pid, ev->tid, e->str);
-            else /* not started yet: named when it starts */
+                if ((t = map_get(&n->pthreads, th, 1))) /* its pthread_t, for what names it */
+                    t->num = (uint64_t)ev->tid;
+            } else /* not started yet: named when it starts */
                 map_set(&n->early, th, e->str);
         }
         free(e->str);

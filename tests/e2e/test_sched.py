@@ -3,6 +3,7 @@ sched_yield, pthread_yield, and the attribute settings THREAD_CREATE_IN records:
 events of each call, successful and failing, with the program's own view of each result
 unchanged."""
 
+import re
 from errno import EFAULT, EINVAL, EPERM, ERANGE
 
 from conftest import CREATE_IN, PTT, E, run, trace_prog
@@ -35,6 +36,27 @@ def test_setname(tmp_path):
         E("THREAD_JOIN_IN", o["th"]), E("THREAD_JOIN_OUT", o["join"], "0x0"),
         EXIT0,
     ]
+
+
+def test_setname_main(tmp_path):
+    """The main thread names itself: no event gives its pthread_t, but it is the one thread of
+    the process that no pthread_create made; it is named from then on (before: main for good).
+    The names it then gives the thread it made go to that thread, not to main."""
+    t = sched("setname", tmp_path)
+    o = t.out
+    tm = o["tid_main"]
+    text = run([PTT, "view", "--event=THREAD_SETNAME_NP_OUT,THREAD_JOIN_IN", t.path]).stdout
+    assert [ln.split(" : ", 1)[1] for ln in text.splitlines()] == [
+        f"Pid {tm}, Thread ptt-main ({tm}) leaves function pthread_setname_np, returning 0.",
+        f"Pid {tm}, Thread ptt-main ({tm}) leaves function pthread_setname_np, returning 0.",
+        f"Pid {tm}, Thread ptt-main ({tm}) leaves function pthread_setname_np, returning ERANGE "
+        f"({ERANGE}).",
+        f"Pid {tm}, Thread ptt-main ({tm}) enters function pthread_join (thread {o['th']}) at "
+        "sched_calls.c:37.",
+    ], text
+    stat = run([PTT, "stat", t.path]).stdout
+    assert re.search(rf"^{tm} +{tm} +ptt-main ", stat, re.M), stat
+    assert re.search(rf"^{tm} +{o['tid_t2']} +ptt \"t2\" ", stat, re.M), stat
 
 
 def test_setname_hidden(tmp_path):
