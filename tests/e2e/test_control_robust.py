@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,7 @@ from conftest import PTT, TIMEOUT, parse_output, prog, summary_counts
 from robust_util import Live, ctl, ctl_ok, status_fields
 
 CLIENTS = 8  # the clients a session serves at once (src/session/control.h)
+CLIENT_S = 2.0  # how long it waits for a client's request, at most (PTT_CTL_CLIENT_NS)
 
 
 def sock_path(session):
@@ -72,6 +74,7 @@ def test_slow_clients_do_not_stall(tmp_path):
     live = Live([prog("gap_work"), 6000, 5], tmp_path / "t.ptt", opts=["--buffer=1M"])
     session = live.wait_session()
     live.wait_line("@started=1")
+    t0 = time.monotonic()
     slow = [connect(session) for _ in range(3)]
     half = connect(session)
     half.sendall(b"sta")
@@ -86,8 +89,12 @@ def test_slow_clients_do_not_stall(tmp_path):
     assert st["session"] == session and st["recording"] == "on"
     for s in slow:
         s.setblocking(False)
-        with pytest.raises(BlockingIOError):  # not closed, nothing to read
-            s.recv(1, socket.MSG_PEEK)
+        try:
+            got = s.recv(1, socket.MSG_PEEK)
+        except BlockingIOError:  # not closed, nothing to read
+            got = None
+        # closed only if the client's time limit was up before this look (a loaded machine)
+        assert got is None or (got == b"" and time.monotonic() - t0 >= CLIENT_S), got
         s.settimeout(TIMEOUT)
     for s in slow:  # dropped at their time limit, unanswered
         assert read_all(s) == b""
