@@ -44,8 +44,8 @@ static inline uint8_t *ptt_put_varint(uint8_t *q, uint64_t v)
             *q = (uint8_t)v;
             return q + 1;
         }
-        q[0] = (uint8_t)(v | 0x80);
-        q[1] = (uint8_t)(v >> 7);
+        uint16_t w = (uint16_t)((v & 0x7f) | 0x80 | (v >> 7) << 8); /* one store, not two */
+        __builtin_memcpy(q, &w, 2);
         return q + 2;
     }
     while (v >= 0x80) {

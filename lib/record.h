@@ -259,8 +259,9 @@ retry:
         }
         uint8_t *body = buf + 3, *q = body;
         uint32_t head = ptt_head_word(id); /* a constant where id is */
-        __builtin_memcpy(q, &head, 4);
-        q[0] |= abs ? PTT_CODEC_ABS : 0; /* the flags: the low bits of the varint's first byte */
+        /* the flags: the low bits of the varint's first byte (set before the store: one store) */
+        uint32_t hw = head | (abs ? PTT_CODEC_ABS : 0);
+        __builtin_memcpy(q, &hw, 4);
         q += head >> 24;
         q = ptt_put_varint(q, abs ? ts : d);
         if (call)
@@ -458,8 +459,8 @@ static inline __attribute__((always_inline)) void ptt_call_end(struct ptt_thread
         _Static_assert(PTT_NARGS_(__VA_ARGS__) == PTT_NARGS_##name, "argument count of " #name); \
         PTT_SAME_CLASS_(name);                                                                   \
         if (PTT_RECORDS_AT_(slot, name)) {                                                       \
-            const uint64_t ptt_a_[] = {0, __VA_ARGS__};                                          \
-            ptt_write(&ptt_self, PTT_EV_##name, PTT_NARGS_##name, ptt_a_ + 1);                   \
+            const uint64_t ptt_a_[] = {__VA_ARGS__};                                             \
+            ptt_write(&ptt_self, PTT_EV_##name, PTT_NARGS_##name, ptt_a_);                       \
         }                                                                                        \
     } while (0)
 #define PTT_REC0(name)                                                     \
@@ -474,22 +475,22 @@ static inline __attribute__((always_inline)) void ptt_call_end(struct ptt_thread
  * declared, for the PTT_CALL_OUT that ends it; the arguments are STEM_IN's. PTT_CALL_IN_IF: only
  * if compact holds, else its IN is written at once (a call that is going to wait). */
 #define PTT_CALL_IN(tok, stem, ...) PTT_CALL_IN_IF(tok, 1, stem, __VA_ARGS__)
-#define PTT_CALL_IN_IF(tok, compact, stem, ...)                                                  \
-    uint32_t tok = 0;                                                                            \
-    do {                                                                                         \
-        _Static_assert(PTT_NARGS_(__VA_ARGS__) == PTT_NARGS_##stem##_IN, "arguments of " #stem); \
-        PTT_SAME_CLASS_(stem##_IN);                                                              \
-        _Static_assert((int)PTT_CALLOUT_##stem##_IN == (int)PTT_EV_##stem##_OUT,                 \
-                       "PTT_CALL of " #stem);                                                    \
-        _Static_assert(PTT_NARGS_##stem##_IN <= PTT_CALL_MAX_ARGS, "arguments of " #stem);       \
-        if (PTT_RECORDS(stem##_IN)) {                                                            \
-            const uint64_t ptt_a_[] = {0, __VA_ARGS__};                                          \
-            if (compact)                                                                         \
-                tok = ptt_call_begin(&ptt_self, PTT_EV_##stem##_IN, PTT_NARGS_##stem##_IN,       \
-                                     ptt_a_ + 1);                                                \
-            else                                                                                 \
-                ptt_write(&ptt_self, PTT_EV_##stem##_IN, PTT_NARGS_##stem##_IN, ptt_a_ + 1);     \
-        }                                                                                        \
+#define PTT_CALL_IN_IF(tok, compact, stem, ...)                                                   \
+    uint32_t tok = 0;                                                                             \
+    do {                                                                                          \
+        _Static_assert(PTT_NARGS_(__VA_ARGS__) == PTT_NARGS_##stem##_IN, "arguments of " #stem);  \
+        PTT_SAME_CLASS_(stem##_IN);                                                               \
+        _Static_assert((int)PTT_CALLOUT_##stem##_IN == (int)PTT_EV_##stem##_OUT,                  \
+                       "PTT_CALL of " #stem);                                                     \
+        _Static_assert(PTT_NARGS_##stem##_IN <= PTT_CALL_MAX_ARGS, "arguments of " #stem);        \
+        if (PTT_RECORDS(stem##_IN)) {                                                             \
+            const uint64_t ptt_a_[] = {__VA_ARGS__};                                              \
+            if (compact)                                                                          \
+                tok =                                                                             \
+                    ptt_call_begin(&ptt_self, PTT_EV_##stem##_IN, PTT_NARGS_##stem##_IN, ptt_a_); \
+            else                                                                                  \
+                ptt_write(&ptt_self, PTT_EV_##stem##_IN, PTT_NARGS_##stem##_IN, ptt_a_);          \
+        }                                                                                         \
     } while (0)
 #define PTT_CALL_IN0(tok, stem)                                                  \
     uint32_t tok = 0;                                                            \
@@ -506,12 +507,12 @@ static inline __attribute__((always_inline)) void ptt_call_end(struct ptt_thread
     do {                                                                                          \
         _Static_assert(PTT_NARGS_(__VA_ARGS__) == PTT_NARGS_##stem##_OUT, "arguments of " #stem); \
         if (tok) {                                                                                \
-            const uint64_t ptt_b_[] = {0, __VA_ARGS__};                                           \
+            const uint64_t ptt_b_[] = {__VA_ARGS__};                                              \
             ptt_call_end(&ptt_self, tok, PTT_EV_##stem##_IN, PTT_NARGS_##stem##_IN,               \
-                         PTT_EV_##stem##_OUT, PTT_NARGS_##stem##_OUT, ptt_b_ + 1);                \
+                         PTT_EV_##stem##_OUT, PTT_NARGS_##stem##_OUT, ptt_b_);                    \
         } else if (PTT_RECORDS(stem##_OUT)) {                                                     \
-            const uint64_t ptt_b_[] = {0, __VA_ARGS__};                                           \
-            ptt_write(&ptt_self, PTT_EV_##stem##_OUT, PTT_NARGS_##stem##_OUT, ptt_b_ + 1);        \
+            const uint64_t ptt_b_[] = {__VA_ARGS__};                                              \
+            ptt_write(&ptt_self, PTT_EV_##stem##_OUT, PTT_NARGS_##stem##_OUT, ptt_b_);            \
         }                                                                                         \
     } while (0)
 #define PTT_CALL_OUT0(tok, stem)                                                    \
