@@ -288,10 +288,12 @@ retry:
         if (ptt_record_slow(t, w, size, 1 + (unsigned)call))
             goto retry; /* in the new sub-buffer, as any event */
     } else {
-        /* last, then where: a handler between them makes them disagree */
+        /* last, then where: a handler between them makes them disagree. Where is mostly the
+         * same sub-buffer already: a load saves a store, which costs more on this path. */
         t->last = ts + dur;
         atomic_signal_fence(memory_order_seq_cst);
-        t->last_data = data;
+        if (__builtin_expect(t->last_data != data, 0))
+            t->last_data = data;
         /* Counted before it is whole: a handler that finds no record in progress hands the
          * sub-buffer over with exact counts (record_nested in buffer.c). Events that name things
          * and TRACE_LOST are rare: for an id known at compile time, the test is a constant, and
