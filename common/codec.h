@@ -37,6 +37,9 @@
 /* len, len16, head, time, duration, and each argument as 0x60 or a slot and a varint */
 #define PTT_CODEC_MAX (3 + 3 + 10 + 10 + 11 * PTT_EVENT_MAX_ARGS)
 
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+               "the encoders store several bytes of a record at once, low byte first");
+
 static inline uint8_t *ptt_put_varint(uint8_t *q, uint64_t v)
 {
     if (__builtin_expect(v < 0x4000, 1)) { /* heads, deltas and durations mostly: no loop */

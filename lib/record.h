@@ -289,7 +289,8 @@ retry:
             goto retry; /* in the new sub-buffer, as any event */
     } else {
         /* last, then where: a handler between them makes them disagree. Where is mostly the
-         * same sub-buffer already: a load saves a store, which costs more on this path. */
+         * same sub-buffer already: a load and a branch in place of a store (stores weigh on
+         * this path: docs/performance.md). */
         t->last = ts + dur;
         atomic_signal_fence(memory_order_seq_cst);
         if (__builtin_expect(t->last_data != data, 0))
