@@ -43,7 +43,7 @@ static void atfork_child(void)
     if (ptt_active) {
         uint32_t before = atomic_load(&ptt_pool->next_serial);
         PTT_REC(PROCESS_START, PTT_I(getppid()),
-                PTT_U(ptt_clock_tsc ? PTT_CLOCK_TSC : PTT_CLOCK_MONO));
+                PTT_U(ptt_clock_tsc ? PTT_CLOCK_TSC : PTT_CLOCK_MONO), PTT_U(pthread_self()));
         ptt_announce(before);
     }
 }
@@ -239,7 +239,7 @@ void ptt_start(void)
     if (!atfork_set++)
         pthread_atfork(0, 0, atfork_child);
     ptt_active = 1;
-    PTT_REC(PROCESS_START, PTT_I(getppid()), PTT_U(ptt_pool->clock));
+    PTT_REC(PROCESS_START, PTT_I(getppid()), PTT_U(ptt_pool->clock), PTT_U(pthread_self()));
     ptt_announce(before);
     ptt_record_modules();
 }

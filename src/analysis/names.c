@@ -91,7 +91,9 @@ struct ptt_names {
     struct ptt_hmap opening;  /* (pid, tid) -> the name of a sem_open under way */
     struct ptt_hmap created;  /* (pid, pthread_t) of the threads pthread_create made */
     struct ptt_hmap selves;   /* (pid, tid) of the threads whose pthread_t is known (started) */
-    struct ptt_hmap attached; /* pids of the processes ptt trace -p attached to */
+    struct ptt_hmap attached; /* pids of the processes whose threads' pthread_t are not all known
+                                 (ptt trace -p, a ptt ctl start) */
+    struct ptt_hmap comms;    /* pid + 1 -> num: hash of main's name, its latest THREAD_RUNNING */
     struct ptt_hmap born;     /* (pid, addr) -> where it was initialized or first used: str "class",
                             num the site, aux its place in order + 1 */
     struct user_name *user;
@@ -258,16 +260,27 @@ static void module_load(struct ptt_names *n, const struct ptt_ev *ev)
         ptt_symbols_add(p->sym, base, size, p->mods[p->nmods - 1].path);
 }
 
+/* Where a thread's name came from (its entry's num in threads): the program (pthread_setname_np,
+ * prctl), its start routine (or "main"), or the kernel's name as ptt trace read it. */
+enum { NAME_FROM_PROGRAM, NAME_FROM_ROUTINE, NAME_FROM_KERNEL };
+
 /* Name thread (pid, tid) after base: base itself, or base#K when K-1 threads of the process had it
  * before (set by the program, or from their start routine), so that no two threads show the
- * same name. A thread named again after the base it has keeps its name. */
-static void name_thread(struct ptt_names *n, int32_t pid, int32_t tid, const char *base)
+ * same name. A thread named again after the base it has keeps its name. Control characters in
+ * base (a name is the program's to choose) show as '?': a name never moves a terminal. */
+static void name_thread(struct ptt_names *n, int32_t pid, int32_t tid, const char *name, int from)
 {
-    char s[300];
+    char s[300], base[256];
+    size_t i = 0;
+    for (; name[i] && i < sizeof base - 1; i++)
+        base[i] = (unsigned char)name[i] < 0x20 || name[i] == 0x7f ? '?' : name[i];
+    base[i] = 0;
     uint64_t key = ptt_key2((uint64_t)pid, (uint64_t)tid), h = ptt_key_str(base);
     struct entry *e = map_get(&n->threads, key, 0);
-    if (e && e->str && e->aux == h)
+    if (e && e->str && e->aux == h) {
+        e->num = (uint64_t)from;
         return;
+    }
     struct entry *cnt = map_get(&n->starts, ptt_key2((uint64_t)pid, h), 1);
     uint64_t k = cnt ? ++cnt->num : 1;
     if (k > 1)
@@ -275,8 +288,10 @@ static void name_thread(struct ptt_names *n, int32_t pid, int32_t tid, const cha
     else
         snprintf(s, sizeof s, "%s", base);
     map_set(&n->threads, key, s);
-    if ((e = map_get(&n->threads, key, 0)))
+    if ((e = map_get(&n->threads, key, 0))) {
         e->aux = h;
+        e->num = (uint64_t)from;
+    }
 }
 
 /* What a std::thread runs, from its _State object's vtable (THREAD_START's callable):
@@ -367,7 +382,7 @@ static void thread_start(struct ptt_names *n, const struct ptt_ev *ev)
     uint64_t key = ptt_key2((uint64_t)ev->pid, (uint64_t)ev->tid);
     struct entry *early = map_get(&n->early, ptt_key2((uint64_t)ev->pid, self), 0);
     if (early && early->str) { /* its creator named it before it ran */
-        name_thread(n, ev->pid, ev->tid, early->str);
+        name_thread(n, ev->pid, ev->tid, early->str, NAME_FROM_PROGRAM);
         free(early->str);
         early->str = NULL;
         return;
@@ -381,7 +396,7 @@ static void thread_start(struct ptt_names *n, const struct ptt_ev *ev)
         ptt_symbols_code(sym, ev->args[PTT_F(THREAD_START, start)], func, sizeof func, file,
                          sizeof file, &line))
         return;
-    name_thread(n, ev->pid, ev->tid, func); /* producer, producer#2, ... */
+    name_thread(n, ev->pid, ev->tid, func, NAME_FROM_ROUTINE); /* producer, producer#2, ... */
 }
 
 /* An object's place (+ 1) in the order objects are first used, 0 when out of memory. */
@@ -460,16 +475,6 @@ static int self_named(struct ptt_names *n, const struct ptt_ev *ev, uint64_t th)
            !map_get(&n->attached, (uint64_t)(uint32_t)ev->pid + 1, 0);
 }
 
-/* pthread_setname_np(th) by the main thread, th neither made by pthread_create nor started (no
- * THREAD_START gave it): main's own, the one thread of a process recorded from its start that no
- * event gives the pthread_t of. Not in a process attached to, or recorded from a ptt ctl start,
- * whose threads already there have no THREAD_START either. */
-static int main_named(struct ptt_names *n, const struct ptt_ev *ev, uint64_t th)
-{
-    return ev->tid == ev->pid && !map_get(&n->created, th, 0) && !map_get(&n->pthreads, th, 0) &&
-           !map_get(&n->attached, (uint64_t)(uint32_t)ev->pid + 1, 0);
-}
-
 /* The events that name processes, modules and threads (not every event: this keeps the
  * per-event path free of its buffer). */
 static void process_or_thread(struct ptt_names *n, const struct ptt_ev *ev)
@@ -487,6 +492,12 @@ static void process_or_thread(struct ptt_names *n, const struct ptt_ev *ev)
             p->running = 1;
             p->start_ns = ev->ns;
         }
+        /* The pthread_t of the thread that starts it (format 2.1): what a pthread_setname_np
+         * names it by. */
+        uint64_t self = ptt_ev_arg(ev, PTT_F(PROCESS_START, self), 0);
+        struct entry *th = self ? map_get(&n->pthreads, ptt_key2((uint64_t)ev->pid, self), 1) : 0;
+        if (th)
+            th->num = (uint64_t)ev->tid;
         if (ev->tid == ev->pid) { /* "main" again after an exec, whatever it was named */
             struct entry *cnt =
                 map_get(&n->starts, ptt_key2((uint64_t)ev->pid, ptt_key_str("main")), 1);
@@ -494,7 +505,9 @@ static void process_or_thread(struct ptt_names *n, const struct ptt_ev *ev)
                 cnt->num = 1;
             uint64_t key = ptt_key2((uint64_t)ev->pid, (uint64_t)ev->tid);
             map_set(&n->threads, key, "main");
-            map_get(&n->threads, key, 0)->aux = ptt_key_str("main");
+            struct entry *e = map_get(&n->threads, key, 0);
+            e->aux = ptt_key_str("main");
+            e->num = NAME_FROM_ROUTINE;
         }
         break;
     }
@@ -524,12 +537,10 @@ static void process_or_thread(struct ptt_names *n, const struct ptt_ev *ev)
             uint64_t th = ptt_key2((uint64_t)ev->pid, e->num);
             struct entry *t = map_get(&n->pthreads, th, 0);
             if (t) /* the target, by its pthread_t */
-                name_thread(n, ev->pid, (int32_t)t->num, e->str);
-            else if (self_named(n, ev, th) || main_named(n, ev, th)) {
-                name_thread(n, ev->pid, ev->tid, e->str);
-                if ((t = map_get(&n->pthreads, th, 1))) /* its pthread_t, for what names it */
-                    t->num = (uint64_t)ev->tid;
-            } else /* not started yet: named when it starts */
+                name_thread(n, ev->pid, (int32_t)t->num, e->str, NAME_FROM_PROGRAM);
+            else if (self_named(n, ev, th))
+                name_thread(n, ev->pid, ev->tid, e->str, NAME_FROM_PROGRAM);
+            else /* not started yet: named when it starts */
                 map_set(&n->early, th, e->str);
         }
         free(e->str);
@@ -550,7 +561,7 @@ static void process_or_thread(struct ptt_names *n, const struct ptt_ev *ev)
     case PTT_EV_PRCTL_OUT: {
         struct entry *e = map_get(&n->setname, ptt_key2((uint64_t)ev->pid, (uint64_t)ev->tid), 0);
         if (e && e->str && ptt_ev_arg(ev, PTT_F(PRCTL_OUT, ret), 1) == 0)
-            name_thread(n, ev->pid, ev->tid, e->str);
+            name_thread(n, ev->pid, ev->tid, e->str, NAME_FROM_PROGRAM);
         if (e) {
             free(e->str);
             e->str = NULL;
@@ -561,27 +572,46 @@ static void process_or_thread(struct ptt_names *n, const struct ptt_ev *ev)
     }
 }
 
+/* Whether THREAD_RUNNING's name (hash h) replaces the name thread e has: one the kernel gave
+ * before, or its start routine's when the thread renamed itself meanwhile (a name that is not its
+ * process's, main's at the same look, which a thread has from its creator until it renames
+ * itself); never one the program gave and the trace recorded. */
+static int renamed(struct ptt_names *n, const struct ptt_ev *ev, const struct entry *e, uint64_t h)
+{
+    if (!e || !e->str || e->num == NAME_FROM_KERNEL)
+        return 1;
+    const struct entry *m = map_get(&n->comms, (uint64_t)(uint32_t)ev->pid + 1, 0);
+    return e->num == NAME_FROM_ROUTINE && m && m->num != h;
+}
+
 /* ptt trace -p: a thread that was there at the attach; main keeps its name, as in a traced
- * start. THREAD_RUNNING, a thread there when recording started: the same, but a thread already
- * named by the trace (its start recorded before a stop) keeps that name. Either way, threads of
- * the process may have no THREAD_START: their pthread_t is not known. */
+ * start. THREAD_RUNNING, a thread there when recording started: the same, but a thread the trace
+ * named keeps that name unless it renamed itself while nothing was recorded (renamed). A
+ * thread whose start is not in the trace makes its process one whose pthread_t values are not
+ * all known (attached: no guess at who a pthread_setname_np names). */
 static void thread_attached(struct ptt_names *n, const struct ptt_ev *ev)
 {
     _Static_assert(PTT_F(THREAD_ATTACHED, thread) == PTT_F(THREAD_RUNNING, thread) &&
                        PTT_F(THREAD_ATTACHED, name) == PTT_F(THREAD_RUNNING, name),
                    "THREAD_RUNNING has THREAD_ATTACHED's fields");
     char s[300];
-    map_get(&n->attached, (uint64_t)(uint32_t)ev->pid + 1, 1);
     uint64_t tid = ptt_ev_arg(ev, PTT_F(THREAD_ATTACHED, thread), 0);
-    if (!tid || (int32_t)tid == ev->pid || ev->nargs <= PTT_F(THREAD_ATTACHED, name))
+    if (!tid || ev->nargs <= PTT_F(THREAD_ATTACHED, name))
         return;
-    if (ev->id == PTT_EV_THREAD_RUNNING) {
-        struct entry *e =
-            map_get(&n->threads, ptt_key2((uint64_t)ev->pid, (uint64_t)(int32_t)tid), 0);
-        if (e && e->str)
-            return;
+    const char *name = arg_str(ev, PTT_F(THREAD_ATTACHED, name), s, sizeof s);
+    uint64_t key = ptt_key2((uint64_t)ev->pid, (uint64_t)(int32_t)tid), h = ptt_key_str(name);
+    if (ev->id == PTT_EV_THREAD_ATTACHED ||
+        ((int32_t)tid != ev->pid && !map_get(&n->selves, key, 0)))
+        map_get(&n->attached, (uint64_t)(uint32_t)ev->pid + 1, 1);
+    if ((int32_t)tid == ev->pid) { /* main: its name stays; the process's name, for renamed */
+        struct entry *m = map_get(&n->comms, (uint64_t)(uint32_t)ev->pid + 1, 1);
+        if (m)
+            m->num = h;
+        return;
     }
-    name_thread(n, ev->pid, (int32_t)tid, arg_str(ev, PTT_F(THREAD_ATTACHED, name), s, sizeof s));
+    if (ev->id == PTT_EV_THREAD_RUNNING && !renamed(n, ev, map_get(&n->threads, key, 0), h))
+        return;
+    name_thread(n, ev->pid, (int32_t)tid, name, NAME_FROM_KERNEL);
 }
 
 static void object_name(struct ptt_names *n, const struct ptt_ev *ev)
@@ -859,6 +889,7 @@ void ptt_names_free(struct ptt_names *n)
     map_free(&n->created);
     map_free(&n->selves);
     map_free(&n->attached);
+    map_free(&n->comms);
     map_free(&n->born);
     map_free(&n->early);
     for (size_t i = 0; i < n->nuser; i++) {

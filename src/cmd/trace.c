@@ -744,7 +744,7 @@ static char **proc_argv(pid_t pid)
 static void threads_attached(void *arg)
 {
     struct ptt_session *s = arg;
-    ptt_session_threads(s, s->child, -1, PTT_EV_THREAD_ATTACHED);
+    ptt_session_threads(s, s->child, s->target_fd, PTT_EV_THREAD_ATTACHED);
 }
 
 /* As root, attached to another user's process: the pool is that user's (libptt takes only a

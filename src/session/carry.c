@@ -34,6 +34,9 @@ struct cthr {
     int ended;
     uint64_t end;      /* THREAD_END's time */
     struct cev *start; /* THREAD_START */
+    /* THREAD_RUNNING or THREAD_ATTACHED that names it, the latest: what names a thread whose
+     * start was not recorded (ptt ctl start, ptt trace -p) */
+    struct cev *running;
 };
 
 struct cname { /* pthread_setname_np, by (pid, target pthread_t): its IN and its OUT */
@@ -166,6 +169,20 @@ static void thread_start(struct ptt_carry *c, struct cev *e)
     th->start = e;
 }
 
+static void thread_running(struct ptt_carry *c, struct cev *e)
+{
+    _Static_assert(PTT_F(THREAD_RUNNING, thread) == PTT_F(THREAD_ATTACHED, thread),
+                   "THREAD_RUNNING has THREAD_ATTACHED's fields");
+    int32_t tid = (int32_t)arg(e, PTT_F(THREAD_RUNNING, thread), 0);
+    struct cthr *th = thread_of(c, e->pid, tid, e->ticks);
+    if (later(th->running, e)) {
+        free(e);
+        return;
+    }
+    free(th->running);
+    th->running = e;
+}
+
 static void thread_end(struct ptt_carry *c, struct cev *e)
 {
     struct cthr *th = thread_of(c, e->pid, e->tid, e->ticks);
@@ -247,7 +264,8 @@ static void object_name(struct ptt_carry *c, struct cev *e)
 
 static int wanted(uint16_t id)
 {
-    return !(id & PTT_EV_CALL) && ptt_ev_names(id);
+    return !(id & PTT_EV_CALL) &&
+           (ptt_ev_names(id) || id == PTT_EV_THREAD_RUNNING || id == PTT_EV_THREAD_ATTACHED);
 }
 
 const uint8_t *ptt_carry_ids(void)
@@ -273,6 +291,8 @@ static void take(struct ptt_carry *c, const struct ptt_rec_chunk *h, uint16_t id
     case PTT_EV_MODULE_LOAD: module_load(c, e); break;
     case PTT_EV_THREAD_START: thread_start(c, e); break;
     case PTT_EV_THREAD_END: thread_end(c, e); break;
+    case PTT_EV_THREAD_RUNNING:
+    case PTT_EV_THREAD_ATTACHED: thread_running(c, e); break;
     case PTT_EV_THREAD_SETNAME_NP_IN: setname_in(c, e); break;
     case PTT_EV_THREAD_SETNAME_NP_OUT: setname_out(c, e); break;
     default: object_name(c, e); break;
@@ -392,6 +412,13 @@ static int current(struct ptt_carry *c, const struct cev *e)
     return alive(p) && (int64_t)(e->ticks - image(p)) >= 0;
 }
 
+/* The kernel's name of a thread that has not ended since, in its process's present program. */
+static int running_current(struct ptt_carry *c, const struct cthr *th)
+{
+    return th->running && current(c, th->running) &&
+           !(th->ended && (int64_t)(th->end - th->running->ticks) >= 0);
+}
+
 struct list {
     struct cev **v;
     size_t n, cap;
@@ -423,6 +450,8 @@ static void collect(struct ptt_carry *c, struct list *l)
         struct cthr *th = ptt_hmap_slot(&c->threads, i);
         if (th && thread_alive(c, th))
             add(l, th->start);
+        if (th && running_current(c, th))
+            add(l, th->running);
     }
     for (size_t i = 0; i < c->names.cap; i++) {
         struct cname *n = ptt_hmap_slot(&c->names, i);
@@ -502,12 +531,13 @@ static void write_all(struct ptt_writer *w, struct list *l, uint64_t *bytes)
 static int keep_thread(struct ptt_carry *c, void *v)
 {
     struct cthr *th = v;
-    if (thread_alive(c, th))
+    if (thread_alive(c, th) || running_current(c, th))
         return 1;
     /* its end came before its start: kept until the start comes, which is then known ended */
     if (!th->start && th->ended && alive(proc_find(c, th->pid)))
         return 1;
     free(th->start);
+    free(th->running);
     return 0;
 }
 
@@ -596,6 +626,7 @@ int ptt_carry_ended(struct ptt_carry *c, int32_t pid)
 static void free_thread(void *v)
 {
     free(((struct cthr *)v)->start);
+    free(((struct cthr *)v)->running);
 }
 
 static void free_name(void *v)

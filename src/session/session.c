@@ -84,10 +84,10 @@ void ptt_session_threads(struct ptt_session *s, pid_t pid, int pidfd, uint16_t i
 {
     struct task_name *t = NULL;
     int k = read_tasks(pid, &t);
-    /* Still the process of that pidfd after the reading: its pid was not another's (EPERM: a
-     * process of another user now, set-user-ID, but alive). */
-    if (k > 0 &&
-        (pidfd < 0 || !syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) || errno == EPERM))
+    /* Still the process of that pidfd after the reading: its pid was not another's. One we may
+     * not signal (EPERM: it exec'd a set-user-ID program, without libptt) is not listed: its
+     * threads' names are another user's now. */
+    if (k > 0 && (pidfd < 0 || !syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0)))
         for (int i = 0; i < k; i++)
             ptt_daemon_events(&s->d, (int)pid, 1, &id, &t[i].n, t[i].a);
     free(t);
@@ -96,7 +96,7 @@ void ptt_session_threads(struct ptt_session *s, pid_t pid, int pidfd, uint16_t i
 static void running_in(void *arg, pid_t pid, int pidfd)
 {
     struct ptt_session *s = arg;
-    if (pid != s->child) /* the child's comes first, below */
+    if (s->child_done || pid != s->child) /* the child's comes first, below */
         ptt_session_threads(s, pid, pidfd, PTT_EV_THREAD_RUNNING);
 }
 
@@ -104,8 +104,8 @@ static void running_in(void *arg, pid_t pid, int pidfd)
  * THREAD_START the trace may not have (it came while stopped). */
 static void threads_running(struct ptt_session *s)
 {
-    if (s->child > 0 && !s->child_done && !s->attach)
-        ptt_session_threads(s, s->child, -1, PTT_EV_THREAD_RUNNING);
+    if (s->child > 0 && !s->child_done) /* not reaped (ptt trace -p: watched by its pidfd) */
+        ptt_session_threads(s, s->child, s->attach ? s->target_fd : -1, PTT_EV_THREAD_RUNNING);
     ptt_procs_each_live(s->procs, running_in, s);
 }
 

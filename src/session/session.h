@@ -62,8 +62,8 @@ struct ptt_session {
 /* Record a clock calibration point (file or window). */
 void ptt_session_clock(struct ptt_session *s);
 /* One event id (THREAD_ATTACHED, THREAD_RUNNING) in process pid's stream for each thread it has
- * now, with its name; pidfd (-1: none, a child not reaped) tells that pid was still the process
- * after the reading. */
+ * now, with its name; pidfd, a pidfd of the process, tells that pid was still the process after
+ * the reading (-1: ptt trace's own child, not reaped yet, whose pid cannot change). */
 void ptt_session_threads(struct ptt_session *s, pid_t pid, int pidfd, uint16_t id);
 /* Run until the session ends; returns ptt trace's exit status, after the summary line. */
 int ptt_session_run(struct ptt_session *s);

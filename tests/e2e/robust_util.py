@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import MACHINE_EVENTS, PTT, SITES, SUMMARY_RE, TIMEOUT, prog, ptt_trace, \
+from conftest import MACHINE_EVENTS, PTT, RUN_FIELDS, SUMMARY_RE, TIMEOUT, prog, ptt_trace, \
     require_build
 
 SESSION_RE = re.compile(r"^ptt: session (ptt-(\d+)-(\d+)) records into (.+)$")
@@ -167,8 +167,8 @@ def raw_lines(path, extra=()):
         if parts[0] in MACHINE_EVENTS:
             continue
         fields = parts[3:]
-        if parts[0] in SITES:
-            fields = [f for i, f in enumerate(fields) if i not in SITES[parts[0]]]
+        if parts[0] in RUN_FIELDS:
+            fields = [f for i, f in enumerate(fields) if i not in RUN_FIELDS[parts[0]]]
         yield parts[0], int(parts[1]), int(parts[2]), fields
     err = p.stderr.read()
     assert p.wait() == 0 and err == "", f"ptt view {path}: status {p.returncode}, {err}"

@@ -77,3 +77,62 @@ def test_stopped_calls(tmp_path):
     text = view(path)
     assert text.count(f"Thread main ({pid}) finds thread stopper running, named \"stopper\"") == 2
     assert text.count(f"Thread main ({pid}) finds thread main running") == 2
+
+
+def renamed_session(tmp_path, opts, requests):
+    """renamed_stopped's four steps, each after its ptt ctl request (None: none): the trace's
+    lines of THREAD_RUNNING, THREAD_START and MUTEX_LOCK_IN without their time and pid, the
+    program's pid and the tids of its threads a and b."""
+    path = tmp_path / "t.ptt"
+    live = Live([prog("renamed_stopped")], path, opts=opts)
+    session = live.wait_session()
+    for n, req in enumerate(requests, 1):
+        if req:
+            assert ctl_ok(session, *req.split()).startswith("ok: ")
+        live.send("go")
+        live.wait_line(f"step={n}")
+    live.finish(0)
+    got = dict(x[1:].split("=") for x in live.out if x.startswith("@"))
+    text = view("--event=THREAD_RUNNING,THREAD_START,MUTEX_LOCK_IN", path)
+    lines = [ln.split(", ", 1)[1] for ln in text.splitlines()]
+    return lines, int(got["pid"]), int(got["tid_a"]), int(got["tid_b"])
+
+
+def running(pid, tid, name):
+    return f'Thread main ({pid}) finds thread {name} running, named "{name}", as recording starts.'
+
+
+def locks(a, b, name_a, name_b):
+    return sorted(f"Thread {n} ({t}) enters function pthread_mutex_lock (mutex m) at "
+                  "renamed_stopped.c:19." for n, t in ((name_a, a), (name_b, b)))
+
+
+def test_renamed_while_stopped(tmp_path):
+    """Names given while nothing was recorded are taken at the next start: a thread that the
+    kernel's name named at the first start, and one the trace named after its start routine,
+    both renamed while stopped, are named so from the second start (before: first and late for
+    good; before THREAD_RUNNING, a's thread id)."""
+    lines, pid, a, b = renamed_session(tmp_path, ["--start-stopped"],
+                                       [None, "start", "stop", "start"])
+    main = f'Thread main ({pid}) finds thread main running, named "renamed_stopped", as ' \
+        "recording starts."
+    assert lines[:6] == [
+        main, running(pid, a, "first"),
+        f"Thread late ({b}) starts user function late (renamed_stopped.c:33)(0x0), created by "
+        "thread main.",
+        main, running(pid, a, "second"), running(pid, b, "later"),
+    ]
+    assert sorted(lines[6:]) == locks(a, b, "second", "later")
+
+
+def test_class_switched_on(tmp_path):
+    """ptt ctl events that adds a class names the threads running too: recorded with the thread
+    class off, a and b have no THREAD_START, and are named from the switch on."""
+    lines, pid, a, b = renamed_session(tmp_path, ["--events=mutex"],
+                                       [None, None, None, "events mutex,sched"])
+    assert lines[:3] == [
+        f'Thread main ({pid}) finds thread main running, named "renamed_stopped", as recording '
+        "starts.",
+        running(pid, a, "second"), running(pid, b, "later"),
+    ]
+    assert sorted(lines[3:]) == locks(a, b, "second", "later")

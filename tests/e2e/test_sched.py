@@ -6,7 +6,7 @@ unchanged."""
 import re
 from errno import EFAULT, EINVAL, EPERM, ERANGE
 
-from conftest import CREATE_IN, PTT, E, run, trace_prog
+from conftest import CREATE_IN, PTT, E, parse_raw, run, trace_prog, view
 
 EXIT0 = E("PROCESS_EXIT", "exit=0")
 SCHED_OTHER, SCHED_FIFO = 0, 1
@@ -39,12 +39,15 @@ def test_setname(tmp_path):
 
 
 def test_setname_main(tmp_path):
-    """The main thread names itself: no event gives its pthread_t, but it is the one thread of
-    the process that no pthread_create made; it is named from then on (before: main for good).
-    The names it then gives the thread it made go to that thread, not to main."""
+    """The main thread names itself: PROCESS_START gives its pthread_t (since format 2.1), and
+    it is named from then on (before: main for good). The names it then gives the thread it
+    made go to that thread, not to main."""
     t = sched("setname", tmp_path)
     o = t.out
     tm = o["tid_main"]
+    start = [e for e in parse_raw(view("--format=raw", t.path), keep_machine=True)
+             if e.name == "PROCESS_START"]
+    assert [e.fields[2] for e in start] == [o["self"]]
     text = run([PTT, "view", "--event=THREAD_SETNAME_NP_OUT,THREAD_JOIN_IN", t.path]).stdout
     assert [ln.split(" : ", 1)[1] for ln in text.splitlines()] == [
         f"Pid {tm}, Thread ptt-main ({tm}) leaves function pthread_setname_np, returning 0.",
