@@ -93,7 +93,6 @@ struct ptt_names {
     struct ptt_hmap selves;   /* (pid, tid) of the threads whose pthread_t is known (started) */
     struct ptt_hmap attached; /* pids of the processes whose threads' pthread_t are not all known
                                  (ptt trace -p, a ptt ctl start) */
-    struct ptt_hmap comms;    /* pid + 1 -> num: hash of main's name, its latest THREAD_RUNNING */
     struct ptt_hmap born;     /* (pid, addr) -> where it was initialized or first used: str "class",
                             num the site, aux its place in order + 1 */
     struct user_name *user;
@@ -266,15 +265,10 @@ enum { NAME_FROM_PROGRAM, NAME_FROM_ROUTINE, NAME_FROM_KERNEL };
 
 /* Name thread (pid, tid) after base: base itself, or base#K when K-1 threads of the process had it
  * before (set by the program, or from their start routine), so that no two threads show the
- * same name. A thread named again after the base it has keeps its name. Control characters in
- * base (a name is the program's to choose) show as '?': a name never moves a terminal. */
-static void name_thread(struct ptt_names *n, int32_t pid, int32_t tid, const char *name, int from)
+ * same name. A thread named again after the base it has keeps its name. */
+static void name_thread(struct ptt_names *n, int32_t pid, int32_t tid, const char *base, int from)
 {
-    char s[300], base[256];
-    size_t i = 0;
-    for (; name[i] && i < sizeof base - 1; i++)
-        base[i] = (unsigned char)name[i] < 0x20 || name[i] == 0x7f ? '?' : name[i];
-    base[i] = 0;
+    char s[300];
     uint64_t key = ptt_key2((uint64_t)pid, (uint64_t)tid), h = ptt_key_str(base);
     struct entry *e = map_get(&n->threads, key, 0);
     if (e && e->str && e->aux == h) {
@@ -492,6 +486,8 @@ static void process_or_thread(struct ptt_names *n, const struct ptt_ev *ev)
             p->running = 1;
             p->start_ns = ev->ns;
         }
+        /* A new program, or a new process of a pid: all its threads' starts are to come. */
+        free(ptt_hmap_del(&n->attached, (uint64_t)(uint32_t)ev->pid + 1));
         /* The pthread_t of the thread that starts it (format 2.1): what a pthread_setname_np
          * names it by. */
         uint64_t self = ptt_ev_arg(ev, PTT_F(PROCESS_START, self), 0);
@@ -572,21 +568,18 @@ static void process_or_thread(struct ptt_names *n, const struct ptt_ev *ev)
     }
 }
 
-/* Whether THREAD_RUNNING's name (hash h) replaces the name thread e has: one the kernel gave
- * before, or its start routine's when the thread renamed itself meanwhile (a name that is not its
- * process's, main's at the same look, which a thread has from its creator until it renames
- * itself); never one the program gave and the trace recorded. */
-static int renamed(struct ptt_names *n, const struct ptt_ev *ev, const struct entry *e, uint64_t h)
+/* Whether THREAD_RUNNING's name replaces the name thread e has: one the kernel gave before (the
+ * thread renamed itself since); not one the trace recorded the program giving, nor its start
+ * routine's (a thread's kernel name differs from its start routine's from the start: the trace
+ * cannot tell a rename while nothing was recorded from the name its creator had). */
+static int renamed(const struct entry *e)
 {
-    if (!e || !e->str || e->num == NAME_FROM_KERNEL)
-        return 1;
-    const struct entry *m = map_get(&n->comms, (uint64_t)(uint32_t)ev->pid + 1, 0);
-    return e->num == NAME_FROM_ROUTINE && m && m->num != h;
+    return !e || !e->str || e->num == NAME_FROM_KERNEL;
 }
 
 /* ptt trace -p: a thread that was there at the attach; main keeps its name, as in a traced
  * start. THREAD_RUNNING, a thread there when recording started: the same, but a thread the trace
- * named keeps that name unless it renamed itself while nothing was recorded (renamed). A
+ * named otherwise keeps that name (renamed). A
  * thread whose start is not in the trace makes its process one whose pthread_t values are not
  * all known (attached: no guess at who a pthread_setname_np names). */
 static void thread_attached(struct ptt_names *n, const struct ptt_ev *ev)
@@ -599,17 +592,13 @@ static void thread_attached(struct ptt_names *n, const struct ptt_ev *ev)
     if (!tid || ev->nargs <= PTT_F(THREAD_ATTACHED, name))
         return;
     const char *name = arg_str(ev, PTT_F(THREAD_ATTACHED, name), s, sizeof s);
-    uint64_t key = ptt_key2((uint64_t)ev->pid, (uint64_t)(int32_t)tid), h = ptt_key_str(name);
+    uint64_t key = ptt_key2((uint64_t)ev->pid, (uint64_t)(int32_t)tid);
     if (ev->id == PTT_EV_THREAD_ATTACHED ||
         ((int32_t)tid != ev->pid && !map_get(&n->selves, key, 0)))
         map_get(&n->attached, (uint64_t)(uint32_t)ev->pid + 1, 1);
-    if ((int32_t)tid == ev->pid) { /* main: its name stays; the process's name, for renamed */
-        struct entry *m = map_get(&n->comms, (uint64_t)(uint32_t)ev->pid + 1, 1);
-        if (m)
-            m->num = h;
+    if ((int32_t)tid == ev->pid) /* main keeps its name */
         return;
-    }
-    if (ev->id == PTT_EV_THREAD_RUNNING && !renamed(n, ev, map_get(&n->threads, key, 0), h))
+    if (ev->id == PTT_EV_THREAD_RUNNING && !renamed(map_get(&n->threads, key, 0)))
         return;
     name_thread(n, ev->pid, (int32_t)tid, name, NAME_FROM_KERNEL);
 }
@@ -889,7 +878,6 @@ void ptt_names_free(struct ptt_names *n)
     map_free(&n->created);
     map_free(&n->selves);
     map_free(&n->attached);
-    map_free(&n->comms);
     map_free(&n->born);
     map_free(&n->early);
     for (size_t i = 0; i < n->nuser; i++) {

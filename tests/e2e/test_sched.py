@@ -73,23 +73,6 @@ def test_setname_hidden(tmp_path):
         text
 
 
-def test_setname_escape(tmp_path):
-    """A name with control characters (ESC [7m, BEL) is recorded whole, and shown with '?' in
-    their place wherever it names the thread: no output of ptt view or ptt stat moves a
-    terminal."""
-    t = sched("setname_escape", tmp_path)
-    o = t.out
-    assert o["setname_escape"] == "0"
-    raw = run([PTT, "view", "--format=raw", "--event=THREAD_SETNAME_NP_IN", t.path]).stdout
-    assert raw.endswith(' : "\\x1b[7mx\\x07"\n'), raw  # the {name} field, escaped as before
-    text = run([PTT, "view", "--event=MUTEX_LOCK_IN", t.path]).stdout
-    assert f"Thread ?[7mx? ({o['tid_escaping']}) enters function pthread_mutex_lock" in text, text
-    stat = run([PTT, "stat", t.path]).stdout
-    assert re.search(rf"^{o['tid_main']} +{o['tid_escaping']} +\?\[7mx\? ", stat, re.M), stat
-    for out in (text, stat):
-        assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f]", out), out
-
-
 def test_prctl(tmp_path):
     """prctl(PR_SET_NAME, 16): -1 and EFAULT as untraced (trace_prog compares), no crash; its
     events hold no name. A name is recorded as the kernel kept it (15 bytes) and names the

@@ -184,32 +184,12 @@ static void case_setname_hidden(void)
     CALL("join_hidden", pthread_join(th, NULL));
 }
 
-/* A thread names itself with control characters (an escape sequence of a terminal, a BEL), then
- * locks and unlocks a mutex. */
-static void *escaping(void *arg)
-{
-    static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
-    put_tid("escaping");
-    CALL("setname_escape", pthread_setname_np(pthread_self(), "\033[7mx\a"));
-    CHECK(pthread_mutex_lock(&m));
-    CHECK(pthread_mutex_unlock(&m));
-    return arg;
-}
-
-static void case_setname_escape(void)
-{
-    pthread_t th;
-    CALL("create_escaping", pthread_create(&th, NULL, escaping, NULL));
-    CALL("join_escaping", pthread_join(th, NULL));
-}
-
 static const struct {
     const char *name;
     void (*fn)(void);
 } cases[] = {
     {"setname", case_setname},
     {"setname_hidden", case_setname_hidden},
-    {"setname_escape", case_setname_escape},
     {"prctl", case_prctl},
     {"sched", case_sched},
     {"affinity", case_affinity},
