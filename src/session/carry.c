@@ -27,6 +27,9 @@ struct cproc {
     struct cev **mods;        /* MODULE_LOAD since that start, one per base address */
     unsigned nmods, cap;
     int needed; /* at a write: alive, or an ancestor whose modules a live one names code with */
+    /* When ptt trace last listed its threads (THREAD_RUNNING of main, which comes first): a
+     * thread not listed then had ended, though its end was not recorded (recording was off). */
+    uint64_t listed;
 };
 
 struct cthr {
@@ -169,12 +172,17 @@ static void thread_start(struct ptt_carry *c, struct cev *e)
     th->start = e;
 }
 
+static struct cproc *proc_find(struct ptt_carry *c, int32_t pid);
+
 static void thread_running(struct ptt_carry *c, struct cev *e)
 {
     _Static_assert(PTT_F(THREAD_RUNNING, thread) == PTT_F(THREAD_ATTACHED, thread),
                    "THREAD_RUNNING has THREAD_ATTACHED's fields");
     int32_t tid = (int32_t)arg(e, PTT_F(THREAD_RUNNING, thread), 0);
     struct cthr *th = thread_of(c, e->pid, tid, e->ticks);
+    struct cproc *p = proc_find(c, e->pid);
+    if (tid == e->pid && p && (int64_t)(e->ticks - p->listed) > 0)
+        p->listed = e->ticks;
     if (later(th->running, e)) {
         free(e);
         return;
@@ -380,11 +388,19 @@ static void mark(struct ptt_carry *c)
     }
 }
 
+/* Whether thread th was not in the last listing of its process's threads that came after
+ * time t (it had ended). */
+static int unlisted(const struct cproc *p, const struct cthr *th, uint64_t t)
+{
+    return p->listed && (int64_t)(p->listed - t) > 0 &&
+           (!th->running || (int64_t)(th->running->ticks - p->listed) < 0);
+}
+
 static int thread_alive(struct ptt_carry *c, const struct cthr *th)
 {
     const struct cproc *p = proc_find(c, th->pid);
     return th->start && alive(p) && (!th->ended || (int64_t)(th->end - th->start->ticks) < 0) &&
-           (int64_t)(th->start->ticks - image(p)) >= 0;
+           (int64_t)(th->start->ticks - image(p)) >= 0 && !unlisted(p, th, th->start->ticks);
 }
 
 /* The names given to threads that have ended are not carried (another thread may get the same
@@ -416,7 +432,8 @@ static int current(struct ptt_carry *c, const struct cev *e)
 static int running_current(struct ptt_carry *c, const struct cthr *th)
 {
     return th->running && current(c, th->running) &&
-           !(th->ended && (int64_t)(th->end - th->running->ticks) >= 0);
+           !(th->ended && (int64_t)(th->end - th->running->ticks) >= 0) &&
+           !unlisted(proc_find(c, th->pid), th, th->running->ticks);
 }
 
 struct list {

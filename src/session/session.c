@@ -77,6 +77,12 @@ static int read_tasks(pid_t pid, struct task_name **out)
         t->n = 1 + (unsigned)(len / 8 + 1);
     }
     closedir(d);
+    for (int i = 1; i < k; i++) /* main first: its event starts the listing (carry.c) */
+        if ((pid_t)(*out)[i].a[0] == pid) {
+            struct task_name m = (*out)[i];
+            (*out)[i] = (*out)[0];
+            (*out)[0] = m;
+        }
     return k;
 }
 

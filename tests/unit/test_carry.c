@@ -52,6 +52,9 @@ static void feed(struct ptt_carry *c, int32_t pid, int32_t tid, uint32_t serial,
     feed(c, pid, pid, 1, PTT_EV_THREAD_SETNAME_NP_IN, t, 2, (uint64_t)(target), 0x6b726f77ull)
 #define NAME_OUT(c, pid, t, ret) \
     feed(c, pid, pid, 1, PTT_EV_THREAD_SETNAME_NP_OUT, t, 1, (uint64_t)(ret))
+/* ptt trace's THREAD_RUNNING of thread tid (named "work"), in its process's stream */
+#define RUNNING(c, pid, tid, t) \
+    feed(c, pid, pid, 0, PTT_EV_THREAD_RUNNING, t, 2, (uint64_t)(tid), 0x6b726f77ull)
 
 /* ---- what a part gets ---- */
 
@@ -192,6 +195,50 @@ static void test_names(void **state)
     ptt_carry_free(c);
 }
 
+/* The names ptt trace read as recording started (THREAD_RUNNING): the latest of each thread is
+ * carried; a thread that ended, or that a later listing of its process (main's, first) no
+ * longer has, is not, nor is a started thread missing from that listing. */
+static uint64_t running_of(const struct got *g, size_t n, int32_t tid)
+{
+    uint64_t t = 0;
+    for (size_t i = 0; i < n; i++)
+        if (g[i].id == PTT_EV_THREAD_RUNNING && g[i].arg0 == (uint64_t)tid) {
+            assert_int_equal(t, 0); /* one of each thread */
+            t = g[i].t;
+        }
+    return t;
+}
+
+static void test_running(void **state)
+{
+    (void)state;
+    struct ptt_carry *c = ptt_carry_new();
+    START(c, 100, 10, 1);
+    THREAD(c, 100, 101, 15, 0xaaa); /* started while recording */
+    RUNNING(c, 100, 100, 20);       /* the first listing: main, 102, 103 (101 had ended) */
+    RUNNING(c, 100, 102, 21);
+    RUNNING(c, 100, 103, 22);
+    THREAD_END(c, 100, 103, 25);
+    struct got g[32];
+    size_t n = carried(c, g, 32);
+    assert_int_equal(running_of(g, n, 100), 20);
+    assert_int_equal(running_of(g, n, 102), 21);
+    assert_int_equal(running_of(g, n, 103), 0);               /* ended */
+    assert_int_equal(count_id(g, n, PTT_EV_THREAD_START), 0); /* 101: not listed, gone */
+    RUNNING(c, 100, 100, 40); /* the second listing: main and 104; 102 ended unrecorded */
+    RUNNING(c, 100, 104, 41);
+    RUNNING(c, 100, 104, 30); /* an older one, come late */
+    n = carried(c, g, 32);
+    assert_int_equal(running_of(g, n, 100), 40);
+    assert_int_equal(running_of(g, n, 102), 0);
+    assert_int_equal(running_of(g, n, 104), 41);
+    assert_int_equal(count_id(g, n, PTT_EV_THREAD_RUNNING), 2);
+    EXIT(c, 100, 50);
+    n = carried(c, g, 32);
+    assert_int_equal(count_id(g, n, PTT_EV_THREAD_RUNNING), 0);
+    ptt_carry_free(c);
+}
+
 /* An exec: the program before it, its modules and threads, are not carried. */
 static void test_exec(void **state)
 {
@@ -316,6 +363,7 @@ int main(void)
         cmocka_unit_test(test_names),   cmocka_unit_test(test_exec),
         cmocka_unit_test(test_ended),   cmocka_unit_test(test_ranges),
         cmocka_unit_test(test_missing), cmocka_unit_test(test_list),
+        cmocka_unit_test(test_running),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
