@@ -826,7 +826,7 @@ static int summary(struct ptt_session *s, struct totals *t)
 
 int ptt_session_run(struct ptt_session *s)
 {
-    struct loop l;
+    struct loop l = {0}; /* the fields loop_start leaves (quiet, last_turn...) start at 0 */
     loop_start(s, &l);
     while (!loop_step(s, &l))
         ;
