@@ -579,9 +579,9 @@ static int renamed(const struct entry *e)
 
 /* ptt trace -p: a thread that was there at the attach; main keeps its name, as in a traced
  * start. THREAD_RUNNING, a thread there when recording started: the same, but a thread the trace
- * named otherwise keeps that name (renamed). A
- * thread whose start is not in the trace makes its process one whose pthread_t values are not
- * all known (attached: no guess at who a pthread_setname_np names). */
+ * named otherwise keeps that name (renamed). A thread whose start is not in the trace makes its
+ * process one whose pthread_t values are not all known (attached: no guess at who a
+ * pthread_setname_np names). */
 static void thread_attached(struct ptt_names *n, const struct ptt_ev *ev)
 {
     _Static_assert(PTT_F(THREAD_ATTACHED, thread) == PTT_F(THREAD_RUNNING, thread) &&
