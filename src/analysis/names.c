@@ -99,6 +99,8 @@ struct ptt_names {
     size_t nuser;
     struct ptt_symfiles *files;     /* every process's binaries, each read once */
     struct ptt_names_moment moment; /* what the last PROCESS_START or MODULE_LOAD meant */
+    int raw;                        /* names as recorded, not as shown on a terminal */
+    struct ptt_hmap shown;          /* (hash of a name with control characters) -> "name\0shown" */
 };
 
 #define NAMES_NAMES PTT_NAMES_NAMES /* it names a process, module, thread or object */
@@ -189,6 +191,7 @@ static const char *arg_str(const struct ptt_ev *ev, unsigned from, char *buf, si
 }
 
 static void derive(struct ptt_names *n, int32_t pid, uint64_t addr);
+static struct entry *site_of(struct ptt_names *n, int32_t pid, uint64_t ret);
 
 static void moment(struct ptt_names *n, const struct ptt_ev *ev, enum ptt_names_what what)
 {
@@ -691,11 +694,52 @@ int ptt_names_load(struct ptt_names *n, const char *path, char *err, size_t errl
     return 0;
 }
 
+void ptt_names_raw(struct ptt_names *n, int raw)
+{
+    n->raw = raw;
+}
+
+/* A byte that must not reach a terminal as it is: a C0 control or DEL. The C1 controls, which
+ * UTF-8 spells C2 80..C2 9F (0x9B is a CSI to many terminals), are caught by their lead byte. */
+static int unsafe_at(const unsigned char *s, size_t i)
+{
+    return s[i] < 0x20 || s[i] == 0x7f || (s[i] == 0xc2 && s[i + 1] >= 0x80 && s[i + 1] < 0xa0);
+}
+
+/* name as it is shown: the same string when it holds no control character, else a copy (kept
+ * as long as n) with each such byte as \xNN, as ptt view shows a string field's. */
+static const char *shown(const struct ptt_names *cn, const char *name)
+{
+    struct ptt_names *n = (struct ptt_names *)cn;
+    const unsigned char *u = (const unsigned char *)name;
+    size_t len = 0, bad = 0;
+    for (; name && u[len]; len++)
+        bad += (size_t)unsafe_at(u, len);
+    if (!bad || n->raw)
+        return name;
+    struct entry *e = map_get(&n->shown, ptt_key_str(name), 1);
+    if (e->str)
+        return strcmp(e->str, name) ? "?" : e->str + len + 1; /* "?": two names, one hash */
+    char *t = ptt_must(malloc(len + 1 + len + 6 * bad + 1)), *o = t + len + 1;
+    memcpy(t, name, len + 1);
+    for (size_t i = 0; i < len; i++) {
+        if (!unsafe_at(u, i))
+            *o++ = (char)u[i];
+        else if (u[i] == 0xc2) /* a C1 control: both its bytes */
+            o += sprintf(o, "\\x%02x\\x%02x", u[i], u[i + 1]), i++;
+        else
+            o += sprintf(o, "\\x%02x", u[i]);
+    }
+    *o = 0;
+    e->str = t;
+    return t + len + 1;
+}
+
 const char *ptt_names_thread(const struct ptt_names *cn, int32_t pid, int32_t tid)
 {
     struct ptt_names *n = (struct ptt_names *)cn;
     struct entry *e = map_get(&n->threads, ptt_key2((uint64_t)pid, (uint64_t)tid), 0);
-    return e ? e->str : NULL;
+    return e ? shown(n, e->str) : NULL;
 }
 
 void ptt_names_forget_thread(struct ptt_names *n, int32_t pid, int32_t tid)
@@ -715,7 +759,7 @@ const char *ptt_names_program(const struct ptt_names *cn, int32_t pid)
             return NULL;
         if (p->nmods) {
             const char *b = p->mods[0].path ? strrchr(p->mods[0].path, '/') : NULL;
-            return b ? b + 1 : p->mods[0].path;
+            return shown(cn, b ? b + 1 : p->mods[0].path);
         }
         pid = p->ppid;
     }
@@ -762,7 +806,7 @@ static void derive(struct ptt_names *n, int32_t pid, uint64_t addr)
     struct entry *b = name ? NULL : map_get(&n->born, key, 0);
     if (!name && (!b || !b->str))
         return; /* not used with a call site yet (an OUT or a state first): asked again */
-    const char *site = b ? ptt_names_site(n, pid, b->num) : NULL;
+    const char *site = b ? site_of(n, pid, b->num)->str : NULL;
     if (site) { /* mutex@queue.c:42 */
         snprintf(s, sizeof s, "%s@%s", b->str + (b->str[0] == '!'), site);
         numbered(n, pid, s, sizeof s);
@@ -777,7 +821,7 @@ const char *ptt_names_object(const struct ptt_names *cn, int32_t pid, uint64_t a
     uint64_t key = ptt_key2((uint64_t)pid, addr);
     struct entry *e = map_get(&n->objects, key, 0);
     if (e && e->str)
-        return e->str;
+        return shown(n, e->str);
     /* Objects are named in the order the trace first uses them, whatever order a command asks
      * in: the same object gets the same #K in every command. */
     struct entry *b = map_get(&n->born, key, 0);
@@ -785,7 +829,7 @@ const char *ptt_names_object(const struct ptt_names *cn, int32_t pid, uint64_t a
         derive(n, n->order[n->named].pid, n->order[n->named].addr);
     derive(n, pid, addr);
     e = map_get(&n->derived, key, 0);
-    return e ? e->str : NULL;
+    return e ? shown(n, e->str) : NULL;
 }
 
 /* A code address's name, cached: "function (file:line)". */
@@ -795,7 +839,7 @@ const char *ptt_names_code(const struct ptt_names *cn, int32_t pid, uint64_t add
     uint64_t key = ptt_key2((uint64_t)pid, addr);
     struct entry *e = map_get(&n->code, key, 0);
     if (e)
-        return e->str;
+        return shown(n, e->str);
     char func[256], file[128], s[512];
     int line;
     const char *r = NULL;
@@ -808,7 +852,7 @@ const char *ptt_names_code(const struct ptt_names *cn, int32_t pid, uint64_t add
         r = s;
     }
     map_set(&n->code, key, r); /* "no name" too: asked once */
-    return map_get(&n->code, key, 0)->str;
+    return shown(n, map_get(&n->code, key, 0)->str);
 }
 
 /* A call site, cached: the return address - 1 is inside the call. */
@@ -835,7 +879,7 @@ static struct entry *site_of(struct ptt_names *n, int32_t pid, uint64_t ret)
 
 const char *ptt_names_site(const struct ptt_names *cn, int32_t pid, uint64_t ret)
 {
-    return site_of((struct ptt_names *)cn, pid, ret)->str;
+    return shown(cn, site_of((struct ptt_names *)cn, pid, ret)->str);
 }
 
 const char *ptt_names_site_detail(const struct ptt_names *cn, int32_t pid, uint64_t ret)
@@ -843,7 +887,7 @@ const char *ptt_names_site_detail(const struct ptt_names *cn, int32_t pid, uint6
     struct ptt_names *n = (struct ptt_names *)cn;
     site_of(n, pid, ret);
     struct entry *e = map_get(&n->details, ptt_key2((uint64_t)pid, ret), 0);
-    return e ? e->str : NULL;
+    return e ? shown(n, e->str) : NULL;
 }
 
 int ptt_names_site_in_system_header(const struct ptt_names *cn, int32_t pid, uint64_t ret)
@@ -880,6 +924,7 @@ void ptt_names_free(struct ptt_names *n)
     map_free(&n->attached);
     map_free(&n->born);
     map_free(&n->early);
+    map_free(&n->shown);
     for (size_t i = 0; i < n->nuser; i++) {
         free(n->user[i].symbol);
         free(n->user[i].name);

@@ -71,6 +71,10 @@ static inline void ptt_names_event(struct ptt_names *n, const struct ptt_ev *ev)
 }
 /* A map file: lines "ADDRESS NAME" or "SYMBOL NAME" ('#' starts a comment). -1 with a message. */
 int ptt_names_load(struct ptt_names *n, const char *path, char *err, size_t errlen);
+/* The names the functions below give: by default as a terminal may show them, each control
+ * character (C0, DEL, C1) as \xNN, so that no name a program chose can send an escape sequence;
+ * raw: as recorded, for the outputs that escape them in their own way (JSON, HTML, CSV). */
+void ptt_names_raw(struct ptt_names *n, int raw);
 /* NULL when there is no name. The strings live as long as n. */
 const char *ptt_names_thread(const struct ptt_names *n, int32_t pid, int32_t tid);
 /* The file name of the program process pid runs (its last exec, else its parent's for a forked

@@ -407,6 +407,7 @@ static int check_run(struct ptt_reader *r, struct ptt_names *names, const char *
 int ptt_check_file(const char *path, int json, const char *names_file, FILE *f)
 {
     struct ptt_names *names = ptt_names_new();
+    ptt_names_raw(names, json); /* JSON escapes them itself */
     struct ptt_reader *r = check_open(path, names_file, names);
     int rc = r ? check_run(r, names, path, json, f, NULL, NULL) : PTT_EXIT_USAGE;
     ptt_names_free(names);
@@ -456,6 +457,7 @@ static int check_path(const char *path, int json, const char *names_file, struct
                       struct ptt_term *term)
 {
     struct ptt_names *names = ptt_names_new();
+    ptt_names_raw(names, json); /* JSON escapes them itself */
     struct ptt_reader *r = check_open(path, names_file, names);
     int rc = PTT_EXIT_USAGE;
     if (r && ptt_term_open("check", term))

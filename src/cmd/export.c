@@ -78,6 +78,7 @@ static int export_main(const char *cmd, const char *format, int argc, char **arg
         return PTT_EXIT_USAGE;
     char err[600];
     struct ptt_names *names = ptt_names_new();
+    ptt_names_raw(names, 1); /* every format quotes or escapes them in its own way */
     if (names_file && ptt_names_load(names, names_file, err, sizeof err)) {
         ptt_warn(cmd, "%s", err);
         ptt_names_free(names);

@@ -573,6 +573,7 @@ int cmd_stat(int argc, char **argv)
         return rc;
     }
     names = ptt_names_new();
+    ptt_names_raw(names, o.fmt != FMT_TEXT); /* JSON and CSV escape them themselves */
     ptt_filter_names(o.filter, names);
     struct ptt_reader *r = stat_open(&o);
     if (!r || ptt_term_open("stat", &o.term)) { /* no output made for a trace unread */

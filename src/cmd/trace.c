@@ -105,18 +105,28 @@ static int parse_classes(const char *list, uint64_t *mask)
     return -1;
 }
 
+/* One argument of the command line as a shell reads it back: as it is, in '...', or, when it holds
+ * a control character, in $'...' with \xNN for it, so that the INFO block keeps one line per key
+ * and no reader prints an escape sequence of it. */
 static void append_quoted(char *buf, size_t len, const char *arg)
 {
     size_t l = strlen(buf);
-    int plain = *arg && !arg[strcspn(arg, " \t\n'\"\\$`*?;&|<>()[]{}!#~")];
-    if (plain) {
+    int plain = *arg && !arg[strcspn(arg, " \t\n'\"\\$`*?;&|<>()[]{}!#~")], ansi = 0;
+    for (const unsigned char *p = (const unsigned char *)arg; *p; p++)
+        ansi |= *p < 0x20 || *p == 0x7f;
+    if (plain && !ansi) {
         snprintf(buf + l, len - l, "%s%s", l ? " " : "", arg);
         return;
     }
-    snprintf(buf + l, len - l, "%s'", l ? " " : "");
-    for (const char *p = arg; *p; p++) {
+    snprintf(buf + l, len - l, "%s%s'", l ? " " : "", ansi ? "$" : "");
+    for (const unsigned char *p = (const unsigned char *)arg; *p; p++) {
         l = strlen(buf);
-        snprintf(buf + l, len - l, *p == '\'' ? "'\\''" : "%c", *p);
+        if (*p < 0x20 || *p == 0x7f)
+            snprintf(buf + l, len - l, "\\x%02x", *p);
+        else if (ansi && (*p == '\'' || *p == '\\'))
+            snprintf(buf + l, len - l, "\\%c", *p);
+        else
+            snprintf(buf + l, len - l, *p == '\'' ? "'\\''" : "%c", *p);
     }
     l = strlen(buf);
     snprintf(buf + l, len - l, "'");

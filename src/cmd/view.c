@@ -32,8 +32,12 @@ static void print_summary(struct ptt_reader *r, const char *path, const uint64_t
     const char *keys[] = {"command", "host", "start_time", "clock"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         const char *v = ptt_reader_info(r, keys[i]);
-        if (v)
-            printf("%-10s %s\n", keys[i], v);
+        if (!v)
+            continue;
+        char *shown = ptt_must(strdup(v)); /* a file not written by ptt trace may hold controls */
+        ptt_unctrl(shown, strlen(shown), 0);
+        printf("%-10s %s\n", keys[i], shown);
+        free(shown);
     }
     printf("duration:  %.6f s\n", (double)last_ns / 1e9);
     printf("threads:   %" PRIu64 "\n", ptt_reader_nthreads(r));
@@ -228,6 +232,7 @@ int cmd_view(int argc, char **argv)
     int rc = view_options(&o, argc, argv);
     if (rc < 0) {
         names = ptt_names_new();
+        ptt_names_raw(names, o.fmt == FMT_JSON); /* JSON escapes them itself */
         r = view_open(&o, names);
         rc = r && !ptt_term_open("view", &o.term) ? view_trace(&o, names, r) : PTT_EXIT_USAGE;
     }

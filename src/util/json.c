@@ -60,16 +60,16 @@ static void escape(struct ptt_obuf *b, unsigned c)
     b->len += 6;
 }
 
-/* Whether byte c is written as it is: printable ASCII, not a quote nor a backslash (nor, with
- * PTT_JSON_HTML, '<', '>', '&', DEL); by table, [html][c]: every byte of every string comes
+/* Whether byte c is written as it is: printable ASCII, not a quote nor a backslash nor DEL (nor,
+ * with PTT_JSON_HTML, '<', '>', '&'); by table, [html][c]: every byte of every string comes
  * here. */
 static unsigned char plain[2][256];
 
 static void plain_init(void)
 {
-    for (unsigned c = 0x20; c < 0x80; c++) {
+    for (unsigned c = 0x20; c < 0x7f; c++) {
         plain[0][c] = c != '"' && c != '\\';
-        plain[1][c] = plain[0][c] && c != '<' && c != '>' && c != '&' && c != 0x7f;
+        plain[1][c] = plain[0][c] && c != '<' && c != '>' && c != '&';
     }
 }
 
@@ -91,10 +91,15 @@ void ptt_json_put(struct ptt_obuf *b, const char *s, size_t n, unsigned flags)
             continue;
         }
         unsigned c = p[i];
-        if (c < 0x20 || c == '"' || c == '\\' ||
-            ((flags & PTT_JSON_HTML) && (c == '<' || c == '>' || c == '&' || c == 0x7f))) {
+        if (c < 0x20 || c == '"' || c == '\\' || c == 0x7f ||
+            ((flags & PTT_JSON_HTML) && (c == '<' || c == '>' || c == '&'))) {
             escape(b, c);
             i++;
+            continue;
+        }
+        if (c == 0xc2 && i + 1 < n && p[i + 1] >= 0x80 && p[i + 1] < 0xa0) {
+            escape(b, p[i + 1]); /* a C1 control, U+0080..U+009F: never raw to a terminal */
+            i += 2;
             continue;
         }
         size_t bad, len = ptt_utf8_seq(p + i, n - i, &bad);

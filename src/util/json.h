@@ -8,7 +8,7 @@
 
 #include "util/obuf.h"
 
-/* Also write '<', '>', '&' and DEL as \u00XX: the string is then safe inside an HTML <script>
+/* Also write '<', '>' and '&' as \u00XX: the string is then safe inside an HTML <script>
  * element (no "</script>", no "<!--"). */
 #define PTT_JSON_HTML 1u
 
@@ -17,7 +17,8 @@
  * surrogate, a code point above U+10FFFF, bytes 0xc0, 0xc1, 0xf5-0xff) becomes U+FFFD, one per
  * maximal ill-formed subpart (Unicode's recommended practice, as Python's decode does): names
  * are text for the reader, and the replacement character shows where a byte was lost. '"' and
- * '\\' are escaped, control characters as \b \f \n \r \t or \u00XX; '/' is left alone. */
+ * '\\' are escaped, control characters (C0, DEL and C1: none reaches a terminal that shows the
+ * output) as \b \f \n \r \t or \u00XX; '/' is left alone. */
 void ptt_json_strn(FILE *f, const char *s, size_t n, unsigned flags);
 
 /* The same into an output buffer (the writer itself: ptt_json_strn goes through it). */

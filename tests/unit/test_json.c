@@ -50,7 +50,9 @@ static void test_ascii(void **state)
     (void)state;
     check("", "\"\"");
     check("mutex queue_lock", "\"mutex queue_lock\"");
-    check("a/b <x> & 'y' ~\x7f", "\"a/b <x> & 'y' ~\x7f\""); /* '/' and DEL stay */
+    check("a/b <x> & 'y' ~", "\"a/b <x> & 'y' ~\"");    /* '/' stays */
+    check("del\x7f c1\xc2\x9b\xc2\x80\xc2\x9f\xc2\xa0", /* DEL, C1 escaped; U+00A0 is not C1 */
+          "\"del\\u007f c1\\u009b\\u0080\\u009f\xc2\xa0\"");
     check("q\"b\\", "\"q\\\"b\\\\\"");
 }
 
@@ -60,7 +62,7 @@ static void test_utf8_copied(void **state)
     check("w\xc3\xb6rker-\xc3\xbc", "\"w\xc3\xb6rker-\xc3\xbc\"");     /* 2 bytes */
     check("\xe7\xba\xbf\xe7\xa8\x8b", "\"\xe7\xba\xbf\xe7\xa8\x8b\""); /* 3 bytes */
     check("\xf0\x9f\x94\x92", "\"\xf0\x9f\x94\x92\"");                 /* 4 bytes */
-    check("\xc2\x80\xdf\xbf", "\"\xc2\x80\xdf\xbf\"");                 /* U+0080, U+07FF */
+    check("\xc2\xa0\xdf\xbf", "\"\xc2\xa0\xdf\xbf\"");                 /* U+00A0, U+07FF */
     check("\xe0\xa0\x80\xef\xbf\xbf", "\"\xe0\xa0\x80\xef\xbf\xbf\""); /* U+0800, U+FFFF */
     check("\xed\x9f\xbf\xee\x80\x80", "\"\xed\x9f\xbf\xee\x80\x80\""); /* around surrogates */
     check("\xf0\x90\x80\x80\xf4\x8f\xbf\xbf", "\"\xf0\x90\x80\x80\xf4\x8f\xbf\xbf\""); /* planes */
@@ -147,14 +149,14 @@ static size_t decode(const unsigned char *p, size_t n)
     return len;
 }
 
-/* Well-formed UTF-8 with no raw control character. */
+/* Well-formed UTF-8 with no raw control character (C0, DEL, or C1: U+0080..U+009F). */
 static int well_formed(const char *s)
 {
     const unsigned char *p = (const unsigned char *)s;
     size_t n = strlen(s);
     for (size_t i = 0; i < n;) {
         size_t len = decode(p + i, n - i);
-        if (!len || p[i] < 0x20)
+        if (!len || p[i] < 0x20 || p[i] == 0x7f || (p[i] == 0xc2 && p[i + 1] < 0xa0))
             return 0;
         i += len;
     }
