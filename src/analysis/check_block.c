@@ -45,6 +45,30 @@ static const struct ptt_held *holds(const struct cthread *th, uint64_t obj)
     return NULL;
 }
 
+/* A semaphore used as a lock (cobj.sem_lock) that th took and did not post: as held. */
+static int took_sem(struct ptt_check *c, const struct cthread *th, const struct ptt_open *o,
+                    struct ptt_held *as)
+{
+    if (o->in.info->okind != PTT_CLASS_sem)
+        return 0;
+    struct cobj *s = check_obj_find(c, th->pid, o->object);
+    if (!s || s->sem_lock != 1 || s->taker != th->tid)
+        return 0;
+    *as = (struct ptt_held){.object = o->object,
+                            .cls = PTT_CLASS_sem,
+                            .count = 1,
+                            .ns = s->taker_ns,
+                            .site = s->taker_site};
+    return 1;
+}
+
+/* What th holds of what o waits for: a lock, or a semaphore used as one (in *buf). */
+static const struct ptt_held *holds_for(struct ptt_check *c, const struct cthread *th,
+                                        const struct ptt_open *o, struct ptt_held *buf)
+{
+    return took_sem(c, th, o, buf) ? buf : holds(th, o->object);
+}
+
 static const struct ptt_open *blocked_call(const struct cthread *th)
 {
     if (th->ended || !th->final)
@@ -56,6 +80,12 @@ static int is_lock_wait(const struct ptt_open *o)
 {
     const struct ptt_evinfo *e = o->in.info;
     return e->role == PTT_ROLE_ACQUIRE && !(e->rflags & PTT_ROLEF_COUNTED);
+}
+
+static int is_sem_wait(const struct ptt_open *o)
+{
+    const struct ptt_evinfo *e = o->in.info;
+    return e->role == PTT_ROLE_ACQUIRE && e->okind == PTT_CLASS_sem;
 }
 
 static int is_join(const struct ptt_open *o)
@@ -70,6 +100,14 @@ static void wait_for(struct ptt_check *c, struct bnode *b)
     if (is_join(o)) {
         struct cthread *t = check_thread_of(c, b->th->pid, o->object);
         if (t && !t->ended)
+            b->out[b->nout++] = t;
+        return;
+    }
+    struct ptt_held sem;
+    if (is_sem_wait(o)) { /* one used as a lock: its taker, ended or not */
+        struct cobj *s = check_obj_find(c, b->th->pid, o->object);
+        struct cthread *t = s && s->taker ? check_thread(c, b->th->pid, s->taker) : NULL;
+        if (t && took_sem(c, t, o, &sem))
             b->out[b->nout++] = t;
         return;
     }
@@ -122,28 +160,35 @@ static void deadlock(struct ptt_check *c, struct bnode **cyc, size_t n)
         obj[i] = is_join(o) ? check_fthread_obj(c, f, cyc[(i + 1) % n]->th)
                             : check_fobject(f, cyc[i]->th->pid, cls_of(o), o->object);
     }
-    int w = 0;
+    int w = 0, sems = 0;
+    struct ptt_held buf;
     for (size_t i = 0; i < n && w < (int)sizeof f->summary; i++) {
         const struct ptt_open *o = cyc[i]->call;
         size_t next = (i + 1) % n;
+        const struct ptt_held *h = is_join(o) ? NULL : holds_for(c, cyc[next]->th, o, &buf);
+        sems += h && h->cls == PTT_CLASS_sem;
         if (is_join(o))
             w += snprintf(f->summary + w, sizeof f->summary - (size_t)w, "%s{t%zu} joins {t%zu}",
                           i ? "; " : "", i, next);
         else if (n == 1)
             w += snprintf(f->summary + w, sizeof f->summary - (size_t)w,
                           "{t0} waits for {o%d}, which it holds itself%s", obj[i],
-                          holds(cyc[i]->th, o->object)->shared ? " for reading" : "");
+                          h && h->shared ? " for reading" : "");
         else
             w += snprintf(f->summary + w, sizeof f->summary - (size_t)w,
                           "%s{t%zu} waits for {o%d}, held by {t%zu}", i ? "; " : "", i, obj[i],
                           next);
     }
+    if (sems && w < (int)sizeof f->summary) /* why a semaphore is said held */
+        snprintf(f->summary + w, sizeof f->summary - (size_t)w,
+                 " (a semaphore made with the value 1 and posted only by the thread that took it "
+                 "is a lock: held from its wait to its post)");
     for (size_t i = 0; i < n; i++) {
         const struct ptt_open *o = cyc[i]->call;
         struct cthread *th = cyc[i]->th;
         /* What it holds that the previous thread waits for, then its wait. */
         const struct ptt_open *prev = cyc[(i + n - 1) % n]->call;
-        const struct ptt_held *h = is_join(prev) ? NULL : holds(th, prev->object);
+        const struct ptt_held *h = is_join(prev) ? NULL : holds_for(c, th, prev, &buf);
         if (h)
             check_fstep(f, th->pid, th->tid, 0, h->shared ? "took for reading" : "took",
                         obj[(i + n - 1) % n], h->site, h->ns);
@@ -250,6 +295,8 @@ static int other_process(struct ptt_check *c, int32_t pid)
     return 0;
 }
 
+static void doing(struct ptt_finding *f, struct cthread *t, int object);
+
 /* Every thread blocked on the same object as b joins b's finding. */
 static void object_hang(struct ptt_check *c, struct blocked *bl, struct bnode *b, const char *what)
 {
@@ -280,6 +327,16 @@ static void object_hang(struct ptt_check *c, struct blocked *bl, struct bnode *b
         snprintf(f->summary, sizeof f->summary,
                  "%s at {o0} of count %llu: %u arrived, and no other thread will", many,
                  (unsigned long long)obj->bcount, waiters);
+    } else if (obj->cls == PTT_CLASS_sem && b->nout) { /* used as a lock: who took it */
+        struct cthread *t = b->out[0];
+        int k2 = check_fthread(f, t->pid, t->tid);
+        check_fstep(f, t->pid, t->tid, 0, "took", k, obj->taker_site, obj->taker_ns);
+        if (!t->ended)
+            doing(f, t, -1);
+        snprintf(f->summary, sizeof f->summary,
+                 "%s on {o0}, which {t%d} took and never posted%s (a semaphore made with the value "
+                 "1 and posted only by the thread that took it is a lock)",
+                 many, k2, t->ended ? ": it ended" : "");
     } else if (obj->cls == PTT_CLASS_sem) {
         snprintf(f->summary, sizeof f->summary,
                  "%s on {o0}, which no thread posts any more (%llu posts in all)", many,
@@ -355,7 +412,10 @@ static void find_hangs(struct ptt_check *c, struct blocked *bl)
     for (size_t i = 0; i < bl->n; i++) {
         struct bnode *b = &bl->v[i];
         const char *what = hang_kind(b->call);
-        if (!b->reported && what && hung(bl, b->th->proc))
+        struct bnode *taker = is_sem_wait(b->call) && b->nout ? node_of(bl, b->out[0]) : NULL;
+        if (taker && taker->reported)
+            b->reported = 1; /* it follows from the taker's finding, as a join would */
+        else if (!b->reported && what && hung(bl, b->th->proc))
             object_hang(c, bl, b, what);
     }
     for (size_t i = 0; i < bl->n; i++) { /* after the others: a join of a hung thread is not */

@@ -71,6 +71,13 @@ struct cobj {
     int32_t last_unlock_tid; /* its last unlock */
     uint64_t last_unlock_site;
     int64_t last_unlock_ns;
+    /* A semaphore used as a lock (CPython's locks are): made with the value 1, never seen above
+     * it, every post by the thread whose wait took it last. 0: not known yet (no sem_init seen,
+     * no post yet), 1: so far, -1: not. Its taker is then the thread a waiter waits for. */
+    int sem_lock;
+    int32_t taker; /* the thread whose wait took it last, 0 once posted */
+    uint64_t taker_site;
+    int64_t taker_ns;
 };
 
 #define PTT_CHECK_OCACHE 256

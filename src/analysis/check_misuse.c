@@ -531,6 +531,27 @@ static void forget_signals(struct cobj *o)
     o->signal_call = 0;
 }
 
+/* A semaphore's wait or post returned without an error: who took it, and whether it is still used
+ * as a lock (cobj.sem_lock). */
+static void sem_done(struct cthread *th, const struct ptt_ev *out, const struct ptt_open *call,
+                     struct cobj *o)
+{
+    const struct ptt_evinfo *in = call->in.info;
+    if ((int64_t)ptt_ev_role(out, PTT_RF_VALUE, 0) > 1 || o->shared)
+        o->sem_lock = -1; /* counts more than one: not a lock */
+    if (in->role == PTT_ROLE_ACQUIRE) {
+        o->taker = th->tid;
+        o->taker_site = call->site;
+        o->taker_ns = out->ns;
+    } else if (in->role == PTT_ROLE_SIGNAL) {
+        if (o->taker != th->tid)
+            o->sem_lock = -1; /* posted by another thread than its taker: a signal */
+        else if (!o->sem_lock)
+            o->sem_lock = 1;
+        o->taker = 0;
+    }
+}
+
 /* A call returned without an error: what it made of its object. */
 static void call_done(struct ptt_check *c, struct cthread *th, const struct ptt_ev *out,
                       const struct ptt_open *call)
@@ -559,6 +580,11 @@ static void call_done(struct ptt_check *c, struct cthread *th, const struct ptt_
          * Not a sem_open: of a name already open, it gives the same semaphore again. */
         if (out->id != PTT_EV_SEM_OPEN_OUT)
             forget_signals(o);
+        if (in->okind == PTT_CLASS_sem)
+            o->sem_lock = !o->shared && ptt_ev_role(&call->in, PTT_RF_VALUE, 0) == 1 ? 1 : -1;
+        o->taker = 0;
+    } else if (in->okind == PTT_CLASS_sem) {
+        sem_done(th, out, call, o);
     } else if (in->role == PTT_ROLE_DESTROY) {
         o->destroyed = 1;
         o->destroy_ns = call->in.ns;

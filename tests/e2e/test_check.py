@@ -159,6 +159,37 @@ def test_trace_check(tmp_path):
     assert p.returncode == 0 and p.stderr.splitlines()[-1].endswith("nothing found")
 
 
+PY_ABBA = """
+import threading
+a, b, both = threading.Lock(), threading.Lock(), threading.Barrier(2)
+def one():
+    with a:
+        both.wait()
+        with b: pass
+def two():
+    with b:
+        both.wait()
+        with a: pass
+ts = [threading.Thread(target=f) for f in (one, two)]
+[t.start() for t in ts]
+[t.join() for t in ts]
+"""
+
+
+def test_python_deadlock(tmp_path):
+    """CPython 3.11's threading.Lock is a semaphore made with the value 1: an ABBA deadlock of
+    two Python threads is told as a deadlock of two semaphores, each held by the other thread
+    (check_sem_lock_abba is its C form); main's join, which waits for a lock the first thread
+    holds, follows from it and is no finding of its own."""
+    t = ptt_trace(tmp_path, ["python3", "-c", PY_ABBA], opts=HANG_OPTS, rc=137)
+    doc = check_json(t.path)
+    assert [f["kind"] for f in doc["findings"]] == ["deadlock"], doc["findings"]
+    f = doc["findings"][0]
+    assert len(f["threads"]) == 2 and [o["type"] for o in f["objects"]] == ["sem"] * 2
+    assert "a semaphore made with the value 1" in f["summary"]
+    assert [s["action"] for s in f["steps"]] == ["took", "waits for"] * 2
+
+
 @pytest.mark.parametrize("args,msg", [
     ([], "ptt.data: No such file or directory (the default trace file"),
     (["a", "b"], "one trace file at a time"),
