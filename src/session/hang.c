@@ -17,6 +17,7 @@
 #include "analysis/names.h"
 #include "analysis/tracker.h"
 #include "export/textfmt.h"
+#include "ptt_fields.h"
 #include "util/hmap.h"
 #include "util/util.h"
 
@@ -52,6 +53,9 @@ struct stream {
      * which the thread writes only once that event is done. pdec: its decoding, NULL: none. */
     struct ptt_dec *pdec;
     uint32_t pseq, poff;
+    /* The semaphores it took and did not post, of those that may be locks (sem_taken). */
+    struct ptt_held *sems;
+    unsigned nsems, sems_cap;
 };
 
 /* A sub-buffer of the pool as last looked at. */
@@ -95,6 +99,9 @@ struct ptt_hang {
     struct ptt_hmap kept; /* (pid, tid) of threads that ended holding something: named for good */
     struct ptt_hmap blocked; /* (pid, tid) of threads blocked in a call, at the last settled look */
     struct ptt_hmap cycles;  /* (pid, tid) of the deadlocks reported, by their first thread */
+    /* (pid, sem) -> struct sem_kind. As ptt check's cobj.sem_lock, but from each thread's own
+     * events, which the watch reads thread by thread, not in time order. */
+    struct ptt_hmap sem_kind;
     uint32_t n;
     struct peek p[];
 };
@@ -169,13 +176,121 @@ static void name_started(struct ptt_hang *h)
     h->nunnamed = k;
 }
 
+/* ---- semaphores used as locks (CPython's): who took one, for a wait on it ---- */
+
+enum { SEM_LOCK = 1, SEM_NOT_LOCK = 2, MAX_SEMS = 64 };
+
+/* SEM_LOCK: made with the value 1 (at ticks), a lock as far as seen; SEM_NOT_LOCK: made with
+ * another value or shared, or posted (at ticks) by a thread that had not taken it. The threads'
+ * events come thread by thread: the time says which of a sem_init and a post came last. */
+struct sem_kind {
+    uint64_t kind, ticks;
+};
+
+static struct sem_kind *sem_kind(struct ptt_hang *h, int32_t pid, uint64_t sem, int add)
+{
+    return ptt_hmap_get(&h->sem_kind, ptt_key2((uint64_t)(uint32_t)pid, sem),
+                        add ? sizeof(struct sem_kind) : 0);
+}
+
+/* What a sem_init (kind, at ticks), or a post by a thread that had not taken it (SEM_NOT_LOCK),
+ * tells of sem, unless a later one told otherwise. */
+static void sem_learn(struct ptt_hang *h, int32_t pid, uint64_t sem, uint64_t kind, uint64_t ticks)
+{
+    struct sem_kind *k = sem_kind(h, pid, sem, 1);
+    if (!k->kind || (int64_t)(ticks - k->ticks) >= 0)
+        *k = (struct sem_kind){kind, ticks};
+}
+
+static int sem_is_lock(struct ptt_hang *h, int32_t pid, uint64_t sem)
+{
+    const struct sem_kind *k = sem_kind(h, pid, sem, 0);
+    return k && k->kind == SEM_LOCK;
+}
+
+static struct ptt_held *sem_held(struct stream *s, uint64_t sem)
+{
+    for (unsigned i = 0; i < s->nsems; i++)
+        if (s->sems[i].object == sem)
+            return &s->sems[i];
+    return NULL;
+}
+
+/* s took sem (a wait returned 0): kept unless known not to be a lock; the list is pruned of
+ * those found not to be since, and bounded (the oldest go). */
+static void sem_taken(struct ptt_hang *h, struct stream *s, const struct ptt_open *c,
+                      uint64_t ticks)
+{
+    const struct sem_kind *k = sem_kind(h, s->pid, c->object, 0);
+    if ((k && k->kind == SEM_NOT_LOCK) || sem_held(s, c->object))
+        return;
+    unsigned j = 0;
+    for (unsigned i = 0; i < s->nsems; i++)
+        if (!(k = sem_kind(h, s->pid, s->sems[i].object, 0)) || k->kind != SEM_NOT_LOCK)
+            s->sems[j++] = s->sems[i];
+    s->nsems = j;
+    if (s->nsems == MAX_SEMS)
+        memmove(s->sems, s->sems + 1, --s->nsems * sizeof *s->sems);
+    if (s->nsems == s->sems_cap) {
+        unsigned cap = s->sems_cap ? 2 * s->sems_cap : 4;
+        struct ptt_held *v = realloc(s->sems, cap * sizeof *v);
+        if (!v)
+            return; /* not followed: no holder said */
+        s->sems = v;
+        s->sems_cap = cap;
+    }
+    s->sems[s->nsems++] = (struct ptt_held){
+        .object = c->object, .cls = PTT_CLASS_sem, .count = 1, .ticks = ticks, .site = c->site};
+}
+
+/* A semaphore call of s returned 0 (c: the call, out: its OUT). */
+static void sem_call(struct ptt_hang *h, struct stream *s, const struct ptt_open *c,
+                     const struct ptt_ev *out)
+{
+    const struct ptt_evinfo *in = c->in.info;
+    if (c->in.id == PTT_EV_SEM_INIT_IN) {
+        int lock = ptt_ev_arg(&c->in, PTT_F(SEM_INIT_IN, value), 0) == 1 &&
+                   !ptt_ev_arg(&c->in, PTT_F(SEM_INIT_IN, pshared), 0);
+        sem_learn(h, s->pid, c->object, lock ? SEM_LOCK : SEM_NOT_LOCK, c->in.ticks);
+    } else if (c->in.id == PTT_EV_SEM_DESTROY_IN) {
+        ptt_hmap_del(&h->sem_kind, ptt_key2((uint64_t)(uint32_t)s->pid, c->object));
+    } else if (in->role == PTT_ROLE_ACQUIRE) {
+        sem_taken(h, s, c, out->ticks);
+    } else if (in->role == PTT_ROLE_SIGNAL) {
+        struct ptt_held *x = sem_held(s, c->object);
+        if (x)
+            *x = s->sems[--s->nsems];
+        else /* posted by a thread that had not taken it: a signal, not an unlock */
+            sem_learn(h, s->pid, c->object, SEM_NOT_LOCK, c->in.ticks);
+    }
+}
+
+/* The thread (of the watch's) that holds sem, a semaphore used as a lock, or NULL. */
+static struct stream *sem_holder(struct ptt_hang *h, int32_t pid, uint64_t sem)
+{
+    if (!sem_is_lock(h, pid, sem))
+        return NULL;
+    for (size_t i = 0; i < h->streams.cap; i++) {
+        struct stream *s = ptt_hmap_slot(&h->streams, i);
+        if (s && s->pid == pid && !s->execd && sem_held(s, sem))
+            return s;
+    }
+    return NULL;
+}
+
 static void track_ev(struct ptt_hang *h, struct stream *s, struct ptt_ev *ev)
 {
     ptt_names_event(h->names, ev);
     if (ev->id == PTT_EV_THREAD_START && !ptt_names_thread(h->names, ev->pid, ev->tid))
         name_later(h, ev);
+    struct ptt_track res;
     if (!ev->nested) /* a signal handler's calls return before its thread goes on */
-        ptt_tracker_feed(s->calls, ev, NULL);
+        ptt_tracker_feed(s->calls, ev, &res);
+    if (!ev->nested && (res.what & PTT_TRK_CLOSED) && !res.unfinished && res.nclosed &&
+        !res.closed[0].frame && res.closed[0].in.info &&
+        res.closed[0].in.info->okind == PTT_CLASS_sem && ev->info->kind == PTT_KIND_OUT &&
+        ptt_ev_role(ev, PTT_RF_STATUS, 1) == 0)
+        sem_call(h, s, &res.closed[0], ev);
     if (!ev->nested && ev->info && ev->info->role == PTT_ROLE_THREAD_END)
         s->ended = 1;
 }
@@ -468,6 +583,9 @@ static void retire(struct ptt_hang *h, struct stream *s)
         ptt_hmap_get(&h->kept, key, 1);
     }
     s->calls = NULL;
+    free(s->sems);
+    s->sems = NULL;
+    s->nsems = s->sems_cap = 0;
     free(s->dec);
     s->dec = NULL;
     free(s->pdec);
@@ -750,31 +868,44 @@ static const char *class_name(int number)
     return "object";
 }
 
-/* What a blocked thread holds, one line each: "holds mutex a, taken at abba.c:11". */
-static void print_held(FILE *f, struct ptt_hang *h, struct ptt_tthread *th)
+/* One line of what a blocked thread holds: "holds mutex a, taken at abba.c:11". */
+static void print_one_held(FILE *f, struct ptt_hang *h, int32_t pid, const struct ptt_held *x)
 {
-    for (unsigned i = 0; i < th->nheld; i++) {
-        const struct ptt_held *x = &th->held[i];
-        const char *name = ptt_names_object(h->names, th->pid, x->object);
-        char ob[300], sb[300];
-        if (name)
-            snprintf(ob, sizeof ob, "%s %s", class_name(x->cls), name);
-        else
-            snprintf(ob, sizeof ob, "%s 0x%llx", class_name(x->cls), (unsigned long long)x->object);
-        fprintf(f, "ptt:     holds %s%s", ob, x->shared ? " for reading" : "");
-        if (x->count > 1)
-            fprintf(f, " (%u times)", x->count);
-        fprintf(f, "%s%s\n", x->site ? ", taken" : "",
-                site_text(h, th->pid, x->site, sb, sizeof sb));
-    }
+    const char *name = ptt_names_object(h->names, pid, x->object);
+    char ob[300], sb[300];
+    if (name)
+        snprintf(ob, sizeof ob, "%s %s", class_name(x->cls), name);
+    else
+        snprintf(ob, sizeof ob, "%s 0x%llx", class_name(x->cls), (unsigned long long)x->object);
+    fprintf(f, "ptt:     holds %s%s", ob, x->shared ? " for reading" : "");
+    if (x->count > 1)
+        fprintf(f, " (%u times)", x->count);
+    fprintf(f, "%s%s\n", x->site ? ", taken" : "", site_text(h, pid, x->site, sb, sizeof sb));
 }
 
-/* A join's owner: the thread it waits for, as its pthread_t names it now. */
+/* What a blocked thread holds, one line each: its locks, then the semaphores it took that are
+ * used as locks. */
+static void print_held(FILE *f, struct ptt_hang *h, struct stream *s)
+{
+    for (unsigned i = 0; i < s->calls->nheld; i++)
+        print_one_held(f, h, s->pid, &s->calls->held[i]);
+    for (unsigned i = 0; i < s->nsems; i++)
+        if (sem_is_lock(h, s->pid, s->sems[i].object))
+            print_one_held(f, h, s->pid, &s->sems[i]);
+}
+
+/* A join's owner: the thread it waits for, as its pthread_t names it now. A semaphore's, when
+ * it is used as a lock: the thread that holds it now. */
 static void join_owner(struct ptt_hang *h, const struct stream *s, struct ptt_open *c)
 {
-    if (!c->owner && is_join(c->in.info))
+    const struct ptt_evinfo *in = c->in.info;
+    if (!c->owner && is_join(in))
         c->owner = (uint64_t)(int64_t)ptt_names_pthread(
-            h->names, s->pid, ptt_ev_arg(&c->in, (unsigned)shown_field(c->in.info), 0));
+            h->names, s->pid, ptt_ev_arg(&c->in, (unsigned)shown_field(in), 0));
+    if (in && in->okind == PTT_CLASS_sem && in->role == PTT_ROLE_ACQUIRE) {
+        const struct stream *t = sem_holder(h, s->pid, c->object);
+        c->owner = t ? (uint64_t)(int64_t)t->tid : 0;
+    }
 }
 
 struct report {
@@ -801,7 +932,7 @@ static void report_thread(struct ptt_hang *h, struct stream *s, struct ptt_open 
             site_text(h, s->pid, c->site, sb, sizeof sb), (double)since / 1e9);
     print_owner(f, h, c, s->pid);
     fputc('\n', f);
-    print_held(f, h, s->calls);
+    print_held(f, h, s);
     uint16_t id = PTT_EV_HANG_BLOCKED;
     unsigned na = 5;
     uint64_t b[5] = {(uint64_t)(int64_t)s->tid, c->in.id, object, c->owner, since};
@@ -926,7 +1057,9 @@ unsigned ptt_hang_deadlocks(struct ptt_hang *h, struct ptt_daemon *d, FILE *f, u
             &w.at, ptt_key2((uint64_t)(uint32_t)w.v[k].s->pid, (uint64_t)(uint32_t)c->owner), 0);
         /* A lock's owner as its wait began: an edge only while that thread holds it still (it
          * may have changed hands since, the waiter waiting on) */
-        if (j && !is_join(c->in.info) && !ptt_tthread_holds(w.v[*j - 1].s->calls, c->object))
+        struct stream *o = j ? w.v[*j - 1].s : NULL;
+        if (o && !is_join(c->in.info) && !ptt_tthread_holds(o->calls, c->object) &&
+            !(c->in.info->okind == PTT_CLASS_sem && sem_held(o, c->object)))
             j = NULL;
         w.v[k].next = j ? (int32_t)*j - 1 : -1;
     }
@@ -1073,6 +1206,7 @@ const char *ptt_hang_stopped(const struct ptt_hang *h)
 
 static void stream_free(void *p)
 {
+    free(((struct stream *)p)->sems);
     free(((struct stream *)p)->dec);
     free(((struct stream *)p)->pdec);
 }
@@ -1087,6 +1221,7 @@ void ptt_hang_free(struct ptt_hang *h)
         ptt_hmap_free(&h->kept, NULL);
         ptt_hmap_free(&h->blocked, NULL);
         ptt_hmap_free(&h->cycles, NULL);
+        ptt_hmap_free(&h->sem_kind, NULL);
         free(h->unnamed);
         ptt_tracker_free(h->calls);
         ptt_names_free(h->names);

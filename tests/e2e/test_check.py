@@ -180,7 +180,8 @@ def test_python_deadlock(tmp_path):
     """CPython 3.11's threading.Lock is a semaphore made with the value 1: an ABBA deadlock of
     two Python threads is told as a deadlock of two semaphores, each held by the other thread
     (check_sem_lock_abba is its C form); main's join, which waits for a lock the first thread
-    holds, follows from it and is no finding of its own."""
+    holds, follows from it and is no finding of its own. ptt trace's live report says who holds
+    each lock the three threads wait for."""
     t = ptt_trace(tmp_path, ["python3", "-c", PY_ABBA], opts=HANG_OPTS, rc=137)
     doc = check_json(t.path)
     assert [f["kind"] for f in doc["findings"]] == ["deadlock"], doc["findings"]
@@ -188,6 +189,11 @@ def test_python_deadlock(tmp_path):
     assert len(f["threads"]) == 2 and [o["type"] for o in f["objects"]] == ["sem"] * 2
     assert "a semaphore made with the value 1" in f["summary"]
     assert [s["action"] for s in f["steps"]] == ["took", "waits for"] * 2
+    # The live report: every thread (main in its join) waits for a lock a worker holds.
+    blocked = [ln for ln in t.stderr.splitlines() if ln.startswith("ptt:   pid ")]
+    assert len(blocked) == 3 and all(
+        re.search(r": in sem_wait \(sem .*, held by thread pythread_wrapper(#2)? \(\d+\)$", ln)
+        for ln in blocked), t.stderr
 
 
 @pytest.mark.parametrize("args,msg", [

@@ -13,8 +13,8 @@ import time
 
 import pytest
 
-from conftest import (PTT, E, check_calls, parse_output, prog, ptt_trace, run, summary_counts,
-                      trace_prog, view)
+from conftest import (PROGS, PTT, SOURCE, E, check_calls, parse_output, prog, ptt_trace, run,
+                      summary_counts, trace_prog, view)
 from names_util import ptt_ok, site_lines, stat_json
 from robust_util import DEADLOCK_REPORT, Live, abba_gone_quiet, ctl_ok, status_fields
 from test_readahead import sanitized
@@ -191,6 +191,43 @@ def rwlock_hang(tmp_path, rounds=0, opts=()):
         f"{head} w ({w}): in pthread_rwlock_wrlock (rwlock rw) at rwlock_hang.c:{L['w_wrlock']} "
         f"for D s, {readers}": (),
     }
+
+
+def test_semaphore_lock_holders(tmp_path):
+    """Semaphores used as locks (made with the value 1, posted only by the thread that took them:
+    CPython's locks): the report says which thread holds the one each thread waits for, and what
+    each holds, as for mutexes (tests/progs/check/check_sem_lock_abba.c); the HANG_BLOCKED events
+    name the holder. A semaphore posted by another thread than its taker is a signal: no holder
+    (check_sem_signal_hang.c)."""
+    check = PROGS / "check"
+    t = ptt_trace(tmp_path, [check / "check_sem_lock_abba"],
+                  opts=["--hang-timeout=0.5", "--kill-on-hang"], rc=137)
+    _, out = parse_output(t.stdout)
+    t1, t2 = out["tid_t1"], out["tid_t2"]
+    lines = report(t.stderr, 0.5)
+    pid = next(e.pid for e in t.events if e.name == "HANG_BLOCKED")
+    src, head = "check_sem_lock_abba.c", f"ptt:   pid {pid} thread"
+    L = check_marks(src)
+    assert lines[f"{head} t1 ({t1}): in sem_wait (sem sb) at {src}:{L['t1_wait_b']} for D s, "
+                 f"held by thread t2 ({t2})"] == (f"{HELD_PREFIX}sem sa, taken at {src}:"
+                                                  f"{L['t1_take_a']}",)
+    assert lines[f"{head} t2 ({t2}): in sem_wait (sem sa) at {src}:{L['t2_wait_a']} for D s, "
+                 f"held by thread t1 ({t1})"] == (f"{HELD_PREFIX}sem sb, taken at {src}:"
+                                                  f"{L['t2_take_b']}",)
+    blocked = {e.fields[0]: e.fields[1:4] for e in t.events if e.name == "HANG_BLOCKED"}
+    assert blocked[t1] == ("SEM_WAIT_IN", out["sb"], t2)
+    assert blocked[t2] == ("SEM_WAIT_IN", out["sa"], t1)
+    t = ptt_trace(tmp_path, [check / "check_sem_signal_hang"], name="s.ptt",
+                  opts=["--hang-timeout=0.5", "--kill-on-hang"], rc=137)
+    lines = report(t.stderr, 0.5, blocked=1)
+    assert list(lines.values()) == [()]
+    assert list(lines)[0].endswith(" for D s"), lines
+
+
+def check_marks(name):
+    """{NAME: line} of the /* check:NAME */ comments of tests/progs/check/NAME."""
+    text = (SOURCE / "tests" / "progs" / "check" / name).read_text().splitlines()
+    return {k: no for no, line in enumerate(text, 1) for k in re.findall(r"/\* check:(\w+) \*/", line)}
 
 
 def test_rwlock_readers_named(tmp_path):
