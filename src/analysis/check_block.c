@@ -107,7 +107,10 @@ static void wait_for(struct ptt_check *c, struct bnode *b)
     if (is_sem_wait(o)) { /* one used as a lock: its taker, ended or not */
         struct cobj *s = check_obj_find(c, b->th->pid, o->object);
         struct cthread *t = s && s->taker ? check_thread(c, b->th->pid, s->taker) : NULL;
-        if (t && took_sem(c, t, o, &sem))
+        /* A thread waiting for one it took itself is a relock only if it was used as a lock
+         * before: a fresh one taken then waited for is how CPython's Condition waits (another
+         * thread posts it). A wait with a time limit ends by itself. */
+        if (t && took_sem(c, t, o, &sem) && (t != b->th || s->taker_posted) && !ptt_open_timed(o))
             b->out[b->nout++] = t;
         return;
     }
@@ -407,16 +410,34 @@ static void orphan_hang(struct ptt_check *c, struct bnode *b)
     b->reported = 1;
 }
 
+/* A wait for a semaphore-lock whose taker (blocked) is in a finding follows from it, as a join
+ * would; to a fixed point, so that the order of the threads does not matter. */
+static void follow_takers(struct blocked *bl)
+{
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (size_t i = 0; i < bl->n; i++) {
+            struct bnode *b = &bl->v[i];
+            struct bnode *t =
+                !b->reported && is_sem_wait(b->call) && b->nout ? node_of(bl, b->out[0]) : NULL;
+            if (t && t->reported)
+                b->reported = changed = 1;
+        }
+    }
+}
+
 static void find_hangs(struct ptt_check *c, struct blocked *bl)
 {
-    for (size_t i = 0; i < bl->n; i++) {
-        struct bnode *b = &bl->v[i];
-        const char *what = hang_kind(b->call);
-        struct bnode *taker = is_sem_wait(b->call) && b->nout ? node_of(bl, b->out[0]) : NULL;
-        if (taker && taker->reported)
-            b->reported = 1; /* it follows from the taker's finding, as a join would */
-        else if (!b->reported && what && hung(bl, b->th->proc))
-            object_hang(c, bl, b, what);
+    for (int takers = 0; takers < 2; takers++) { /* the waits for a semaphore-lock's taker last */
+        if (takers)
+            follow_takers(bl);
+        for (size_t i = 0; i < bl->n; i++) {
+            struct bnode *b = &bl->v[i];
+            const char *what = hang_kind(b->call);
+            if (!b->reported && what && (is_sem_wait(b->call) && b->nout) == takers &&
+                hung(bl, b->th->proc))
+                object_hang(c, bl, b, what);
+        }
     }
     for (size_t i = 0; i < bl->n; i++) { /* after the others: a join of a hung thread is not */
         struct bnode *b = &bl->v[i];

@@ -75,7 +75,8 @@ struct cobj {
      * it, every post by the thread whose wait took it last. 0: not known yet (no sem_init seen,
      * no post yet), 1: so far, -1: not. Its taker is then the thread a waiter waits for. */
     int sem_lock;
-    int32_t taker; /* the thread whose wait took it last, 0 once posted */
+    int32_t taker;    /* the thread whose wait took it last, 0 once posted */
+    int taker_posted; /* a taker posted it once: used as a lock, not only made as one */
     uint64_t taker_site;
     int64_t taker_ns;
 };

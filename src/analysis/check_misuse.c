@@ -548,6 +548,7 @@ static void sem_done(struct cthread *th, const struct ptt_ev *out, const struct 
             o->sem_lock = -1; /* posted by another thread than its taker: a signal */
         else if (!o->sem_lock)
             o->sem_lock = 1;
+        o->taker_posted |= o->taker == th->tid;
         o->taker = 0;
     }
 }
@@ -583,7 +584,9 @@ static void call_done(struct ptt_check *c, struct cthread *th, const struct ptt_
         if (in->okind == PTT_CLASS_sem)
             o->sem_lock = !o->shared && ptt_ev_role(&call->in, PTT_RF_VALUE, 0) == 1 ? 1 : -1;
         o->taker = 0;
-    } else if (in->okind == PTT_CLASS_sem) {
+        o->taker_posted = 0;
+    } else if (in->okind == PTT_CLASS_sem &&
+               (in->role == PTT_ROLE_ACQUIRE || in->role == PTT_ROLE_SIGNAL)) {
         sem_done(th, out, call, o);
     } else if (in->role == PTT_ROLE_DESTROY) {
         o->destroyed = 1;

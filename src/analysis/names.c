@@ -699,36 +699,30 @@ void ptt_names_raw(struct ptt_names *n, int raw)
     n->raw = raw;
 }
 
-/* A byte that must not reach a terminal as it is: a C0 control or DEL. The C1 controls, which
- * UTF-8 spells C2 80..C2 9F (0x9B is a CSI to many terminals), are caught by their lead byte. */
-static int unsafe_at(const unsigned char *s, size_t i)
-{
-    return s[i] < 0x20 || s[i] == 0x7f || (s[i] == 0xc2 && s[i + 1] >= 0x80 && s[i + 1] < 0xa0);
-}
-
-/* name as it is shown: the same string when it holds no control character, else a copy (kept
- * as long as n) with each such byte as \xNN, as ptt view shows a string field's. */
+/* name as it is shown: the same string when it holds nothing a terminal must not be given
+ * (ptt_term_char), else a copy (kept as long as n) with each such byte as \xNN, as ptt view
+ * shows a string field's. */
 static const char *shown(const struct ptt_names *cn, const char *name)
 {
     struct ptt_names *n = (struct ptt_names *)cn;
-    const unsigned char *u = (const unsigned char *)name;
-    size_t len = 0, bad = 0;
-    for (; name && u[len]; len++)
-        bad += (size_t)unsafe_at(u, len);
+    size_t len = name ? strlen(name) : 0, bad = 0;
+    for (size_t i = 0, k; i < len; i += k) {
+        int unsafe;
+        k = ptt_term_char(name, len, i, &unsafe);
+        bad += unsafe ? k : 0;
+    }
     if (!bad || n->raw)
         return name;
     struct entry *e = map_get(&n->shown, ptt_key_str(name), 1);
     if (e->str)
         return strcmp(e->str, name) ? "?" : e->str + len + 1; /* "?": two names, one hash */
-    char *t = ptt_must(malloc(len + 1 + len + 6 * bad + 1)), *o = t + len + 1;
+    char *t = ptt_must(malloc(len + 1 + len + 3 * bad + 1)), *o = t + len + 1;
     memcpy(t, name, len + 1);
-    for (size_t i = 0; i < len; i++) {
-        if (!unsafe_at(u, i))
-            *o++ = (char)u[i];
-        else if (u[i] == 0xc2) /* a C1 control: both its bytes */
-            o += sprintf(o, "\\x%02x\\x%02x", u[i], u[i + 1]), i++;
-        else
-            o += sprintf(o, "\\x%02x", u[i]);
+    for (size_t i = 0, k; i < len; i += k) {
+        int unsafe;
+        k = ptt_term_char(name, len, i, &unsafe);
+        for (size_t j = i; j < i + k; j++)
+            o += unsafe ? sprintf(o, "\\x%02x", (unsigned char)name[j]) : (*o = name[j], 1);
     }
     *o = 0;
     e->str = t;

@@ -106,27 +106,36 @@ static int parse_classes(const char *list, uint64_t *mask)
 }
 
 /* One argument of the command line as a shell reads it back: as it is, in '...', or, when it holds
- * a control character, in $'...' with \xNN for it, so that the INFO block keeps one line per key
- * and no reader prints an escape sequence of it. */
+ * a control character or bytes that are not UTF-8 (ptt_term_char), in $'...' with \xNN for each
+ * of their bytes, so that the INFO block keeps one line per key and no reader prints an escape
+ * sequence of it. */
 static void append_quoted(char *buf, size_t len, const char *arg)
 {
-    size_t l = strlen(buf);
+    size_t l = strlen(buf), n = strlen(arg);
     int plain = *arg && !arg[strcspn(arg, " \t\n'\"\\$`*?;&|<>()[]{}!#~")], ansi = 0;
-    for (const unsigned char *p = (const unsigned char *)arg; *p; p++)
-        ansi |= *p < 0x20 || *p == 0x7f;
+    for (size_t i = 0, k; i < n; i += k) {
+        int unsafe;
+        k = ptt_term_char(arg, n, i, &unsafe);
+        ansi |= unsafe;
+    }
     if (plain && !ansi) {
         snprintf(buf + l, len - l, "%s%s", l ? " " : "", arg);
         return;
     }
     snprintf(buf + l, len - l, "%s%s'", l ? " " : "", ansi ? "$" : "");
-    for (const unsigned char *p = (const unsigned char *)arg; *p; p++) {
-        l = strlen(buf);
-        if (*p < 0x20 || *p == 0x7f)
-            snprintf(buf + l, len - l, "\\x%02x", *p);
-        else if (ansi && (*p == '\'' || *p == '\\'))
-            snprintf(buf + l, len - l, "\\%c", *p);
-        else
-            snprintf(buf + l, len - l, *p == '\'' ? "'\\''" : "%c", *p);
+    for (size_t i = 0, k; i < n; i += k) {
+        int unsafe;
+        k = ptt_term_char(arg, n, i, &unsafe);
+        for (size_t j = i; j < i + k; j++) {
+            unsigned char c = (unsigned char)arg[j];
+            l = strlen(buf);
+            if (unsafe)
+                snprintf(buf + l, len - l, "\\x%02x", c);
+            else if (ansi && (c == '\'' || c == '\\'))
+                snprintf(buf + l, len - l, "\\%c", c);
+            else
+                snprintf(buf + l, len - l, c == '\'' ? "'\\''" : "%c", c);
+        }
     }
     l = strlen(buf);
     snprintf(buf + l, len - l, "'");

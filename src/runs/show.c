@@ -162,8 +162,13 @@ void runs_findings_text(FILE *f, struct runs_db *d, long long run, const char *t
                         const char *indent)
 {
     sqlite3_stmt *st = findings_of(d, run, test);
-    while (st && runs_step(d, st) > 0)
-        fprintf(f, "%s%s: %s\n", indent, runs_col(st, 0), runs_col(st, 2));
+    while (st && runs_step(d, st) > 0) {
+        /* a summary names the program's threads and objects as it named them (JSON's) */
+        char *summary = ptt_must(strdup(runs_col(st, 2)));
+        ptt_unctrl(summary, strlen(summary), 0);
+        fprintf(f, "%s%s: %s\n", indent, runs_col(st, 0), summary);
+        free(summary);
+    }
     sqlite3_finalize(st);
 }
 

@@ -182,9 +182,12 @@ enum { SEM_LOCK = 1, SEM_NOT_LOCK = 2, MAX_SEMS = 64 };
 
 /* SEM_LOCK: made with the value 1 (at ticks), a lock as far as seen; SEM_NOT_LOCK: made with
  * another value or shared, or posted (at ticks) by a thread that had not taken it. The threads'
- * events come thread by thread: the time says which of a sem_init and a post came last. */
+ * events come thread by thread: the time says which of a sem_init and a post came last. init:
+ * its last sem_init (a take before is of the semaphore that was at the address before); posted:
+ * a taker posted it (used as a lock, not only made as one). */
 struct sem_kind {
-    uint64_t kind, ticks;
+    uint64_t kind, ticks, init;
+    int posted;
 };
 
 static struct sem_kind *sem_kind(struct ptt_hang *h, int32_t pid, uint64_t sem, int add)
@@ -198,14 +201,18 @@ static struct sem_kind *sem_kind(struct ptt_hang *h, int32_t pid, uint64_t sem, 
 static void sem_learn(struct ptt_hang *h, int32_t pid, uint64_t sem, uint64_t kind, uint64_t ticks)
 {
     struct sem_kind *k = sem_kind(h, pid, sem, 1);
-    if (!k->kind || (int64_t)(ticks - k->ticks) >= 0)
-        *k = (struct sem_kind){kind, ticks};
+    if (!k->kind || (int64_t)(ticks - k->ticks) >= 0) {
+        k->kind = kind;
+        k->ticks = ticks;
+    }
 }
 
-static int sem_is_lock(struct ptt_hang *h, int32_t pid, uint64_t sem)
+/* Whether x, a semaphore a thread of pid took, is a lock it holds: taken since its last sem_init
+ * (a take before is of the semaphore that was at the address before). */
+static int sem_holds(struct ptt_hang *h, int32_t pid, const struct ptt_held *x)
 {
-    const struct sem_kind *k = sem_kind(h, pid, sem, 0);
-    return k && k->kind == SEM_LOCK;
+    const struct sem_kind *k = sem_kind(h, pid, x->object, 0);
+    return k && k->kind == SEM_LOCK && (int64_t)(x->ticks - k->init) >= 0;
 }
 
 static struct ptt_held *sem_held(struct stream *s, uint64_t sem)
@@ -252,12 +259,20 @@ static void sem_call(struct ptt_hang *h, struct stream *s, const struct ptt_open
         int lock = ptt_ev_arg(&c->in, PTT_F(SEM_INIT_IN, value), 0) == 1 &&
                    !ptt_ev_arg(&c->in, PTT_F(SEM_INIT_IN, pshared), 0);
         sem_learn(h, s->pid, c->object, lock ? SEM_LOCK : SEM_NOT_LOCK, c->in.ticks);
+        struct sem_kind *k = sem_kind(h, s->pid, c->object, 1);
+        if ((int64_t)(c->in.ticks - k->init) > 0) {
+            k->init = c->in.ticks;
+            k->posted = 0;
+        }
     } else if (c->in.id == PTT_EV_SEM_DESTROY_IN) {
-        ptt_hmap_del(&h->sem_kind, ptt_key2((uint64_t)(uint32_t)s->pid, c->object));
+        free(ptt_hmap_del(&h->sem_kind, ptt_key2((uint64_t)(uint32_t)s->pid, c->object)));
     } else if (in->role == PTT_ROLE_ACQUIRE) {
         sem_taken(h, s, c, out->ticks);
     } else if (in->role == PTT_ROLE_SIGNAL) {
         struct ptt_held *x = sem_held(s, c->object);
+        struct sem_kind *k = x ? sem_kind(h, s->pid, c->object, 0) : NULL;
+        if (k && (int64_t)(x->ticks - k->init) >= 0)
+            k->posted = 1;
         if (x)
             *x = s->sems[--s->nsems];
         else /* posted by a thread that had not taken it: a signal, not an unlock */
@@ -265,15 +280,17 @@ static void sem_call(struct ptt_hang *h, struct stream *s, const struct ptt_open
     }
 }
 
-/* The thread (of the watch's) that holds sem, a semaphore used as a lock, or NULL. */
-static struct stream *sem_holder(struct ptt_hang *h, int32_t pid, uint64_t sem)
+/* The thread (of the watch's) that holds sem, a semaphore used as a lock, for waiter w, or NULL.
+ * A thread waiting for one it took itself waits for itself only if it was used as a lock: a
+ * fresh one taken then waited for is how CPython's Condition waits (another thread posts it). */
+static struct stream *sem_holder(struct ptt_hang *h, const struct stream *w, uint64_t sem)
 {
-    if (!sem_is_lock(h, pid, sem))
-        return NULL;
-    for (size_t i = 0; i < h->streams.cap; i++) {
+    const struct sem_kind *k = sem_kind(h, w->pid, sem, 0);
+    for (size_t i = 0; k && i < h->streams.cap; i++) {
         struct stream *s = ptt_hmap_slot(&h->streams, i);
-        if (s && s->pid == pid && !s->execd && sem_held(s, sem))
-            return s;
+        const struct ptt_held *x = s && s->pid == w->pid && !s->execd ? sem_held(s, sem) : NULL;
+        if (x && sem_holds(h, w->pid, x))
+            return s == w && !k->posted ? NULL : s;
     }
     return NULL;
 }
@@ -883,15 +900,35 @@ static void print_one_held(FILE *f, struct ptt_hang *h, int32_t pid, const struc
     fprintf(f, "%s%s\n", x->site ? ", taken" : "", site_text(h, pid, x->site, sb, sizeof sb));
 }
 
+/* Whether a thread of pid other than s is in a wait for sem. */
+static int sem_waited(struct ptt_hang *h, const struct stream *s, uint64_t sem)
+{
+    for (size_t i = 0; i < h->streams.cap; i++) {
+        struct stream *t = ptt_hmap_slot(&h->streams, i);
+        const struct ptt_open *c = t && t != s && t->pid == s->pid && t->calls && !t->execd
+                                       ? ptt_tthread_call(t->calls)
+                                       : NULL;
+        if (c && c->in.info && c->in.info->okind == PTT_CLASS_sem &&
+            c->in.info->role == PTT_ROLE_ACQUIRE && c->object == sem)
+            return 1;
+    }
+    return 0;
+}
+
 /* What a blocked thread holds, one line each: its locks, then the semaphores it took that are
- * used as locks. */
+ * used as locks: posted by a taker before, or waited for by another thread (one taken and never
+ * posted, which nobody waits for, may be a thread's lifelong one, CPython's thread state lock,
+ * or the one a Condition waits on: it would only say what the line above says). */
 static void print_held(FILE *f, struct ptt_hang *h, struct stream *s)
 {
     for (unsigned i = 0; i < s->calls->nheld; i++)
         print_one_held(f, h, s->pid, &s->calls->held[i]);
-    for (unsigned i = 0; i < s->nsems; i++)
-        if (sem_is_lock(h, s->pid, s->sems[i].object))
-            print_one_held(f, h, s->pid, &s->sems[i]);
+    for (unsigned i = 0; i < s->nsems; i++) {
+        const struct ptt_held *x = &s->sems[i];
+        const struct sem_kind *k = sem_kind(h, s->pid, x->object, 0);
+        if (sem_holds(h, s->pid, x) && (k->posted || sem_waited(h, s, x->object)))
+            print_one_held(f, h, s->pid, x);
+    }
 }
 
 /* A join's owner: the thread it waits for, as its pthread_t names it now. A semaphore's, when
@@ -903,7 +940,7 @@ static void join_owner(struct ptt_hang *h, const struct stream *s, struct ptt_op
         c->owner = (uint64_t)(int64_t)ptt_names_pthread(
             h->names, s->pid, ptt_ev_arg(&c->in, (unsigned)shown_field(in), 0));
     if (in && in->okind == PTT_CLASS_sem && in->role == PTT_ROLE_ACQUIRE) {
-        const struct stream *t = sem_holder(h, s->pid, c->object);
+        const struct stream *t = ptt_open_timed(c) ? NULL : sem_holder(h, s, c->object);
         c->owner = t ? (uint64_t)(int64_t)t->tid : 0;
     }
 }

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/json.h"
 #include "util/util.h"
 
 int64_t ptt_parse_size(const char *s)
@@ -58,15 +59,29 @@ void ptt_warn(const char *cmd, const char *fmt, ...)
 
 const char *ptt_command;
 
+size_t ptt_term_char(const char *str, size_t n, size_t i, int *unsafe)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    unsigned char c = s[i];
+    *unsafe = c < 0x20 || c == 0x7f;
+    if (c < 0x80)
+        return 1;
+    size_t bad, len = ptt_utf8_seq(s + i, n - i, &bad);
+    *unsafe = !len || (c == 0xc2 && s[i + 1] < 0xa0);
+    return len ? len : bad;
+}
+
 size_t ptt_unctrl(char *s, size_t n, int lines)
 {
     size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if ((c < 0x20 || c == 0x7f) && !(lines && (c == '\n' || c == '\t'))) {
-            s[i] = '?';
+    for (size_t i = 0; i < n;) {
+        int unsafe;
+        size_t len = ptt_term_char(s, n, i, &unsafe);
+        if (unsafe && !(lines && (s[i] == '\n' || s[i] == '\t'))) {
+            memset(s + i, '?', len);
             k++;
         }
+        i += len;
     }
     return k;
 }

@@ -14,9 +14,14 @@ void ptt_warn(const char *cmd, const char *fmt, ...) __attribute__((format(print
 extern const char *ptt_command;
 /* Print "ptt <ptt_command>: message" on stderr: a notice from code that is not the command's. */
 void ptt_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* The control characters of n bytes of s as '?' (lines: newlines and tabs kept), in place, so
- * that no escape sequence of a program's output or a log reaches a terminal; how many there
- * were. */
+/* The character at s[i] (of n bytes): its length in bytes, and (*unsafe) whether a terminal must
+ * not be given it as it is: a C0 control or DEL, a C1 control (U+0080..U+009F in UTF-8: U+009B
+ * is a CSI), or bytes that are not UTF-8 (one ill-formed part: a lone 0x9b is a CSI to an 8-bit
+ * terminal). */
+size_t ptt_term_char(const char *s, size_t n, size_t i, int *unsafe);
+/* The control characters of n bytes of s as '?' (ptt_term_char; lines: newlines and tabs kept),
+ * in place, so that no escape sequence of a program's output or a log reaches a terminal; how
+ * many there were. */
 size_t ptt_unctrl(char *s, size_t n, int lines);
 /* After getopt_long returned '?' or ':': one line naming the bad option. */
 void ptt_bad_option(const char *cmd, char **argv);

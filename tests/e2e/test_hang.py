@@ -198,7 +198,8 @@ def test_semaphore_lock_holders(tmp_path):
     CPython's locks): the report says which thread holds the one each thread waits for, and what
     each holds, as for mutexes (tests/progs/check/check_sem_lock_abba.c); the HANG_BLOCKED events
     name the holder. A semaphore posted by another thread than its taker is a signal: no holder
-    (check_sem_signal_hang.c)."""
+    (check_sem_signal_hang.c); nor does a thread that waits on one it took without ever posting
+    it hold it (Python's Event.wait)."""
     check = PROGS / "check"
     t = ptt_trace(tmp_path, [check / "check_sem_lock_abba"],
                   opts=["--hang-timeout=0.5", "--kill-on-hang"], rc=137)
@@ -222,6 +223,13 @@ def test_semaphore_lock_holders(tmp_path):
     lines = report(t.stderr, 0.5, blocked=1)
     assert list(lines.values()) == [()]
     assert list(lines)[0].endswith(" for D s"), lines
+    # CPython's Condition (under Event.wait) takes a fresh semaphore and waits on it again until
+    # another thread posts it: the waiter does not hold what it waits for.
+    t = ptt_trace(tmp_path, ["python3", "-c", "import threading; threading.Event().wait()"],
+                  name="e.ptt", opts=["--hang-timeout=0.5", "--kill-on-hang"], rc=137)
+    lines = report(t.stderr, 0.5, blocked=1)
+    assert list(lines.values()) == [()]
+    assert re.search(r"thread main \(\d+\): in sem_wait \(sem .*\) .*for D s$", list(lines)[0])
 
 
 def check_marks(name):
