@@ -74,6 +74,7 @@ static inline int ptt_ev_names(unsigned id)
     switch (id & ~PTT_EV_CALL) {
     case PTT_EV_PROCESS_START:
     case PTT_EV_PROCESS_EXIT:
+    case PTT_EV_PROCESS_ARGS:
     case PTT_EV_MODULE_LOAD:
     case PTT_EV_THREAD_START:
     case PTT_EV_THREAD_END:

@@ -6,7 +6,7 @@
 
 #define PTT_FILE_MAGIC "PTTRACE\0"
 #define PTT_FORMAT_MAJOR 2 /* a reader refuses a newer major (it reads 1 too) */
-#define PTT_FORMAT_MINOR 1 /* a reader accepts a newer minor, skipping records it does not know */
+#define PTT_FORMAT_MINOR 2 /* a reader accepts a newer minor, skipping records it does not know */
 
 struct ptt_file_header {
     char magic[8];

@@ -224,6 +224,49 @@ struct ptt_pool *ptt_pool_attach(const char *env)
     return p;
 }
 
+/* The program's arguments as glibc passes them to a constructor (ptt_init), NULL elsewhere. */
+static int prog_argc;
+static char **prog_argv;
+
+/* One argument as a shell reads it back: as it is when it holds only letters, digits and
+ * -_./=:,+@%, else in '...' ('\'' for a quote); into line[*n..len - 1), cut there. */
+static void put_arg(char *line, size_t len, size_t *n, const char *a)
+{
+    size_t k = *n;
+    int plain = *a != 0;
+    for (const char *c = a; *c && plain; c++)
+        plain = isalnum((unsigned char)*c) || strchr("-_./=:,+@%", *c);
+    const char *q = plain ? "" : "'";
+    for (const char *c = q; *c && k < len - 1; c++)
+        line[k++] = *c;
+    for (; *a && k < len - 1; a++) {
+        if (*a == '\'' && !plain)
+            for (const char *c = "'\\'"; *c && k < len - 1; c++)
+                line[k++] = *c;
+        if (k < len - 1)
+            line[k++] = *a;
+    }
+    for (const char *c = q; *c && k < len - 1; c++)
+        line[k++] = *c;
+    line[k] = 0;
+    *n = k;
+}
+
+/* PROCESS_ARGS: the command line, once per program. */
+static void record_args(void)
+{
+    char line[PTT_STR_MAX];
+    size_t n = 0;
+    line[0] = 0;
+    for (int i = 0; i < prog_argc && prog_argv && prog_argv[i] && n < sizeof line - 1; i++) {
+        if (i)
+            line[n++] = ' ';
+        put_arg(line, sizeof line, &n, prog_argv[i]);
+    }
+    if (prog_argv)
+        PTT_REC_STR(PROCESS_ARGS, line, PTT_U(prog_argc));
+}
+
 /* Recording into the pool just attached. */
 void ptt_start(void)
 {
@@ -240,12 +283,23 @@ void ptt_start(void)
         pthread_atfork(0, 0, atfork_child);
     ptt_active = 1;
     PTT_REC(PROCESS_START, PTT_I(getppid()), PTT_U(ptt_pool->clock), PTT_U(pthread_self()));
+    record_args();
     ptt_announce(before);
     ptt_record_modules();
 }
 
-__attribute__((constructor(101))) static void ptt_init(void)
+/* glibc gives a constructor the program's argc, argv and environment (ELF's DT_INIT_ARRAY
+ * convention, which it follows for preloaded and dlopen'd objects alike); other C libraries may
+ * not: then none is recorded. */
+__attribute__((constructor(101))) static void ptt_init(int argc, char **argv, char **envp)
 {
+    (void)envp;
+#ifdef __GLIBC__
+    prog_argc = argc;
+    prog_argv = argv;
+#else
+    (void)argc, (void)argv;
+#endif
     ptt_resolve();
     const char *env = getenv(PTT_ENV_SHM);
     if (!env || !(ptt_pool = ptt_pool_attach(env)))

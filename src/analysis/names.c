@@ -54,6 +54,7 @@ struct proc {
     struct module *mods;
     size_t nmods;
     struct ptt_symbols *sym; /* built on first use */
+    char *cmd;               /* its program's command line (PROCESS_ARGS), NULL: none seen */
 };
 
 struct user_name {
@@ -110,20 +111,12 @@ struct ptt_names *ptt_names_new(void)
 {
     struct ptt_names *n = ptt_must(calloc(1, sizeof(struct ptt_names)));
     n->files = ptt_symfiles_new(); /* NULL without libdw, or out of memory: no symbols */
-    static const uint16_t naming[] = {PTT_EV_PROCESS_START,
-                                      PTT_EV_PROCESS_EXIT,
-                                      PTT_EV_MODULE_LOAD,
-                                      PTT_EV_THREAD_START,
-                                      PTT_EV_THREAD_SETNAME_NP_IN,
-                                      PTT_EV_THREAD_SETNAME_NP_OUT,
-                                      PTT_EV_PRCTL_IN,
-                                      PTT_EV_PRCTL_OUT,
-                                      PTT_EV_THREAD_ATTACHED,
-                                      PTT_EV_THREAD_RUNNING,
-                                      PTT_EV_OBJECT_NAME,
-                                      PTT_EV_SEM_OPEN_IN,
-                                      PTT_EV_SEM_OPEN_OUT,
-                                      PTT_EV_THREAD_CREATE_OUT};
+    static const uint16_t naming[] = {
+        PTT_EV_PROCESS_START,         PTT_EV_PROCESS_EXIT,   PTT_EV_PROCESS_ARGS,
+        PTT_EV_MODULE_LOAD,           PTT_EV_THREAD_START,   PTT_EV_THREAD_SETNAME_NP_IN,
+        PTT_EV_THREAD_SETNAME_NP_OUT, PTT_EV_PRCTL_IN,       PTT_EV_PRCTL_OUT,
+        PTT_EV_THREAD_ATTACHED,       PTT_EV_THREAD_RUNNING, PTT_EV_OBJECT_NAME,
+        PTT_EV_SEM_OPEN_IN,           PTT_EV_SEM_OPEN_OUT,   PTT_EV_THREAD_CREATE_OUT};
     for (size_t i = 0; i < sizeof naming / sizeof naming[0]; i++)
         n->head.does[naming[i]] |= NAMES_NAMES;
     unsigned count;
@@ -488,6 +481,8 @@ static void process_or_thread(struct ptt_names *n, const struct ptt_ev *ev)
             moment(n, ev, p->running ? PTT_NAMES_EXEC : PTT_NAMES_NONE);
             p->running = 1;
             p->start_ns = ev->ns;
+            free(p->cmd); /* a new program, or a new process: its own command, or its parent's */
+            p->cmd = NULL;
         }
         /* A new program, or a new process of a pid: all its threads' starts are to come. */
         free(ptt_hmap_del(&n->attached, (uint64_t)(uint32_t)ev->pid + 1));
@@ -511,6 +506,14 @@ static void process_or_thread(struct ptt_names *n, const struct ptt_ev *ev)
         break;
     }
     case PTT_EV_MODULE_LOAD: module_load(n, ev); break;
+    case PTT_EV_PROCESS_ARGS: {
+        struct proc *p = proc_of(n, ev->pid, 1);
+        if (p) {
+            free(p->cmd);
+            p->cmd = strdup(arg_str(ev, PTT_F(PROCESS_ARGS, args), s, sizeof s));
+        }
+        break;
+    }
     case PTT_EV_PROCESS_EXIT: {
         struct proc *p = proc_of(n, ev->pid, 0);
         if (p)
@@ -760,6 +763,19 @@ const char *ptt_names_program(const struct ptt_names *cn, int32_t pid)
     return NULL;
 }
 
+const char *ptt_names_command(const struct ptt_names *cn, int32_t pid)
+{
+    for (int depth = 0; depth < 32; depth++) { /* a forked child runs its parent's */
+        struct proc *p = proc_of((struct ptt_names *)cn, pid, 0);
+        if (!p)
+            return NULL;
+        if (p->cmd || p->nmods) /* its own program: its command, if it was recorded */
+            return p->cmd ? shown(cn, p->cmd) : NULL;
+        pid = p->ppid;
+    }
+    return NULL;
+}
+
 int32_t ptt_names_pthread(const struct ptt_names *cn, int32_t pid, uint64_t pthread)
 {
     struct ptt_names *n = (struct ptt_names *)cn;
@@ -897,6 +913,7 @@ void ptt_names_free(struct ptt_names *n)
         for (size_t k = 0; k < n->procs[i].nmods; k++)
             free(n->procs[i].mods[k].path);
         free(n->procs[i].mods);
+        free(n->procs[i].cmd);
         ptt_symbols_free(n->procs[i].sym);
     }
     free(n->procs);

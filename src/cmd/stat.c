@@ -313,6 +313,65 @@ static void json_object(struct ptt_stat_object *o, const struct ptt_classinfo *c
     putchar('}');
 }
 
+/* Per process: its threads and their blocked time, every thread counted (not only those shown). */
+/* One process's threads, counted once (a trace may hold 250,000 processes). */
+struct proc_sum {
+    uint64_t blocked, n;
+    int printed;
+};
+
+typedef void proc_fn(int32_t pid, const struct proc_sum *p, int first);
+
+/* f for each process, in the order of its first thread in the threads' order (by blocked time). */
+static void each_process(const struct stat_view *v, proc_fn *f)
+{
+    struct ptt_hmap procs = {0};
+    for (size_t i = 0; i < v->nt; i++) {
+        struct proc_sum *p = ptt_hmap_get(&procs, (uint32_t)v->tv[i]->pid + 1ull, sizeof *p);
+        p->blocked += v->tv[i]->blocked;
+        p->n++;
+    }
+    int first = 1;
+    for (size_t i = 0; i < v->nt; i++) {
+        struct proc_sum *p = ptt_hmap_get(&procs, (uint32_t)v->tv[i]->pid + 1ull, 0);
+        if (!p->printed)
+            f(v->tv[i]->pid, p, first);
+        p->printed = 1;
+        first = 0;
+    }
+    ptt_hmap_free(&procs, NULL);
+}
+
+/* Which process is which: its program, and the command line it was run with. */
+static void text_process(int32_t pid, const struct proc_sum *p, int first)
+{
+    char w1[32];
+    if (first)
+        printf("\n%s%-8s %8s %10s  %s%s\n", ptt_c(PTT_C_BOLD), "pid", "threads", "blocked",
+               "program  command line", ptt_c(PTT_C_RESET));
+    fmt_ns(w1, sizeof w1, p->blocked);
+    const char *prog = ptt_names_program(names, pid), *cmd = ptt_names_command(names, pid);
+    printf("%-8d %8" PRIu64 " %10s  %s%s%s\n", pid, p->n, w1, prog ? prog : "-", cmd ? "  " : "",
+           cmd ? cmd : "");
+}
+
+static void json_process(int32_t pid, const struct proc_sum *p, int first)
+{
+    const char *prog = ptt_names_program(names, pid), *cmd = ptt_names_command(names, pid);
+    printf("%s{\"pid\":%d,\"threads\":%" PRIu64 ",\"blocked_ns\":%" PRIu64 ",\"program\":",
+           first ? "" : ",", pid, p->n, p->blocked);
+    if (prog)
+        ptt_json_str(stdout, prog);
+    else
+        fputs("null", stdout);
+    fputs(",\"command\":", stdout);
+    if (cmd)
+        ptt_json_str(stdout, cmd);
+    else
+        fputs("null", stdout);
+    putchar('}');
+}
+
 static void json_thread(const struct ptt_stat_thread *t, int first)
 {
     char b1[512], b2[64];
@@ -348,6 +407,8 @@ static void write_json(const struct stat_view *v)
     printf("],\"threads\":[");
     for (size_t i = 0; i < v->shown_t; i++)
         json_thread(v->tv[i], !i);
+    printf("],\"processes\":[");
+    each_process(v, json_process);
     printf("]}\n");
 }
 
@@ -500,36 +561,6 @@ static void text_threads(const struct stat_view *v)
     }
 }
 
-/* Per process: its threads and their blocked time, every thread counted (not only those shown). */
-/* One process's threads, counted once (a trace may hold 250,000 processes). */
-struct proc_sum {
-    uint64_t blocked, n;
-    int printed;
-};
-
-static void text_processes(const struct stat_view *v)
-{
-    char w1[32];
-    struct ptt_hmap procs = {0};
-    for (size_t i = 0; i < v->nt; i++) {
-        struct proc_sum *p = ptt_hmap_get(&procs, (uint32_t)v->tv[i]->pid + 1ull, sizeof *p);
-        p->blocked += v->tv[i]->blocked;
-        p->n++;
-    }
-    printf("\n%s%-8s %8s %10s  %s%s\n", ptt_c(PTT_C_BOLD), "pid", "threads", "blocked", "program",
-           ptt_c(PTT_C_RESET));
-    for (size_t i = 0; i < v->nt; i++) { /* in the threads' order: by blocked time */
-        struct proc_sum *p = ptt_hmap_get(&procs, (uint32_t)v->tv[i]->pid + 1ull, 0);
-        if (p->printed)
-            continue;
-        p->printed = 1;
-        fmt_ns(w1, sizeof w1, p->blocked);
-        const char *prog = ptt_names_program(names, v->tv[i]->pid); /* which process is which */
-        printf("%-8d %8" PRIu64 " %10s  %s\n", v->tv[i]->pid, p->n, w1, prog ? prog : "-");
-    }
-    ptt_hmap_free(&procs, NULL);
-}
-
 static void write_text(const struct stat_view *v)
 {
     printf("%s: %" PRIu64 " events, %.6f s\n", v->path, v->nevents, (double)v->end_ns / 1e9);
@@ -548,7 +579,7 @@ static void write_text(const struct stat_view *v)
     text_sites(v);
     text_blame(v);
     text_threads(v);
-    text_processes(v);
+    each_process(v, text_process);
 }
 
 /* The --names file, then the trace; NULL (having said why) if either cannot be read. */

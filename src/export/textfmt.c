@@ -44,6 +44,23 @@ static const char *fmt_str(char *buf, size_t len, const struct ptt_ev *ev, unsig
     return buf;
 }
 
+/* A string field as text, not quoted: only what a terminal must not be given (ptt_term_char) as
+ * \xNN. */
+static const char *fmt_text(char *buf, size_t len, const struct ptt_ev *ev, unsigned from)
+{
+    const char *s = (const char *)&ev->args[from];
+    size_t n = from < ev->nargs ? strnlen(s, (ev->nargs - from) * 8) : 0, o = 0;
+    for (size_t i = 0, k; i < n && o + 4 * 4 + 1 < len; i += k) {
+        int unsafe;
+        k = ptt_term_char(s, n, i, &unsafe);
+        for (size_t j = i; j < i + k; j++)
+            o += unsafe ? (size_t)snprintf(buf + o, len - o, "\\x%02x", (unsigned char)s[j])
+                        : (buf[o] = s[j], 1);
+    }
+    buf[o] = 0;
+    return buf;
+}
+
 int ptt_ev_has_field(const struct ptt_ev *ev, unsigned i)
 {
     if (!ev->info || i >= ev->info->nfields)
@@ -247,8 +264,8 @@ void ptt_textfmt_attached(int32_t pid)
     attached_pid = pid;
 }
 
-/* An exec's PROCESS_START, the attached process's, and the MODULE_LOAD of a process's program,
- * said as such; 0 for another event. */
+/* An exec's PROCESS_START, the attached process's, the command line, and the MODULE_LOAD of a
+ * process's program, said as such; 0 for another event. */
 static int print_process(struct ptt_obuf *b, const struct ptt_ev *ev)
 {
     char vb[1100];
@@ -263,6 +280,10 @@ static int print_process(struct ptt_obuf *b, const struct ptt_ev *ev)
     } else if (w == PTT_NAMES_EXEC && ptt_ev_has_field(ev, PTT_F(PROCESS_START, ppid))) {
         said = "execs a new program (parent ";
         field = PTT_F(PROCESS_START, ppid);
+    } else if (ev->id == PTT_EV_PROCESS_ARGS && ptt_ev_has_field(ev, PTT_F(PROCESS_ARGS, args))) {
+        ptt_obuf_puts(b, "runs the command line: "); /* as a shell reads it: not quoted again */
+        ptt_obuf_puts(b, fmt_text(vb, sizeof vb, ev, PTT_F(PROCESS_ARGS, args)));
+        return 1;
     } else if (w == PTT_NAMES_PROGRAM && ptt_ev_has_field(ev, PTT_F(MODULE_LOAD, path))) {
         ptt_obuf_puts(b, "runs program ");
         ptt_obuf_puts(b, ptt_fmt_ev_field(vb, sizeof vb, ev, PTT_F(MODULE_LOAD, path), 1));

@@ -24,6 +24,7 @@ struct cev {
 
 struct cproc {
     struct cev *start, *exit; /* PROCESS_START of its program (the last exec), PROCESS_EXIT */
+    struct cev *args;         /* PROCESS_ARGS of that program */
     struct cev **mods;        /* MODULE_LOAD since that start, one per base address */
     unsigned nmods, cap;
     int needed; /* at a write: alive, or an ancestor whose modules a live one names code with */
@@ -72,6 +73,7 @@ static void proc_clear(struct cproc *p)
 {
     free(p->start);
     free(p->exit);
+    free(p->args);
     for (unsigned i = 0; i < p->nmods; i++)
         free(p->mods[i]);
     free(p->mods);
@@ -115,6 +117,21 @@ static void process_start(struct ptt_carry *c, struct cev *e)
             free(p->mods[i]);
     }
     p->nmods = k;
+    if (p->args && (int64_t)(p->args->ticks - e->ticks) < 0) { /* the program before's */
+        free(p->args);
+        p->args = NULL;
+    }
+}
+
+static void process_args(struct ptt_carry *c, struct cev *e)
+{
+    struct cproc *p = proc_of(c, e->pid, e->ticks);
+    if (later(p->start, e) || later(p->args, e)) { /* a program's before the last exec */
+        free(e);
+        return;
+    }
+    free(p->args);
+    p->args = e;
 }
 
 static void module_load(struct ptt_carry *c, struct cev *e)
@@ -297,6 +314,7 @@ static void take(struct ptt_carry *c, const struct ptt_rec_chunk *h, uint16_t id
     case PTT_EV_PROCESS_START: process_start(c, e); break;
     case PTT_EV_PROCESS_EXIT: process_exit(c, e); break;
     case PTT_EV_MODULE_LOAD: module_load(c, e); break;
+    case PTT_EV_PROCESS_ARGS: process_args(c, e); break;
     case PTT_EV_THREAD_START: thread_start(c, e); break;
     case PTT_EV_THREAD_END: thread_end(c, e); break;
     case PTT_EV_THREAD_RUNNING:
@@ -459,6 +477,7 @@ static void collect(struct ptt_carry *c, struct list *l)
         if (!p || !p->needed)
             continue;
         add(l, p->start);
+        add(l, p->args);
         for (unsigned k = 0; k < p->nmods; k++)
             add(l, p->mods[k]);
         add(l, p->exit); /* an ancestor's: it ended */

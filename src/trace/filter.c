@@ -189,6 +189,7 @@ int ptt_filter_keep_before(uint16_t id)
     switch (id) {
     case PTT_EV_PROCESS_START:
     case PTT_EV_PROCESS_EXIT:
+    case PTT_EV_PROCESS_ARGS:
     case PTT_EV_MODULE_LOAD:
     case PTT_EV_THREAD_START:
     case PTT_EV_THREAD_SETNAME_NP_IN:

@@ -148,9 +148,10 @@ class Event:
         return (self.name,) + self.fields
 
 
-# Events that depend on the machine, not on the program: the modules each process maps (for
-# names). parse_raw leaves them out; test_names.py checks them.
-MACHINE_EVENTS = {"MODULE_LOAD"}
+# Events that depend on the machine or the run, not on the program's calls: the modules each
+# process maps (for names) and each program's command line (its paths are the test's). parse_raw
+# leaves them out; test_names.py and test_process.py check them.
+MACHINE_EVENTS = {"MODULE_LOAD", "PROCESS_ARGS"}
 
 
 def load_sites():

@@ -74,9 +74,17 @@ def raw_ns(line):
 _TYPES = {"object": dict, "array": list, "string": str, "boolean": bool, "null": type(None)}
 
 
+def _is_type(doc, t):
+    if t == "integer":
+        return isinstance(doc, int) and not isinstance(doc, bool)
+    if t == "number":
+        return isinstance(doc, (int, float)) and not isinstance(doc, bool)
+    return isinstance(doc, _TYPES[t]) and not (t != "boolean" and isinstance(doc, bool))
+
+
 def schema_errors(schema, doc, root=None, where="$"):
     """The places where doc breaks schema: a list of messages, empty when doc is valid. Knows
-    type, properties, required, additionalProperties, items, enum, const, minimum, maximum,
+    type (a name or a list of names), properties, required, additionalProperties, items, enum, const, minimum, maximum,
     minLength, pattern, minItems, maxItems, $ref (to #/$defs/...), uniqueItems."""
     root = root or schema
     if "$ref" in schema:
@@ -86,13 +94,7 @@ def schema_errors(schema, doc, root=None, where="$"):
     errs = []
     t = schema.get("type")
     if t is not None:
-        if t == "integer":
-            ok = isinstance(doc, int) and not isinstance(doc, bool)
-        elif t == "number":
-            ok = isinstance(doc, (int, float)) and not isinstance(doc, bool)
-        else:
-            ok = isinstance(doc, _TYPES[t]) and not (t != "boolean" and isinstance(doc, bool))
-        if not ok:
+        if not any(_is_type(doc, one) for one in (t if isinstance(t, list) else [t])):
             return [f"{where}: {doc!r:.60} is not of type {t}"]
     if "enum" in schema and doc not in schema["enum"]:
         errs.append(f"{where}: {doc!r} is not one of {schema['enum']}")

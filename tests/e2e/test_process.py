@@ -11,7 +11,7 @@ import os
 import struct
 
 import pytest
-from conftest import E, parse_output, prog, ptt_trace, trace_prog
+from conftest import E, parse_output, parse_raw, prog, ptt_trace, trace_prog
 from names_util import ptt_ok, stat_json
 from robust_util import pid_alive, session_pools, wait_until
 
@@ -114,6 +114,38 @@ def test_chain_follow(tmp_path):
     assert t.events[-1].key == E("PROCESS_EXIT", "exit=17") and t.events[-1].pid == kids["daemon"]
     assert not session_pools(f"ptt-{os.getuid()}-{t.ptt_pid}")
     stat_of_processes(t, kids)
+    command_lines(t, pid, kids, d1)
+
+
+def command_lines(t, pid, kids, d1):
+    """PROCESS_ARGS: one per program run, after its PROCESS_START, with argc and the arguments as
+    a shell reads them back (system()'s shell's -c argument quoted); a forked child that runs on
+    its parent's program (the daemon's two) records none."""
+    raw = parse_raw(ptt_ok("view", "--format=raw", "--event=PROCESS_START,PROCESS_ARGS", t.path),
+                    keep_machine=True)
+    args = collections.defaultdict(list)
+    for before, e in zip(raw, raw[1:]):
+        if e.name == "PROCESS_ARGS":
+            assert before.name == "PROCESS_START" and before.pid == e.pid, (before, e)
+            args[e.pid].append(e.fields)
+    me, other = os.path.realpath(prog("proc_chain")), str(prog("proc_other"))
+
+    def leaf(*a):
+        return (str(len(a) + 2), f'"{me} leaf {" ".join(a)}"')
+
+    def shell(*a):
+        return ("3", f'"sh -c \'exec \'\\\\\'\'{me}\'\\\\\'\' leaf {" ".join(a)}\'"')
+    assert dict(args) == {
+        pid: [("2", f'"{prog("proc_chain")} {other}"')],
+        kids["fork_exec"]: [leaf("fork_exec", "11")],
+        kids["other"]: [("2", f'"{other} 12"')],
+        kids["vfork"]: [leaf("vfork", "13")],
+        kids["spawn"]: [leaf("spawn", "14")],
+        kids["system"]: [shell("system", "15"), leaf("system", "15")],
+        kids["popen"]: [shell("popen", "16"), leaf("popen", "16")],
+        kids["system_kill"]: [shell("system_kill", "-11"), leaf("system_kill", "-11")],
+    }, args
+    assert d1 not in args and kids["daemon"] not in args
 
 
 def stat_of_processes(t, kids):

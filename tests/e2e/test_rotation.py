@@ -31,7 +31,7 @@ def read_part(path):
     flags, offset, size), its END record's events (None without one)."""
     data = path.read_bytes()
     magic, major, minor, off = struct.unpack_from("<8sHHI", data, 0)
-    assert (magic, major, minor) == (b"PTTRACE\0", 2, 1)
+    assert (magic, major, minor) == (b"PTTRACE\0", 2, 2)
     info, chunks, end = {}, [], None
     while off < len(data):
         rtype, size = struct.unpack_from("<II", data, off)

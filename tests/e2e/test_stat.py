@@ -387,13 +387,19 @@ def test_text(contend, names_trace):
                 want += [b["call"], b["object"], f"({fmt_ns(b['ns'])})"]
             assert row.split() == " ".join(want).split(), row
         head, *rows = parts[3].splitlines()
-        assert head.split() == ["pid", "threads", "blocked", "program"]
+        assert head.split() == ["pid", "threads", "blocked", "program", "command", "line"]
         pids = list(dict.fromkeys(th["pid"] for th in s["threads"]))
-        program = os.path.basename(t.argv[t.argv.index("--") + 1])  # a fork runs it too
+        argv = t.argv[t.argv.index("--") + 1:]  # a fork runs it too
+        program = os.path.basename(argv[0])
         assert [r.split() for r in rows] == [
             [str(p), str(sum(th["pid"] == p for th in s["threads"])),
-             fmt_ns(sum(th["blocked_ns"] for th in s["threads"] if th["pid"] == p)), program]
+             fmt_ns(sum(th["blocked_ns"] for th in s["threads"] if th["pid"] == p)), program,
+             *argv]
             for p in pids]
+        assert s["processes"] == [
+            {"pid": p, "threads": sum(th["pid"] == p for th in s["threads"]),
+             "blocked_ns": sum(th["blocked_ns"] for th in s["threads"] if th["pid"] == p),
+             "program": program, "command": " ".join(argv)} for p in pids]
 
 
 SORT_KEYS = {"wait": lambda o: -o["wait_ns"]["total"], "hold": lambda o: -o["hold_ns"]["total"],
@@ -642,13 +648,15 @@ def test_light_level_said(tmp_path):
 
 
 def test_process_table_names_programs(tmp_path):
-    """The process table names each process's program (its last exec), so that the processes of
-    a script are told apart: sh runs flood, counts and flood again."""
+    """The process table names each process's program (its last exec) and its command line, so
+    that the processes of a script are told apart: sh runs flood, counts and flood again."""
     f, c = prog("flood"), prog("counts")
     t = ptt_trace(tmp_path, ["sh", "-c", f"{f} 1 10; {c} 1 1 1 >/dev/null; {f} 1 10"])
     text = ptt_ok("stat", t.path).splitlines()
-    head = text.index("pid       threads    blocked  program")
-    rows = [line.split() for line in text[head + 1:] if line.strip()]
+    head = text.index("pid       threads    blocked  program  command line")
+    rows = [line.split(None, 4) for line in text[head + 1:] if line.strip()]
     sh = os.path.basename(os.path.realpath("/bin/sh"))  # dash on Debian
-    by_pid = [r[3] for r in sorted(rows, key=lambda r: int(r[0]))]  # in the order they started
-    assert by_pid == [sh, "flood", "counts", "flood"], rows
+    by_pid = [r[3:] for r in sorted(rows, key=lambda r: int(r[0]))]  # in the order they started
+    # Each with the command line it ran with, as a shell reads it back.
+    assert by_pid == [[sh, f"sh -c '{f} 1 10; {c} 1 1 1 >/dev/null; {f} 1 10'"],
+                      ["flood", f"{f} 1 10"], ["counts", f"{c} 1 1 1"], ["flood", f"{f} 1 10"]], rows

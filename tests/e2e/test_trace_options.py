@@ -62,9 +62,10 @@ def test_default_output(tmp_path):
     assert p.returncode == 0
     name = "ptt.data"
     assert os.listdir(tmp_path) == [name]
-    # 8 events of the program's, and the modules it maps (MODULE_LOAD).
-    modules = summary_counts(tmp_path / name, keep_machine=True)[0]["MODULE_LOAD"]
-    assert modules >= 3
-    assert err.splitlines()[-1].startswith(f"ptt: wrote {8 + modules} events (")
+    # 8 events of the program's, its command line and the modules it maps (MODULE_LOAD).
+    counts = summary_counts(tmp_path / name, keep_machine=True)[0]
+    modules = counts["MODULE_LOAD"]
+    assert modules >= 3 and counts["PROCESS_ARGS"] == 1
+    assert err.splitlines()[-1].startswith(f"ptt: wrote {9 + modules} events (")
     assert err.splitlines()[-1].endswith(f" to {name}, 0 lost")
     assert os.stat(tmp_path / name).st_mode & 0o777 == 0o600
