@@ -21,6 +21,7 @@
 #include "libptt.h"
 
 void ptt_backtrace_init(unsigned depth);
+static void record_args(void);
 
 /* In a forked child: the parent's sub-buffer is not ours; take fresh ones under our own pid
  * and a new thread number.
@@ -44,6 +45,7 @@ static void atfork_child(void)
         uint32_t before = atomic_load(&ptt_pool->next_serial);
         PTT_REC(PROCESS_START, PTT_I(getppid()),
                 PTT_U(ptt_clock_tsc ? PTT_CLOCK_TSC : PTT_CLOCK_MONO), PTT_U(pthread_self()));
+        record_args(); /* its copy of the parent's, as they were at the fork */
         ptt_announce(before);
     }
 }

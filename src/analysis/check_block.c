@@ -94,7 +94,9 @@ static int is_join(const struct ptt_open *o)
 }
 
 /* The threads that b waits for: the holders of its lock, the thread it joins. */
-static void wait_for(struct ptt_check *c, struct bnode *b)
+static int hung(struct blocked *bl, struct cproc *p);
+
+static void wait_for(struct ptt_check *c, struct blocked *bl, struct bnode *b)
 {
     const struct ptt_open *o = b->call;
     if (is_join(o)) {
@@ -109,8 +111,11 @@ static void wait_for(struct ptt_check *c, struct bnode *b)
         struct cthread *t = s && s->taker ? check_thread(c, b->th->pid, s->taker) : NULL;
         /* A thread waiting for one it took itself is a relock only if it was used as a lock
          * before: a fresh one taken then waited for is how CPython's Condition waits (another
-         * thread posts it). A wait with a time limit ends by itself. */
-        if (t && took_sem(c, t, o, &sem) && (t != b->th || s->taker_posted) && !ptt_open_timed(o))
+         * thread posts it). A wait with a time limit ends by itself. And only in a process that
+         * hung: a semaphore is a lock by how it was used, and one thread may use one as a signal
+         * to itself (CPython's SimpleQueue), left so by a program that exits. */
+        if (t && took_sem(c, t, o, &sem) && (t != b->th || s->taker_posted) && !ptt_open_timed(o) &&
+            hung(bl, b->th->proc))
             b->out[b->nout++] = t;
         return;
     }
@@ -142,7 +147,7 @@ static void collect(struct ptt_check *c, struct blocked *bl)
             bl->v[bl->n++] = (struct bnode){.th = th, .call = o};
     }
     for (size_t i = 0; i < bl->n; i++)
-        wait_for(c, &bl->v[i]);
+        wait_for(c, bl, &bl->v[i]);
 }
 
 /* ---- deadlocks ---- */

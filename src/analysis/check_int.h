@@ -77,6 +77,7 @@ struct cobj {
     int sem_lock;
     int32_t taker;    /* the thread whose wait took it last, 0 once posted */
     int taker_posted; /* a taker posted it once: used as a lock, not only made as one */
+    unsigned opens;   /* sem_open's of it not closed (glibc maps a name once per process) */
     uint64_t taker_site;
     int64_t taker_ns;
 };

@@ -577,6 +577,7 @@ static void call_done(struct ptt_check *c, struct cthread *th, const struct ptt_
                     (call->in.id == PTT_EV_SEM_INIT_IN &&
                      ptt_ev_arg(&call->in, PTT_F(SEM_INIT_IN, pshared), 0));
         o->bcount = ptt_ev_role(&call->in, PTT_RF_COUNT, 0);
+        o->opens = out->id == PTT_EV_SEM_OPEN_OUT ? o->opens + 1 : 0;
         /* A new object at the address: the posts and signals of the ones before are not its.
          * Not a sem_open: of a name already open, it gives the same semaphore again. */
         if (out->id != PTT_EV_SEM_OPEN_OUT)
@@ -588,7 +589,10 @@ static void call_done(struct ptt_check *c, struct cthread *th, const struct ptt_
     } else if (in->okind == PTT_CLASS_sem &&
                (in->role == PTT_ROLE_ACQUIRE || in->role == PTT_ROLE_SIGNAL)) {
         sem_done(th, out, call, o);
+    } else if (call->in.id == PTT_EV_SEM_CLOSE_IN && o->opens > 1) {
+        o->opens--; /* glibc maps a name once and counts its opens: another is still valid */
     } else if (in->role == PTT_ROLE_DESTROY) {
+        o->opens = 0;
         o->destroyed = 1;
         o->destroy_ns = call->in.ns;
         o->destroy_site = call->site;

@@ -55,6 +55,7 @@ struct proc {
     size_t nmods;
     struct ptt_symbols *sym; /* built on first use */
     char *cmd;               /* its program's command line (PROCESS_ARGS), NULL: none seen */
+    char *forked_prog;       /* a process that started: its parent's program then (a fork's) */
 };
 
 struct user_name {
@@ -184,6 +185,7 @@ static const char *arg_str(const struct ptt_ev *ev, unsigned from, char *buf, si
 }
 
 static void derive(struct ptt_names *n, int32_t pid, uint64_t addr);
+static const char *program_of(struct ptt_names *n, int32_t pid);
 static struct entry *site_of(struct ptt_names *n, int32_t pid, uint64_t ret);
 
 static void moment(struct ptt_names *n, const struct ptt_ev *ev, enum ptt_names_what what)
@@ -479,10 +481,16 @@ static void process_or_thread(struct ptt_names *n, const struct ptt_ev *ev)
             /* Started again and never ended: its program exec'd another (a pid reused follows
              * the end of the process that had it). */
             moment(n, ev, p->running ? PTT_NAMES_EXEC : PTT_NAMES_NONE);
+            /* A new program records its own command line next; a forked child runs its parent's,
+             * as it is now (the parent may exec another later). */
+            const struct proc *pp = p->running ? NULL : proc_of(n, p->ppid, 0);
+            const char *prog = pp ? program_of(n, p->ppid) : NULL;
+            free(p->cmd);
+            p->cmd = pp && pp->cmd ? strdup(pp->cmd) : NULL;
+            free(p->forked_prog);
+            p->forked_prog = prog ? strdup(prog) : NULL;
             p->running = 1;
             p->start_ns = ev->ns;
-            free(p->cmd); /* a new program, or a new process: its own command, or its parent's */
-            p->cmd = NULL;
         }
         /* A new program, or a new process of a pid: all its threads' starts are to come. */
         free(ptt_hmap_del(&n->attached, (uint64_t)(uint32_t)ev->pid + 1));
@@ -748,32 +756,34 @@ void ptt_names_forget_thread(struct ptt_names *n, int32_t pid, int32_t tid)
     }
 }
 
-const char *ptt_names_program(const struct ptt_names *cn, int32_t pid)
+/* The file name of process pid's program, as recorded: its own first module since it started
+ * or exec'd; a forked child's, its parent's when it forked. */
+static const char *program_of(struct ptt_names *n, int32_t pid)
 {
-    for (int depth = 0; depth < 32; depth++) { /* a forked child runs its parent's, as symbols_of */
-        struct proc *p = proc_of((struct ptt_names *)cn, pid, 0);
+    for (int depth = 0; depth < 32; depth++) {
+        struct proc *p = proc_of(n, pid, 0);
         if (!p)
             return NULL;
+        if (p->fresh && p->forked_prog) /* no module of its own since it started */
+            return p->forked_prog;
         if (p->nmods) {
             const char *b = p->mods[0].path ? strrchr(p->mods[0].path, '/') : NULL;
-            return shown(cn, b ? b + 1 : p->mods[0].path);
+            return b ? b + 1 : p->mods[0].path;
         }
-        pid = p->ppid;
+        pid = p->ppid; /* a process of a trace older than forked_prog */
     }
     return NULL;
 }
 
+const char *ptt_names_program(const struct ptt_names *cn, int32_t pid)
+{
+    return shown(cn, program_of((struct ptt_names *)cn, pid));
+}
+
 const char *ptt_names_command(const struct ptt_names *cn, int32_t pid)
 {
-    for (int depth = 0; depth < 32; depth++) { /* a forked child runs its parent's */
-        struct proc *p = proc_of((struct ptt_names *)cn, pid, 0);
-        if (!p)
-            return NULL;
-        if (p->cmd || p->nmods) /* its own program: its command, if it was recorded */
-            return p->cmd ? shown(cn, p->cmd) : NULL;
-        pid = p->ppid;
-    }
-    return NULL;
+    const struct proc *p = proc_of((struct ptt_names *)cn, pid, 0);
+    return p && p->cmd ? shown(cn, p->cmd) : NULL;
 }
 
 int32_t ptt_names_pthread(const struct ptt_names *cn, int32_t pid, uint64_t pthread)
@@ -914,6 +924,7 @@ void ptt_names_free(struct ptt_names *n)
             free(n->procs[i].mods[k].path);
         free(n->procs[i].mods);
         free(n->procs[i].cmd);
+        free(n->procs[i].forked_prog);
         ptt_symbols_free(n->procs[i].sym);
     }
     free(n->procs);

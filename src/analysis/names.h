@@ -81,7 +81,7 @@ const char *ptt_names_thread(const struct ptt_names *n, int32_t pid, int32_t tid
  * child), as the trace mapped it; NULL when no module of it was seen. */
 const char *ptt_names_program(const struct ptt_names *n, int32_t pid);
 /* The command line of the program process pid runs, as recorded (PROCESS_ARGS: arguments quoted
- * as a shell reads them back, cut at 255 bytes), a forked child's its parent's; NULL when none
+ * as for a shell, cut at 255 bytes); a forked child's, its parent's when it forked; NULL when none
  * was (a trace of format 2.1 or older, a C library other than glibc). */
 const char *ptt_names_command(const struct ptt_names *n, int32_t pid);
 /* Forget thread (pid, tid)'s name: it ended, and nothing will name it again (the hang watch). */

@@ -229,7 +229,12 @@ static void sem_taken(struct ptt_hang *h, struct stream *s, const struct ptt_ope
                       uint64_t ticks)
 {
     const struct sem_kind *k = sem_kind(h, s->pid, c->object, 0);
-    if ((k && k->kind == SEM_NOT_LOCK) || sem_held(s, c->object))
+    struct ptt_held *had = sem_held(s, c->object);
+    if (had && !sem_holds(h, s->pid, had)) { /* of the semaphore the address had before */
+        *had = s->sems[--s->nsems];
+        had = NULL;
+    }
+    if ((k && k->kind == SEM_NOT_LOCK) || had)
         return;
     unsigned j = 0;
     for (unsigned i = 0; i < s->nsems; i++)

@@ -196,6 +196,32 @@ def test_python_deadlock(tmp_path):
         for ln in blocked), t.stderr
 
 
+PY_CLEAN = """
+import queue, threading, time
+q, ev = queue.SimpleQueue(), threading.Event()
+def daemon():
+    try:
+        q.get(timeout=0.01)
+    except queue.Empty:
+        pass
+    q.put(1)
+    q.get()
+    ev.set()
+    q.get()  # waits for a put that never comes: a daemon thread when the program exits
+threading.Thread(target=daemon, daemon=True).start()
+ev.wait()
+time.sleep(0.05)
+"""
+
+
+def test_python_clean(tmp_path):
+    """A Python program that exits with a daemon thread waiting in SimpleQueue.get(), whose lock
+    the same thread took and posted before (a signal to itself, not a lock), and main having
+    waited on an Event (a Condition's fresh semaphore): nothing found."""
+    t = ptt_trace(tmp_path, ["python3", "-c", PY_CLEAN])
+    assert check_json(t.path)["findings"] == []
+
+
 @pytest.mark.parametrize("args,msg", [
     ([], "ptt.data: No such file or directory (the default trace file"),
     (["a", "b"], "one trace file at a time"),

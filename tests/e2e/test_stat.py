@@ -647,6 +647,16 @@ def test_light_level_said(tmp_path):
                             "are incomplete\n" if said else ""), p.stderr
 
 
+def test_process_table_forked_child(tmp_path):
+    """A forked child runs the command line its parent ran when it forked, whatever the parent
+    execs later: the subshell of sh -c '(...) & exec sleep' has the shell's, its parent sleep's."""
+    script = "(read x </dev/null; true) & exec /bin/sleep 0.2"
+    t = ptt_trace(tmp_path, ["sh", "-c", script])
+    procs = sorted(stat_json(t.path)["processes"], key=lambda p: p["pid"])
+    assert [(p["program"], p["command"]) for p in procs][0] == ("sleep", "/bin/sleep 0.2"), procs
+    assert [p["command"] for p in procs][1:] == [f"sh -c '{script}'"], procs
+
+
 def test_process_table_names_programs(tmp_path):
     """The process table names each process's program (its last exec) and its command line, so
     that the processes of a script are told apart: sh runs flood, counts and flood again."""

@@ -13,7 +13,7 @@ set(PTT_CHECK_PROGS
   check_errors check_owner_dead
   ok_prodcons ok_readers_writers ok_rw_read_cycle ok_phased_barrier ok_gate_lock
   ok_hand_over_hand ok_trylock_backoff ok_recursive ok_robust ok_atfork ok_idle_pool
-  ok_fork_objects ok_crash_child ok_sem_shared ok_sem_lock ok_sem_condition)
+  ok_fork_objects ok_crash_child ok_sem_shared ok_sem_lock ok_sem_condition ok_sem_open_twice)
 foreach(p ${PTT_CHECK_PROGS})
   add_executable(checkprog_${p} check/${p}.c)
   target_link_libraries(checkprog_${p} PRIVATE pthread)
