@@ -230,14 +230,16 @@ struct ptt_pool *ptt_pool_attach(const char *env)
 static int prog_argc;
 static char **prog_argv;
 
-/* One argument as a shell reads it back: as it is when it holds only letters, digits and
- * -_./=:,+@%, else in '...' ('\'' for a quote); into line[*n..len - 1), cut there. */
+/* One argument quoted as for a shell: as it is when it holds only ASCII letters, digits and
+ * -_./=:,+@%, else in '...' ('\'' for a quote); into line[*n..len - 1), cut there. No locale:
+ * this runs in fork's child handler too. */
 static void put_arg(char *line, size_t len, size_t *n, const char *a)
 {
     size_t k = *n;
     int plain = *a != 0;
     for (const char *c = a; *c && plain; c++)
-        plain = isalnum((unsigned char)*c) || strchr("-_./=:,+@%", *c);
+        plain = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+                strchr("-_./=:,+@%", *c);
     const char *q = plain ? "" : "'";
     for (const char *c = q; *c && k < len - 1; c++)
         line[k++] = *c;
@@ -254,7 +256,7 @@ static void put_arg(char *line, size_t len, size_t *n, const char *a)
     *n = k;
 }
 
-/* PROCESS_ARGS: the command line, once per program. */
+/* PROCESS_ARGS: the command line, after each PROCESS_START. */
 static void record_args(void)
 {
     char line[PTT_STR_MAX];
