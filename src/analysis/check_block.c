@@ -189,8 +189,8 @@ static void deadlock(struct ptt_check *c, struct bnode **cyc, size_t n)
     }
     if (sems && w < (int)sizeof f->summary) /* why a semaphore is said held */
         snprintf(f->summary + w, sizeof f->summary - (size_t)w,
-                 " (a semaphore made with the value 1 and posted only by the thread that took it "
-                 "is a lock: held from its wait to its post)");
+                 " (ptt takes a semaphore for a lock when it is never seen above 1 and only the "
+                 "thread that took it posts it: held from its wait to its post)");
     for (size_t i = 0; i < n; i++) {
         const struct ptt_open *o = cyc[i]->call;
         struct cthread *th = cyc[i]->th;
@@ -341,10 +341,11 @@ static void object_hang(struct ptt_check *c, struct blocked *bl, struct bnode *b
         check_fstep(f, t->pid, t->tid, 0, "took", k, obj->taker_site, obj->taker_ns);
         if (!t->ended)
             doing(f, t, -1);
-        snprintf(f->summary, sizeof f->summary,
-                 "%s on {o0}, which {t%d} took and never posted%s (a semaphore made with the value "
-                 "1 and posted only by the thread that took it is a lock)",
-                 many, k2, t->ended ? ": it ended" : "");
+        snprintf(
+            f->summary, sizeof f->summary,
+            "%s on {o0}, which {t%d} took and never posted%s (ptt takes a semaphore for a lock "
+            "when it is never seen above 1 and only the thread that took it posts it)",
+            many, k2, t->ended ? ": it ended" : "");
     } else if (obj->cls == PTT_CLASS_sem) {
         snprintf(f->summary, sizeof f->summary,
                  "%s on {o0}, which no thread posts any more (%llu posts in all)", many,

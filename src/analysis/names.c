@@ -716,26 +716,15 @@ void ptt_names_raw(struct ptt_names *n, int raw)
 static const char *shown(const struct ptt_names *cn, const char *name)
 {
     struct ptt_names *n = (struct ptt_names *)cn;
-    size_t len = name ? strlen(name) : 0, bad = 0;
-    for (size_t i = 0, k; i < len; i += k) {
-        int unsafe;
-        k = ptt_term_char(name, len, i, &unsafe);
-        bad += unsafe ? k : 0;
-    }
-    if (!bad || n->raw)
+    size_t len = name ? strlen(name) : 0, esc = name ? ptt_term_escape(NULL, 0, name, len) : 0;
+    if (esc == len || n->raw)
         return name;
     struct entry *e = map_get(&n->shown, ptt_key_str(name), 1);
     if (e->str)
         return strcmp(e->str, name) ? "?" : e->str + len + 1; /* "?": two names, one hash */
-    char *t = ptt_must(malloc(len + 1 + len + 3 * bad + 1)), *o = t + len + 1;
+    char *t = ptt_must(malloc(len + 1 + esc + 1));
     memcpy(t, name, len + 1);
-    for (size_t i = 0, k; i < len; i += k) {
-        int unsafe;
-        k = ptt_term_char(name, len, i, &unsafe);
-        for (size_t j = i; j < i + k; j++)
-            o += unsafe ? sprintf(o, "\\x%02x", (unsigned char)name[j]) : (*o = name[j], 1);
-    }
-    *o = 0;
+    ptt_term_escape(t + len + 1, esc + 1, name, len);
     e->str = t;
     return t + len + 1;
 }

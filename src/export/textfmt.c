@@ -49,15 +49,7 @@ static const char *fmt_str(char *buf, size_t len, const struct ptt_ev *ev, unsig
 static const char *fmt_text(char *buf, size_t len, const struct ptt_ev *ev, unsigned from)
 {
     const char *s = (const char *)&ev->args[from];
-    size_t n = from < ev->nargs ? strnlen(s, (ev->nargs - from) * 8) : 0, o = 0;
-    for (size_t i = 0, k; i < n && o + 4 * 4 + 1 < len; i += k) {
-        int unsafe;
-        k = ptt_term_char(s, n, i, &unsafe);
-        for (size_t j = i; j < i + k; j++)
-            o += unsafe ? (size_t)snprintf(buf + o, len - o, "\\x%02x", (unsigned char)s[j])
-                        : (buf[o] = s[j], 1);
-    }
-    buf[o] = 0;
+    ptt_term_escape(buf, len, s, from < ev->nargs ? strnlen(s, (ev->nargs - from) * 8) : 0);
     return buf;
 }
 

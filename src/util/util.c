@@ -71,6 +71,27 @@ size_t ptt_term_char(const char *str, size_t n, size_t i, int *unsafe)
     return len ? len : bad;
 }
 
+size_t ptt_term_escape(char *out, size_t cap, const char *s, size_t n)
+{
+    size_t o = 0;
+    for (size_t i = 0, k; i < n; i += k) {
+        int unsafe;
+        k = ptt_term_char(s, n, i, &unsafe);
+        size_t need = unsafe ? 4 * k : k;
+        if (out && o + need >= cap)
+            break; /* whole characters only */
+        for (size_t j = i; out && j < i + k; j++)
+            if (unsafe)
+                snprintf(out + o + 4 * (j - i), 5, "\\x%02x", (unsigned char)s[j]);
+            else
+                out[o + j - i] = s[j];
+        o += need;
+    }
+    if (out && cap)
+        out[o] = 0;
+    return o;
+}
+
 size_t ptt_unctrl(char *s, size_t n, int lines)
 {
     size_t k = 0;

@@ -19,6 +19,10 @@ void ptt_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * is a CSI), or bytes that are not UTF-8 (one ill-formed part: a lone 0x9b is a CSI to an 8-bit
  * terminal). */
 size_t ptt_term_char(const char *s, size_t n, size_t i, int *unsafe);
+/* n bytes of s as a terminal may be given them: each byte of what ptt_term_char says unsafe as
+ * \xNN, the rest as it is; into out (cap bytes, NUL included: whole characters only, NULL: none).
+ * The length of the whole text (snprintf's way: what out needs, less its NUL). */
+size_t ptt_term_escape(char *out, size_t cap, const char *s, size_t n);
 /* The control characters of n bytes of s as '?' (ptt_term_char; lines: newlines and tabs kept),
  * in place, so that no escape sequence of a program's output or a log reaches a terminal; how
  * many there were. */

@@ -187,7 +187,7 @@ def test_python_deadlock(tmp_path):
     assert [f["kind"] for f in doc["findings"]] == ["deadlock"], doc["findings"]
     f = doc["findings"][0]
     assert len(f["threads"]) == 2 and [o["type"] for o in f["objects"]] == ["sem"] * 2
-    assert "a semaphore made with the value 1" in f["summary"]
+    assert "ptt takes a semaphore for a lock when it is never seen above 1" in f["summary"]
     assert [s["action"] for s in f["steps"]] == ["took", "waits for"] * 2
     # The live report: every thread (main in its join) waits for a lock a worker holds.
     blocked = [ln for ln in t.stderr.splitlines() if ln.startswith("ptt:   pid ")]
