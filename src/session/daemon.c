@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "../../common/clock.h"
@@ -193,12 +194,29 @@ static void on_pool_fault(int sig, siginfo_t *si, void *ctx)
     signal(sig, SIG_DFL); /* the access again, and the fault it is */
 }
 
+/* A writev of the guarded pool that failed with EFAULT: the kernel met a page cut off, where a
+ * read of ours would have faulted. Read each page here: the first cut one faults, and the guard
+ * replaces the mapping; the writes can then go on, of zeros. */
+static int pool_write_fault(const struct iovec *iov, int n)
+{
+    for (int i = 0; i < n && !guard_cut; i++) {
+        const volatile char *p = iov[i].iov_base;
+        if (!guard_base || (const char *)p < guard_base ||
+            (const char *)p + iov[i].iov_len > guard_base + guard_len)
+            continue; /* not the pool's: the error is the write's own */
+        for (size_t k = 0; k < iov[i].iov_len && !guard_cut; k += 4096)
+            (void)p[k];
+    }
+    return guard_cut;
+}
+
 void ptt_pool_guard(void *base, size_t len)
 {
     guard_base = base;
     guard_len = len;
     struct sigaction sa = {.sa_sigaction = on_pool_fault, .sa_flags = SA_SIGINFO};
     sigaction(SIGBUS, &sa, NULL);
+    ptt_writer_fault_hook = pool_write_fault;
 }
 
 int ptt_pool_cut(void)

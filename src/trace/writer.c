@@ -51,6 +51,8 @@ static void report(const struct ptt_writer *w)
              w->path, strerror(w->error), (unsigned long long)w->events, what);
 }
 
+int (*ptt_writer_fault_hook)(const struct iovec *iov, int n);
+
 /* writev until done or an error: the bytes written, and the errno (0: none). */
 static uint64_t write_iov(int fd, struct iovec *iov, int n, int *err)
 {
@@ -60,6 +62,8 @@ static uint64_t write_iov(int fd, struct iovec *iov, int n, int *err)
         ssize_t k = writev(fd, iov, n);
         if (k < 0 && errno == EINTR)
             continue;
+        if (k < 0 && errno == EFAULT && ptt_writer_fault_hook && ptt_writer_fault_hook(iov, n))
+            continue; /* the memory was made readable: the same writes again */
         if (k <= 0) {
             *err = k < 0 ? errno : EIO;
             return done;

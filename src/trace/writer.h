@@ -19,6 +19,12 @@ struct ptt_writer {
     int reserved;       /* a reservation was tried: what it got is given back at the close */
 };
 
+struct iovec;
+/* Called when a write of n iovecs fails with EFAULT, their memory cut under the writer (a pool
+ * ptt trace -p gave to its process's user, shrunk: src/session/daemon.h); nonzero: it made the
+ * memory readable, write again. NULL: none. */
+extern int (*ptt_writer_fault_hook)(const struct iovec *iov, int n);
+
 /* Write the file header into fd, an open output (see ptt_output_open). path names it in the
  * one line that reports a write error (NULL: no report). -1 with errno on failure. */
 int ptt_writer_start(struct ptt_writer *w, int fd, const char *path);
