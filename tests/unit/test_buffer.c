@@ -1094,20 +1094,38 @@ static void test_class_mask(void **state)
 
 static atomic_uint_fast64_t sig_count;
 
-static void on_alarm(int sig)
+/* The storm: a timer that sends SIGALRM to the calling thread 10 us after each handler. The kernel
+ * delivers each when it interrupts the thread, at whatever instruction it is (a pthread_kill from
+ * another thread depends on the scheduler: signals sent while one is pending merge). Where
+ * delivering a signal takes longer than that (40 to 80 us seen on a virtual machine), the thread
+ * would do nothing but handle them: a handler that finds the thread's loop moved fewer than
+ * storm_rounds rounds since the last one doubles the wait, up to 1 ms, and halves it again once
+ * it moves. */
+static timer_t storm_timer;
+static atomic_int storm_on;
+static atomic_uint storm_progress; /* the rounds of the thread's loop */
+static unsigned storm_rounds, storm_seen;
+static long storm_gap;
+
+static void storm_next(void)
 {
-    (void)sig;
-    int e = errno;
-    uint64_t k = atomic_fetch_add(&sig_count, 1);
-    uint64_t t = ptt_now();
-    PTT_REC(COND_WOKEN, k, t, ~k);
-    errno = e;
+    unsigned p = atomic_load_explicit(&storm_progress, memory_order_relaxed);
+    if (p - storm_seen < storm_rounds)
+        storm_gap = storm_gap * 2 < 1000000 ? storm_gap * 2 : 1000000;
+    else
+        storm_gap = storm_gap / 2 > 10000 ? storm_gap / 2 : 10000;
+    storm_seen = p;
+    struct itimerspec its = {{0, 0}, {0, storm_gap}};
+    if (atomic_load(&storm_on))
+        timer_settime(storm_timer, 0, &its, NULL);
 }
 
-/* The storm: a timer that sends SIGALRM to the calling thread every 10 us. The kernel delivers
- * each when it interrupts the thread, at whatever instruction it is (a pthread_kill from another
- * thread depends on the scheduler: signals sent while one is pending merge). */
-static int storm_start(timer_t *timer)
+static void storm_round(unsigned i)
+{
+    atomic_store_explicit(&storm_progress, i, memory_order_relaxed);
+}
+
+static int storm_start(timer_t *timer, unsigned rounds)
 {
     struct sigevent sev;
     memset(&sev, 0, sizeof sev);
@@ -1116,8 +1134,32 @@ static int storm_start(timer_t *timer)
     sev.sigev_notify_thread_id = gettid();
     if (timer_create(CLOCK_MONOTONIC, &sev, timer))
         return -1;
-    struct itimerspec its = {{0, 10000}, {0, 10000}};
-    return timer_settime(*timer, 0, &its, NULL);
+    storm_timer = *timer;
+    storm_rounds = rounds;
+    storm_seen = 0;
+    storm_gap = 10000;
+    atomic_store(&storm_progress, 0);
+    atomic_store(&storm_on, 1);
+    storm_next();
+    return 0;
+}
+
+/* By the thread of the storm: a handler runs wholly before or after the store. */
+static void storm_stop(timer_t timer)
+{
+    atomic_store(&storm_on, 0);
+    timer_delete(timer);
+}
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    int e = errno;
+    uint64_t k = atomic_fetch_add(&sig_count, 1);
+    uint64_t t = ptt_now();
+    PTT_REC(COND_WOKEN, k, t, ~k);
+    storm_next();
+    errno = e;
 }
 
 static void *sig_worker(void *arg)
@@ -1125,14 +1167,15 @@ static void *sig_worker(void *arg)
     struct worker *w = arg;
     w->tid = gettid();
     timer_t timer;
-    if (storm_start(&timer))
+    if (storm_start(&timer, 64))
         return NULL; /* w->n stays 0: the test fails */
     uint32_t i;
     for (i = 0; i < SIG_LOOP_MAX && (i < SIG_LOOP || atomic_load(&sig_count) < SIG_MIN); i++) {
         uint64_t t = ptt_now();
         PTT_REC(MUTEX_WAIT, i, t);
+        storm_round(i);
     }
-    timer_delete(timer);
+    storm_stop(timer);
     w->n = (int)i;
     ptt_thread_release(&ptt_self);
     return NULL;
@@ -1237,12 +1280,13 @@ static void on_alarm_guarded(int sig)
 {
     if (state_broken()) {
         atomic_store(&rel_broken, 1); /* and do not crash on it */
+        storm_next();
         return;
     }
     int slow = atomic_load(&sig_count) % BURST_EVERY < BURST_LEN;
     on_alarm(sig);
     if (slow) {
-        uint64_t until = clock_ns(CLOCK_MONOTONIC) + 15000; /* the period is 10 us */
+        uint64_t until = clock_ns(CLOCK_MONOTONIC) + 15000; /* the next comes in 10 us */
         while (clock_ns(CLOCK_MONOTONIC) < until)
             ;
     }
@@ -1256,10 +1300,11 @@ static void *release_worker(void *arg)
     sigemptyset(&alrm);
     sigaddset(&alrm, SIGALRM);
     timer_t timer;
-    if (storm_start(&timer))
+    if (storm_start(&timer, 1))
         return NULL;
     int i;
     for (i = 0; i < REL_ROUNDS; i++) {
+        storm_round((unsigned)i);
         PTT_REC(MUTEX_WAIT, (uint64_t)i, 0);
         ptt_thread_release(&ptt_self);
         pthread_sigmask(SIG_BLOCK, &alrm, NULL); /* look at the state without a handler */
@@ -1269,7 +1314,7 @@ static void *release_worker(void *arg)
         }
         pthread_sigmask(SIG_UNBLOCK, &alrm, NULL);
     }
-    timer_delete(timer);
+    storm_stop(timer);
     w->n = i;
     memset(&ptt_self, 0, sizeof ptt_self); /* what ptt_self.desc still owns is drained at the end */
     pthread_sigmask(SIG_UNBLOCK, &alrm, NULL);
@@ -1326,17 +1371,18 @@ static void *call_worker(void *arg)
     struct worker *w = arg;
     w->tid = gettid();
     timer_t timer;
-    if (storm_start(&timer))
+    if (storm_start(&timer, 16))
         return NULL;
     uint32_t i;
     for (i = 0; i < SIG_LOOP_MAX && (i < CALL_LOOP || atomic_load(&sig_count) < SIG_MIN); i++) {
+        storm_round(i);
         uint64_t t = ptt_now();
         PTT_CALL_IN(call, MUTEX_LOCK, i, t);
         if (i % 3 == 0)
             PTT_REC(MUTEX_WAIT, i, t);
         PTT_CALL_OUT(call, MUTEX_LOCK, i);
     }
-    timer_delete(timer);
+    storm_stop(timer);
     w->n = (int)i;
     ptt_thread_release(&ptt_self);
     return NULL;
