@@ -171,11 +171,24 @@ static int check_schema(struct runs_db *d, int write)
     return 0;
 }
 
+struct runs_sqlite runs_sqlite;
+
+static const char *const runs_sqlite_names[] = {RUNS_SQLITE_FUNCS(PTT_DYN_NAME)};
+
+#ifndef PTT_SQLITE_SONAME
+#define PTT_SQLITE_SONAME "libsqlite3.so.0"
+#endif
+static struct ptt_dynlib sqlite_lib = PTT_DYNLIB(PTT_SQLITE_SONAME, runs_sqlite, runs_sqlite_names);
+
 int runs_db_open(struct runs_db *d, const char *path, int write)
 {
     d->db = NULL;
     d->path = path;
     d->failed = 0;
+    if (!ptt_dynlib_load(&sqlite_lib)) {
+        ptt_warn(CMD, "cannot load SQLite, which ptt runs needs: %s", sqlite_lib.why);
+        return -1;
+    }
     int made = make_file(path, write);
     if (made < 0)
         return -1;
@@ -196,7 +209,8 @@ int runs_db_open(struct runs_db *d, const char *path, int write)
 
 void runs_db_close(struct runs_db *d)
 {
-    sqlite3_close(d->db);
+    if (d->db)
+        sqlite3_close(d->db);
     d->db = NULL;
 }
 

@@ -6,6 +6,47 @@
 #include <sqlite3.h>
 
 #include "runs/runs.h"
+#include "util/dynlib.h"
+
+/* SQLite's functions, loaded when the first database is opened (util/dynlib.h): the code that
+ * calls them reads as it would linked. */
+/* clang-format off */
+#define RUNS_SQLITE_FUNCS(X) \
+    X(sqlite3_bind_double) X(sqlite3_bind_int) X(sqlite3_bind_int64) X(sqlite3_bind_null) \
+    X(sqlite3_bind_text) X(sqlite3_busy_timeout) X(sqlite3_close) X(sqlite3_column_bytes) \
+    X(sqlite3_column_double) X(sqlite3_column_int) X(sqlite3_column_int64) \
+    X(sqlite3_column_text) X(sqlite3_column_type) X(sqlite3_errcode) X(sqlite3_errmsg) \
+    X(sqlite3_exec) X(sqlite3_extended_result_codes) X(sqlite3_finalize) \
+    X(sqlite3_last_insert_rowid) X(sqlite3_open_v2) X(sqlite3_prepare_v2) X(sqlite3_reset) \
+    X(sqlite3_step)
+/* clang-format on */
+struct runs_sqlite {
+    RUNS_SQLITE_FUNCS(PTT_DYN_PTR)
+};
+extern struct runs_sqlite runs_sqlite;
+#define sqlite3_bind_double (*runs_sqlite.sqlite3_bind_double)
+#define sqlite3_bind_int (*runs_sqlite.sqlite3_bind_int)
+#define sqlite3_bind_int64 (*runs_sqlite.sqlite3_bind_int64)
+#define sqlite3_bind_null (*runs_sqlite.sqlite3_bind_null)
+#define sqlite3_bind_text (*runs_sqlite.sqlite3_bind_text)
+#define sqlite3_busy_timeout (*runs_sqlite.sqlite3_busy_timeout)
+#define sqlite3_close (*runs_sqlite.sqlite3_close)
+#define sqlite3_column_bytes (*runs_sqlite.sqlite3_column_bytes)
+#define sqlite3_column_double (*runs_sqlite.sqlite3_column_double)
+#define sqlite3_column_int (*runs_sqlite.sqlite3_column_int)
+#define sqlite3_column_int64 (*runs_sqlite.sqlite3_column_int64)
+#define sqlite3_column_text (*runs_sqlite.sqlite3_column_text)
+#define sqlite3_column_type (*runs_sqlite.sqlite3_column_type)
+#define sqlite3_errcode (*runs_sqlite.sqlite3_errcode)
+#define sqlite3_errmsg (*runs_sqlite.sqlite3_errmsg)
+#define sqlite3_exec (*runs_sqlite.sqlite3_exec)
+#define sqlite3_extended_result_codes (*runs_sqlite.sqlite3_extended_result_codes)
+#define sqlite3_finalize (*runs_sqlite.sqlite3_finalize)
+#define sqlite3_last_insert_rowid (*runs_sqlite.sqlite3_last_insert_rowid)
+#define sqlite3_open_v2 (*runs_sqlite.sqlite3_open_v2)
+#define sqlite3_prepare_v2 (*runs_sqlite.sqlite3_prepare_v2)
+#define sqlite3_reset (*runs_sqlite.sqlite3_reset)
+#define sqlite3_step (*runs_sqlite.sqlite3_step)
 
 #define RUNS_SCHEMA_VERSION 1
 #define RUNS_MAX_COMPARED 10

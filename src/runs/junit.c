@@ -15,6 +15,37 @@
 #ifdef PTT_HAVE_EXPAT
 #include <expat.h>
 
+#include "util/dynlib.h"
+
+/* expat's functions, loaded at the first XML read (util/dynlib.h). */
+/* clang-format off */
+#define EXPAT_FUNCS(X) \
+    X(XML_ErrorString) X(XML_GetCurrentLineNumber) X(XML_GetErrorCode) X(XML_Parse) \
+    X(XML_ParserCreate) X(XML_ParserFree) X(XML_SetCharacterDataHandler) \
+    X(XML_SetElementHandler) X(XML_SetUserData) X(XML_StopParser)
+/* clang-format on */
+static struct {
+    EXPAT_FUNCS(PTT_DYN_PTR)
+} expat;
+
+static const char *const expat_names[] = {EXPAT_FUNCS(PTT_DYN_NAME)};
+
+#ifndef PTT_EXPAT_SONAME
+#define PTT_EXPAT_SONAME "libexpat.so.1"
+#endif
+static struct ptt_dynlib expat_lib = PTT_DYNLIB(PTT_EXPAT_SONAME, expat, expat_names);
+
+#define XML_ErrorString (*expat.XML_ErrorString)
+#define XML_GetCurrentLineNumber (*expat.XML_GetCurrentLineNumber)
+#define XML_GetErrorCode (*expat.XML_GetErrorCode)
+#define XML_Parse (*expat.XML_Parse)
+#define XML_ParserCreate (*expat.XML_ParserCreate)
+#define XML_ParserFree (*expat.XML_ParserFree)
+#define XML_SetCharacterDataHandler (*expat.XML_SetCharacterDataHandler)
+#define XML_SetElementHandler (*expat.XML_SetElementHandler)
+#define XML_SetUserData (*expat.XML_SetUserData)
+#define XML_StopParser (*expat.XML_StopParser)
+
 struct junit_state {
     XML_Parser xp;
     struct runs_log *log;
@@ -140,6 +171,10 @@ static int junit_parse(const char *text, size_t len, struct runs_log *log, char 
 {
     if (len > INT_MAX) {
         snprintf(err, errlen, "too large for an XML report (%zu bytes)", len);
+        return -1;
+    }
+    if (!ptt_dynlib_load(&expat_lib)) {
+        snprintf(err, errlen, "cannot load expat, which reads JUnit XML: %s", expat_lib.why);
         return -1;
     }
     struct junit_state s = {.log = log, .err = err, .errlen = errlen};

@@ -1,0 +1,41 @@
+/* Libraries loaded at their first use (dynlib.h). */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+
+#include "util/dynlib.h"
+
+static pthread_mutex_t loading = PTHREAD_MUTEX_INITIALIZER;
+
+/* The table's pointers from h: 1; or 0 with why. The table is a struct of function pointers
+ * only, one per name, laid out as an array (PTT_DYNLIB checks the sizes). */
+static int bind(struct ptt_dynlib *l, void *h)
+{
+    void **fn = l->table;
+    for (size_t i = 0; i < l->n; i++)
+        if (!(fn[i] = dlsym(h, l->names[i]))) {
+            snprintf(l->why, sizeof l->why, "%s: no %s in it", l->soname, l->names[i]);
+            return 0;
+        }
+    return 1;
+}
+
+int ptt_dynlib_load(struct ptt_dynlib *l)
+{
+    pthread_mutex_lock(&loading);
+    if (!l->state) {
+        /* Local: its symbols are only for the table. */
+        void *h = dlopen(l->soname, RTLD_NOW | RTLD_LOCAL);
+        if (!h) {
+            const char *e = dlerror();
+            snprintf(l->why, sizeof l->why, "%s", e ? e : l->soname);
+        }
+        l->state = h && bind(l, h) ? 1 : -1;
+        if (h && l->state < 0)
+            dlclose(h);
+    }
+    int ok = l->state > 0;
+    pthread_mutex_unlock(&loading);
+    return ok;
+}
