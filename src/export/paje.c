@@ -20,6 +20,7 @@
 #include "trace/writer.h"
 #include "util/hmap.h"
 #include "util/obuf.h"
+#include "util/util.h"
 #include "analysis/timeline.h"
 
 /* Placeholders: NAME_MARK, T or O, the key, NAME_MARK. The byte never appears otherwise. */
@@ -113,13 +114,17 @@ static void line_begin(struct ptt_obuf *b, char *buf, size_t len, FILE *f, const
     ln_time(b, ns);
 }
 
-/* A string field: quoted, without the quotes and line ends that would end it early. */
+/* A string field: quoted, without the quotes and line ends that would end it early, nor any
+ * character a terminal would act on (ptt_term_char: a '?' for each of its bytes), for whoever
+ * reads the file or pj_dump's output. */
 static void put_str(FILE *f, const char *s)
 {
     fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        fputc(c == '"' ? '\'' : c < 0x20 || c == 0x7f ? '?' : c, f);
+    for (size_t i = 0, n = strlen(s), k; i < n; i += k) {
+        int unsafe;
+        k = ptt_term_char(s, n, i, &unsafe);
+        for (size_t j = i; j < i + k; j++)
+            fputc(unsafe ? '?' : s[j] == '"' ? '\'' : s[j], f);
     }
     fputc('"', f);
 }

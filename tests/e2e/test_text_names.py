@@ -1,10 +1,11 @@
 """Names a program chose never reach a terminal as escape sequences: every text output (ptt view,
 view --summary, stat, check, the live hang report) shows each control character of a thread's or
-an object's name, and of the command line, as \\xNN; the JSON outputs keep the names exact, with
-every control character escaped the JSON way (tests/progs/ctrl_names.c)."""
+an object's name, and of the command line, as \\xNN (Pajé strings as '?'); the JSON outputs keep
+the names exact, with every control character escaped the JSON way (tests/progs/ctrl_names.c)."""
 
 import json
 import re
+import shutil
 import subprocess
 
 import pytest
@@ -86,6 +87,25 @@ def test_check(traced):
     for thread, tid, mutex in ((WIPE, out["tid_1"], A), (RED, out["tid_2"], B)):
         assert re.search(rf"{re.escape(thread)} \({tid}\) took mutex {re.escape(mutex)} "
                          r"at ctrl_names.c:\d+", text), thread
+
+
+def test_paje(traced, tmp_path):
+    """ptt paje: the names as Pajé strings, each byte of a control character a '?', so that neither
+    the file nor pj_dump's output holds one; pj_dump reads them as containers of those names."""
+    path, _ = traced
+    out = tmp_path / "t.paje"
+    run_bytes([PTT, "paje", path, "-o", out])
+    events = [line for line in out.read_bytes().split(b"\n") if not line.startswith(b"%")]
+    shown_clean(b"\n".join(events), "ptt paje")  # the header's definitions have tabs
+    if not shutil.which("pj_dump"):
+        pytest.skip("pj_dump is missing (Debian package pajeng)")
+    dump = run_bytes(["pj_dump", out])
+    assert dump.stderr == b""
+    rows = [line.split(", ") for line in shown_clean(dump.stdout, "pj_dump").splitlines()]
+    threads = {r[6] for r in rows if r[0] == "Container" and r[2] == "Thread"}
+    assert {"?[2Jwipe", "c1??31mred"} <= threads, threads
+    mutexes = {r[6] for r in rows if r[0] == "Container" and r[2] == "Mutex"}
+    assert {"A?]0;owned?", "B?[5m"} <= mutexes, mutexes
 
 
 def test_json_exact(traced):
