@@ -184,10 +184,12 @@ enum { SEM_LOCK = 1, SEM_NOT_LOCK = 2, MAX_SEMS = 64 };
  * another value or shared, or posted (at ticks) by a thread that had not taken it. The threads'
  * events come thread by thread: the time says which of a sem_init and a post came last. init:
  * its last sem_init (a take before is of the semaphore that was at the address before); posted:
- * a taker posted it (used as a lock, not only made as one). */
+ * a taker posted it (used as a lock, not only made as one); gone_taker: the thread that took it
+ * (at gone_ticks) and ended without posting it, 0 once anything else happened to it. */
 struct sem_kind {
-    uint64_t kind, ticks, init;
+    uint64_t kind, ticks, init, gone_ticks;
     int posted;
+    int32_t gone_taker;
 };
 
 static struct sem_kind *sem_kind(struct ptt_hang *h, int32_t pid, uint64_t sem, int add)
@@ -223,13 +225,39 @@ static struct ptt_held *sem_held(struct stream *s, uint64_t sem)
     return NULL;
 }
 
+/* The semaphores that s, which ends, took and did not post, unless known not to be locks:
+ * marked as left by it, for a thread that waits for one later (join_owner, which looks at what
+ * is known of it then: the other threads' events may come later, its sem_init too). Whether
+ * there were any. */
+static int sems_left(struct ptt_hang *h, const struct stream *s)
+{
+    int any = 0;
+    for (unsigned i = 0; i < s->nsems; i++) {
+        struct sem_kind *k = sem_kind(h, s->pid, s->sems[i].object, 1);
+        if (k->kind != SEM_NOT_LOCK) {
+            k->gone_taker = s->tid;
+            k->gone_ticks = s->sems[i].ticks;
+            any = 1;
+        }
+    }
+    return any;
+}
+
+/* Something happened to k's semaphore at ticks: a thread that ended before does not hold it. */
+static void sem_touched(struct sem_kind *k, uint64_t ticks)
+{
+    if (k && k->gone_taker && (int64_t)(ticks - k->gone_ticks) > 0)
+        k->gone_taker = 0;
+}
+
 /* s took sem (a wait returned 0): kept unless known not to be a lock; the list is pruned of
  * those found not to be since, and bounded (the oldest go). */
 static void sem_taken(struct ptt_hang *h, struct stream *s, const struct ptt_open *c,
                       uint64_t ticks)
 {
-    const struct sem_kind *k = sem_kind(h, s->pid, c->object, 0);
+    struct sem_kind *k = sem_kind(h, s->pid, c->object, 0);
     struct ptt_held *had = sem_held(s, c->object);
+    sem_touched(k, ticks);
     if (had && !sem_holds(h, s->pid, had)) { /* of the semaphore the address had before */
         *had = s->sems[--s->nsems];
         had = NULL;
@@ -269,14 +297,16 @@ static void sem_call(struct ptt_hang *h, struct stream *s, const struct ptt_open
             k->init = c->in.ticks;
             k->posted = 0;
         }
+        sem_touched(k, c->in.ticks);
     } else if (c->in.id == PTT_EV_SEM_DESTROY_IN) {
         free(ptt_hmap_del(&h->sem_kind, ptt_key2((uint64_t)(uint32_t)s->pid, c->object)));
     } else if (in->role == PTT_ROLE_ACQUIRE) {
         sem_taken(h, s, c, out->ticks);
     } else if (in->role == PTT_ROLE_SIGNAL) {
         struct ptt_held *x = sem_held(s, c->object);
-        struct sem_kind *k = x ? sem_kind(h, s->pid, c->object, 0) : NULL;
-        if (k && (int64_t)(x->ticks - k->init) >= 0)
+        struct sem_kind *k = sem_kind(h, s->pid, c->object, 0);
+        sem_touched(k, c->in.ticks);
+        if (x && k && (int64_t)(x->ticks - k->init) >= 0)
             k->posted = 1;
         if (x)
             *x = s->sems[--s->nsems];
@@ -596,8 +626,8 @@ static void forget_later(struct ptt_hang *h, const struct stream *s)
 static void retire(struct ptt_hang *h, struct stream *s)
 {
     if (s->execd) /* what its last records say it held went with its program */
-        s->calls->nopen = s->calls->nheld = 0;
-    if (!s->calls->nheld) {
+        s->calls->nopen = s->calls->nheld = s->nsems = 0;
+    if (!s->calls->nheld && !sems_left(h, s)) {
         forget_later(h, s);
         ptt_tracker_forget(h->calls, s->calls);
     } else {
@@ -947,6 +977,10 @@ static void join_owner(struct ptt_hang *h, const struct stream *s, struct ptt_op
     if (in && in->okind == PTT_CLASS_sem && in->role == PTT_ROLE_ACQUIRE) {
         const struct stream *t = ptt_open_timed(c) ? NULL : sem_holder(h, s, c->object);
         c->owner = t ? (uint64_t)(int64_t)t->tid : 0;
+        const struct sem_kind *k = sem_kind(h, s->pid, c->object, 0);
+        if (!t && !ptt_open_timed(c) && k && k->kind == SEM_LOCK && k->gone_taker &&
+            (int64_t)(k->gone_ticks - k->init) >= 0) /* its taker ended holding it */
+            c->owner = (uint64_t)(int64_t)k->gone_taker;
     }
 }
 

@@ -232,6 +232,22 @@ def test_semaphore_lock_holders(tmp_path):
     assert re.search(r"thread main \(\d+\): in sem_wait \(sem .*\) .*for D s$", list(lines)[0])
 
 
+def test_semaphore_lock_holder_ended(tmp_path):
+    """A semaphore used as a lock whose taker ended without posting it (the taker's events are
+    read before those of the thread that made it, which blocks later): the waiter's line names
+    the taker, ended, as for a mutex (tests/progs/check/check_sem_lock_ended.c)."""
+    t = ptt_trace(tmp_path, [PROGS / "check" / "check_sem_lock_ended"],
+                  opts=["--hang-timeout=0.5", "--kill-on-hang"], rc=137)
+    _, out = parse_output(t.stdout)
+    src, L = "check_sem_lock_ended.c", check_marks("check_sem_lock_ended.c")
+    main, taker = out["tid_main"], out["tid_t"]
+    assert report(t.stderr, 0.5, blocked=1) == {
+        f"ptt:   pid {main} thread main ({main}): in sem_wait (sem s) at {src}:{L['wait']} "
+        f"for D s, held by thread t ({taker})": ()}
+    blocked = {e.fields[0]: e.fields[1:4] for e in t.events if e.name == "HANG_BLOCKED"}
+    assert blocked == {main: ("SEM_WAIT_IN", out["s"], taker)}
+
+
 def check_marks(name):
     """{NAME: line} of the /* check:NAME */ comments of tests/progs/check/NAME."""
     text = (SOURCE / "tests" / "progs" / "check" / name).read_text().splitlines()
