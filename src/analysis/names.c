@@ -111,8 +111,7 @@ struct ptt_names {
 struct ptt_names *ptt_names_new(void)
 {
     struct ptt_names *n = ptt_must(calloc(1, sizeof(struct ptt_names)));
-    n->files = ptt_symfiles_new(); /* NULL without libdw, or out of memory: no symbols; libdw
-                                     is loaded at the first binary read */
+    n->files = ptt_symfiles_new(); /* NULL without libdw, or out of memory: no symbols */
     static const uint16_t naming[] = {
         PTT_EV_PROCESS_START,         PTT_EV_PROCESS_EXIT,   PTT_EV_PROCESS_ARGS,
         PTT_EV_MODULE_LOAD,           PTT_EV_THREAD_START,   PTT_EV_THREAD_SETNAME_NP_IN,

@@ -6,31 +6,40 @@
 #include <sys/stat.h>
 
 #include "analysis/symbols.h"
-#include "util/dynlib.h"
 #include "util/hmap.h"
 
-#ifdef PTT_HAVE_CXA_DEMANGLE
-/* libstdc++'s demangler (the C++ ABI's), loaded at the first mangled name (util/dynlib.h). */
+#if defined PTT_HAVE_LIBIBERTY
+/* libiberty's demangler, the C++ ABI's (libstdc++'s __cxa_demangle is the same code), linked
+ * statically: libstdc++ linked costs every start of ptt 2 ms, and loaded when first needed its
+ * thread-local data would be allocated where an allocation that fails aborts the process. */
+#include <libiberty/demangle.h>
+#define PTT_DEMANGLE(name) cplus_demangle_v3(name, DMGL_PARAMS | DMGL_TYPES)
+#elif defined PTT_HAVE_CXA_DEMANGLE
+/* libstdc++'s demangler, linked when the build found it. */
 char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
-static struct {
-    __typeof__(__cxa_demangle) *demangle;
-} cxa;
-static const char *const cxa_names[] = {"__cxa_demangle"};
-static struct ptt_dynlib cxa_lib = PTT_DYNLIB(PTT_LIBSTDCXX_SONAME, cxa, cxa_names);
+static char *cxa_demangle(const char *name)
+{
+    int st = -1;
+    char *d = __cxa_demangle(name, NULL, NULL, &st);
+    if (st != 0) {
+        free(d);
+        d = NULL;
+    }
+    return d;
+}
+#define PTT_DEMANGLE(name) cxa_demangle(name)
 #endif
 
 void ptt_symbols_demangle(const char *name, char *out, size_t len)
 {
-#ifdef PTT_HAVE_CXA_DEMANGLE
-    if (name[0] == '_' && name[1] == 'Z' && ptt_dynlib_load(&cxa_lib)) {
-        int st = -1;
-        char *d = cxa.demangle(name, NULL, NULL, &st);
-        if (d && st == 0) {
+#ifdef PTT_DEMANGLE
+    if (name[0] == '_' && name[1] == 'Z') {
+        char *d = PTT_DEMANGLE(name);
+        if (d) {
             snprintf(out, len, "%s", d);
             free(d);
             return;
         }
-        free(d);
     }
 #endif
     snprintf(out, len, "%s", name);
@@ -89,69 +98,6 @@ int ptt_symbols_system_file(const char *path)
 #include <fcntl.h>
 #include <libgen.h>
 #include <unistd.h>
-
-/* libdw's functions, loaded at the first binary read (util/dynlib.h). */
-/* clang-format off */
-#define DW_FUNCS(X) \
-    X(dwarf_aggregate_size) X(dwarf_attr) X(dwarf_attr_integrate) X(dwarf_child) \
-    X(dwarf_diename) X(dwarf_dieoffset) X(dwarf_filesrc) X(dwarf_formref_die) \
-    X(dwarf_formstring) X(dwarf_formudata) X(dwarf_getlocation) X(dwarf_getscopes) \
-    X(dwarf_getscopes_die) X(dwarf_getsrcfiles) X(dwarf_offdie) X(dwarf_siblingof) X(dwarf_tag) \
-    X(dwfl_addrmodule) X(dwfl_begin) X(dwfl_build_id_find_elf) X(dwfl_end) X(dwfl_lineinfo) \
-    X(dwfl_module_addrdie) X(dwfl_module_addrinfo) X(dwfl_module_build_id) \
-    X(dwfl_module_getdwarf) X(dwfl_module_getelf) X(dwfl_module_getsrc) \
-    X(dwfl_module_getsym_info) X(dwfl_module_getsymtab) X(dwfl_module_info) \
-    X(dwfl_module_nextcu) X(dwfl_offline_section_address) X(dwfl_report_begin) \
-    X(dwfl_report_elf) X(dwfl_report_end) X(dwfl_standard_find_debuginfo)
-/* clang-format on */
-static struct {
-    DW_FUNCS(PTT_DYN_PTR)
-} libdw;
-
-static const char *const libdw_names[] = {DW_FUNCS(PTT_DYN_NAME)};
-
-#ifndef PTT_LIBDW_SONAME
-#define PTT_LIBDW_SONAME "libdw.so.1"
-#endif
-static struct ptt_dynlib dw_lib = PTT_DYNLIB(PTT_LIBDW_SONAME, libdw, libdw_names);
-
-#define dwarf_aggregate_size (*libdw.dwarf_aggregate_size)
-#define dwarf_attr (*libdw.dwarf_attr)
-#define dwarf_attr_integrate (*libdw.dwarf_attr_integrate)
-#define dwarf_child (*libdw.dwarf_child)
-#define dwarf_diename (*libdw.dwarf_diename)
-#define dwarf_dieoffset (*libdw.dwarf_dieoffset)
-#define dwarf_filesrc (*libdw.dwarf_filesrc)
-#define dwarf_formref_die (*libdw.dwarf_formref_die)
-#define dwarf_formstring (*libdw.dwarf_formstring)
-#define dwarf_formudata (*libdw.dwarf_formudata)
-#define dwarf_getlocation (*libdw.dwarf_getlocation)
-#define dwarf_getscopes (*libdw.dwarf_getscopes)
-#define dwarf_getscopes_die (*libdw.dwarf_getscopes_die)
-#define dwarf_getsrcfiles (*libdw.dwarf_getsrcfiles)
-#define dwarf_offdie (*libdw.dwarf_offdie)
-#define dwarf_siblingof (*libdw.dwarf_siblingof)
-#define dwarf_tag (*libdw.dwarf_tag)
-#define dwfl_addrmodule (*libdw.dwfl_addrmodule)
-#define dwfl_begin (*libdw.dwfl_begin)
-#define dwfl_build_id_find_elf (*libdw.dwfl_build_id_find_elf)
-#define dwfl_end (*libdw.dwfl_end)
-#define dwfl_lineinfo (*libdw.dwfl_lineinfo)
-#define dwfl_module_addrdie (*libdw.dwfl_module_addrdie)
-#define dwfl_module_addrinfo (*libdw.dwfl_module_addrinfo)
-#define dwfl_module_build_id (*libdw.dwfl_module_build_id)
-#define dwfl_module_getdwarf (*libdw.dwfl_module_getdwarf)
-#define dwfl_module_getelf (*libdw.dwfl_module_getelf)
-#define dwfl_module_getsrc (*libdw.dwfl_module_getsrc)
-#define dwfl_module_getsym_info (*libdw.dwfl_module_getsym_info)
-#define dwfl_module_getsymtab (*libdw.dwfl_module_getsymtab)
-#define dwfl_module_info (*libdw.dwfl_module_info)
-#define dwfl_module_nextcu (*libdw.dwfl_module_nextcu)
-#define dwfl_offline_section_address (*libdw.dwfl_offline_section_address)
-#define dwfl_report_begin (*libdw.dwfl_report_begin)
-#define dwfl_report_elf (*libdw.dwfl_report_elf)
-#define dwfl_report_end (*libdw.dwfl_report_end)
-#define dwfl_standard_find_debuginfo (*libdw.dwfl_standard_find_debuginfo)
 
 static const char *base_name(const char *path)
 {
@@ -441,18 +387,15 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
     return debuglink_crc || !debuglink_file ? build_id_debuginfo(mod, debuginfo_file_name) : -1;
 }
 
-/* Filled once libdw is loaded: its callbacks are its own functions. */
-static Dwfl_Callbacks callbacks = {
+static const Dwfl_Callbacks callbacks = {
+    .find_elf = dwfl_build_id_find_elf,
     .find_debuginfo = find_debuginfo,
+    .section_address = dwfl_offline_section_address,
     .debuginfo_path = &debuginfo_path,
 };
 
 int ptt_symbols_available(void)
 {
-    if (!ptt_dynlib_load(&dw_lib))
-        return 0;
-    callbacks.find_elf = dwfl_build_id_find_elf;
-    callbacks.section_address = dwfl_offline_section_address;
     return 1;
 }
 
@@ -523,7 +466,7 @@ static Dwfl_Module *file_module(struct symfile *f)
 {
     if (!f->opened) {
         f->opened = 1;
-        int fd = ptt_symbols_available() ? open_binary(f) : -1;
+        int fd = open_binary(f);
         if (fd >= 0 && (f->dwfl = dwfl_begin(&callbacks))) {
             dwfl_report_begin(f->dwfl);
             f->m = dwfl_report_elf(f->dwfl, base_name(f->path), f->path, fd, 0, false);

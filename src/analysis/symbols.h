@@ -41,7 +41,6 @@ int ptt_symbols_function(struct ptt_symbols *s, uint64_t addr, char *func, size_
 const char *ptt_symbols_params(const char *name);
 /* The address of a symbol (for --names), 0 if unknown. */
 uint64_t ptt_symbols_lookup(struct ptt_symbols *s, const char *name);
-/* Whether libdw is there (loaded at the first call: util/dynlib.h). */
 int ptt_symbols_available(void);
 /* A C++ (or Rust, legacy mangling) symbol demangled with the C++ ABI's demangler when ptt was
  * built with it; other names as they are. */

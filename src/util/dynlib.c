@@ -3,8 +3,10 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "util/dynlib.h"
+#include "util/util.h"
 
 static pthread_mutex_t loading = PTHREAD_MUTEX_INITIALIZER;
 
@@ -25,12 +27,20 @@ int ptt_dynlib_load(struct ptt_dynlib *l)
 {
     pthread_mutex_lock(&loading);
     if (!l->state) {
-        /* Local: its symbols are only for the table. */
-        void *h = dlopen(l->soname, RTLD_NOW | RTLD_LOCAL);
-        if (!h) {
-            const char *e = dlerror();
-            snprintf(l->why, sizeof l->why, "%s", e ? e : l->soname);
+        /* Local: its symbols are only for the table. Tried again once: dlopen fails as well
+         * when an allocation of its fails, which may not fail again. */
+        void *h = NULL;
+        for (int k = 0; k < 2 && !h; k++)
+            if (!(h = dlopen(l->soname, RTLD_NOW | RTLD_LOCAL))) {
+                const char *e = dlerror();
+                snprintf(l->why, sizeof l->why, "%s", e ? e : l->soname);
+            }
+        void *probe = h ? NULL : malloc(4096);
+        if (!h && !probe) {
+            pthread_mutex_unlock(&loading);
+            ptt_out_of_memory();
         }
+        free(probe);
         l->state = h && bind(l, h) ? 1 : -1;
         if (h && l->state < 0)
             dlclose(h);

@@ -1,8 +1,9 @@
-/* Libraries loaded when a command first needs them (dlopen), not linked: libdw (symbols),
- * libstdc++ (its C++ demangler), SQLite (ptt runs) and expat (JUnit XML) cost every start of ptt
- * about 4 ms linked, ptt trace's included, and most commands use none of them
- * (docs/performance.md, "Session lifetime"). The build still finds each one and its headers; a
- * library missing at run time is what a build without it does, said in one line.
+/* Libraries loaded when a command first needs them (dlopen), not linked: SQLite (ptt runs) and
+ * expat (JUnit XML) would cost every start of ptt about 1.2 ms linked, ptt trace's included,
+ * where only ptt runs uses them (docs/performance.md, "ptt's own libraries"). The build still
+ * finds each one and its headers; a library missing at run time is what a build without it
+ * does, said in one line. Not for a library with thread-local data (libdw, libstdc++): glibc
+ * allocates a loaded library's on its first use, and aborts the process if that fails.
  *
  * A user of library L lists its functions once, FUNCS(X), and writes:
  *   static struct { FUNCS(PTT_DYN_PTR) } l;            the functions, typed by L's own header
@@ -35,7 +36,8 @@ struct ptt_dynlib {
     }
 
 /* Whether the library's functions can be called (1), loading it the first time; 0 with l->why.
- * Safe from any thread. */
+ * Out of memory (the load failed twice, and so does an allocation after it): ptt_out_of_memory, a
+ * library that is there is never said missing for want of memory. Safe from any thread. */
 int ptt_dynlib_load(struct ptt_dynlib *l);
 
 #endif
