@@ -726,7 +726,10 @@ static void unname_where(struct ptt_hang *h, int32_t pid,
 static int stream_gone(struct stream *s, uint32_t x)
 {
     (void)x;
-    return ptt_thread_gone(s->pid, s->tid);
+    if (!ptt_thread_gone(s->pid, s->tid))
+        return 0;
+    s->nsems = 0; /* its process ended: no thread waits for its semaphores (never shared ones) */
+    return 1;
 }
 
 static int ev_gone(const struct ptt_ev *ev, uint32_t x)
