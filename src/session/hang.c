@@ -227,8 +227,9 @@ static struct ptt_held *sem_held(struct stream *s, uint64_t sem)
 
 /* The semaphores that s, which ends, took and did not post, unless known not to be locks:
  * marked as left by it, for a thread that waits for one later (join_owner, which looks at what
- * is known of it then: the other threads' events may come later, its sem_init too). Whether
- * there were any. */
+ * is known of it then: the other threads' events may come later, its sem_init too). Whether it
+ * left one, for which it stays named (one destroyed meanwhile by another thread, which only
+ * that thread's list forgets, keeps it named too). */
 static int sems_left(struct ptt_hang *h, const struct stream *s)
 {
     int any = 0;
@@ -299,7 +300,14 @@ static void sem_call(struct ptt_hang *h, struct stream *s, const struct ptt_open
         }
         sem_touched(k, c->in.ticks);
     } else if (c->in.id == PTT_EV_SEM_DESTROY_IN) {
-        free(ptt_hmap_del(&h->sem_kind, ptt_key2((uint64_t)(uint32_t)s->pid, c->object)));
+        /* Not one read after a later sem_init at the address (another thread's); the destroying
+         * thread took it last, often (CPython frees a lock where its last reference goes). */
+        struct sem_kind *k = sem_kind(h, s->pid, c->object, 0);
+        struct ptt_held *x = sem_held(s, c->object);
+        if (x)
+            *x = s->sems[--s->nsems];
+        if (k && (int64_t)(c->in.ticks - k->init) >= 0)
+            free(ptt_hmap_del(&h->sem_kind, ptt_key2((uint64_t)(uint32_t)s->pid, c->object)));
     } else if (in->role == PTT_ROLE_ACQUIRE) {
         sem_taken(h, s, c, out->ticks);
     } else if (in->role == PTT_ROLE_SIGNAL) {
@@ -627,7 +635,8 @@ static void retire(struct ptt_hang *h, struct stream *s)
 {
     if (s->execd) /* what its last records say it held went with its program */
         s->calls->nopen = s->calls->nheld = s->nsems = 0;
-    if (!s->calls->nheld && !sems_left(h, s)) {
+    int left = sems_left(h, s); /* whatever else it holds */
+    if (!s->calls->nheld && !left) {
         forget_later(h, s);
         ptt_tracker_forget(h->calls, s->calls);
     } else {

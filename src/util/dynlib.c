@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "util/dynlib.h"
 #include "util/util.h"
@@ -14,12 +15,15 @@ static pthread_mutex_t loading = PTHREAD_MUTEX_INITIALIZER;
  * only, one per name, laid out as an array (PTT_DYNLIB checks the sizes). */
 static int bind(struct ptt_dynlib *l, void *h)
 {
-    void **fn = l->table;
-    for (size_t i = 0; i < l->n; i++)
-        if (!(fn[i] = dlsym(h, l->names[i]))) {
+    for (size_t i = 0; i < l->n; i++) {
+        void *fn = dlsym(h, l->names[i]);
+        if (!fn) {
             snprintf(l->why, sizeof l->why, "%s: no %s in it", l->soname, l->names[i]);
             return 0;
         }
+        /* copied, not stored through a void **: the table's pointers are of other types */
+        memcpy((char *)l->table + i * sizeof fn, &fn, sizeof fn);
+    }
     return 1;
 }
 

@@ -36,8 +36,9 @@ struct ptt_dynlib {
     }
 
 /* Whether the library's functions can be called (1), loading it the first time; 0 with l->why.
- * Out of memory (the load failed twice, and so does an allocation after it): ptt_out_of_memory, a
- * library that is there is never said missing for want of memory. Safe from any thread. */
+ * When the load failed twice and an allocation fails after it, ptt_out_of_memory: a library
+ * that is there is not said missing where memory ran out (a failed mapping with memory left for
+ * a small allocation is said as dlopen says it). Safe from any thread. */
 int ptt_dynlib_load(struct ptt_dynlib *l);
 
 #endif

@@ -474,9 +474,12 @@ def test_root_attaches_other_user_stopped(tmp_path):
     while its threads lock and unlock at full speed: no thread waits for a free sub-buffer. The
     process cannot signal root's ptt trace nor its guardian, whose pool reserved step by step,
     and drain asleep for 100 ms while idle, left the threads waiting (3 of 3 runs, 41 to 335 ms
-    in all); the pool is now reserved whole and the drain never sleeps longer than when busy."""
+    in all); the pool is now reserved whole and the drain never sleeps longer than when busy.
+    The pool holds the whole second (about 200 MB here): with the default 64 MiB, a drain slowed
+    by the tests running beside it made them wait too (14 and 66 ms in 2 of 3 runs of make
+    check on a slower machine), which a pool reserved step by step would do whatever its size."""
     loop = Loop(["setpriv", "--reuid=12001", "--regid=12001", "--clear-groups"])
-    a = Attach(loop.pid, tmp_path / "t.ptt", ["--start-stopped"])
+    a = Attach(loop.pid, tmp_path / "t.ptt", ["--start-stopped", "--buffer=256M"])
     loop.live.send("go")
     loop.live.value("going")
     time.sleep(0.3)  # the drain idle, asleep

@@ -233,9 +233,10 @@ def test_semaphore_lock_holders(tmp_path):
 
 
 def test_semaphore_lock_holder_ended(tmp_path):
-    """A semaphore used as a lock whose taker ended without posting it (the taker's events are
-    read before those of the thread that made it, which blocks later): the waiter's line names
-    the taker, ended, as for a mutex (tests/progs/check/check_sem_lock_ended.c)."""
+    """A semaphore used as a lock whose taker ended without posting it: the waiter's line names
+    the taker, ended, as for a mutex (tests/progs/check/check_sem_lock_ended.c); so when the
+    taker also ended holding a mutex (tests/progs/hang_sem_ended.c both). Not once the semaphore
+    was made again at its address (hang_sem_ended reinit: main waits for the one it took)."""
     t = ptt_trace(tmp_path, [PROGS / "check" / "check_sem_lock_ended"],
                   opts=["--hang-timeout=0.5", "--kill-on-hang"], rc=137)
     _, out = parse_output(t.stdout)
@@ -246,6 +247,18 @@ def test_semaphore_lock_holder_ended(tmp_path):
         f"for D s, held by thread t ({taker})": ()}
     blocked = {e.fields[0]: e.fields[1:4] for e in t.events if e.name == "HANG_BLOCKED"}
     assert blocked == {main: ("SEM_WAIT_IN", out["s"], taker)}
+    wait = site_lines("hang_sem_ended")["wait"]
+    for mode, holder in (("both", " held by thread t ({})"), ("reinit", "")):
+        t = ptt_trace(tmp_path, [prog("hang_sem_ended"), mode], name=f"{mode}.ptt",
+                      opts=["--hang-timeout=0.5", "--kill-on-hang"], rc=137)
+        _, out = parse_output(t.stdout)
+        main, taker = out["tid_main"], out["tid_t"]
+        after = "," + holder.format(taker) if holder else ""
+        assert report(t.stderr, 0.5, blocked=1) == {
+            f"ptt:   pid {main} thread main ({main}): in sem_wait (sem s) at hang_sem_ended.c:"
+            f"{wait} for D s{after}": ()}, mode
+        blocked = {e.fields[0]: e.fields[1:4] for e in t.events if e.name == "HANG_BLOCKED"}
+        assert blocked == {main: ("SEM_WAIT_IN", out["s"], taker if holder else "0")}, mode
 
 
 def check_marks(name):
