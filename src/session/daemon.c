@@ -204,8 +204,12 @@ static int pool_write_fault(const struct iovec *iov, int n)
         if (!guard_base || (const char *)p < guard_base ||
             (const char *)p + iov[i].iov_len > guard_base + guard_len)
             continue; /* not the pool's: the error is the write's own */
-        for (size_t k = 0; k < iov[i].iov_len && !guard_cut; k += 4096)
+        /* every page it spans: one byte of each, from the first page's start, and the last */
+        size_t off = (uintptr_t)p % 4096, len = iov[i].iov_len;
+        for (size_t k = 0; k < len && !guard_cut; k = k ? k + 4096 : 4096 - off)
             (void)p[k];
+        if (len && !guard_cut)
+            (void)p[len - 1];
     }
     return guard_cut;
 }
