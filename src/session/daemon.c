@@ -196,7 +196,8 @@ static void on_pool_fault(int sig, siginfo_t *si, void *ctx)
 
 /* A writev of the guarded pool that failed with EFAULT: the kernel met a page cut off, where a
  * read of ours would have faulted. Read each page here: the first cut one faults, and the guard
- * replaces the mapping; the writes can then go on, of zeros. */
+ * replaces the mapping with zeros, which the writer then leaves out. With n 0: whether the pool
+ * was cut (by a read of the drain's own too). */
 static int pool_write_fault(const struct iovec *iov, int n)
 {
     for (int i = 0; i < n && !guard_cut; i++) {

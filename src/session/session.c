@@ -207,10 +207,20 @@ static void control(void *arg, const char *req, char *reply, size_t len)
 
 /* The last clock and the END record into the file. After a write error, the END record holds
  * the true figures (what the file holds; lost: every event missing from it) if it still fits,
- * with an INFO record saying what was not written. 1 when the trace is incomplete. */
+ * with an INFO record saying what was not written; after the pool was cut (ptt trace -p), the
+ * INFO record says which events the file does not hold. 1 when the trace is incomplete. */
 static int save_end(struct ptt_session *s, struct ptt_rec_end *end)
 {
     ptt_session_clock(s);
+    int cut = !s->w.error && s->w.cut && s->w.unwritten;
+    if (cut) {
+        char text[256];
+        snprintf(text, sizeof text, "pool_cut=1\nevents_not_written=%llu",
+                 (unsigned long long)s->w.unwritten);
+        ptt_writer_info(&s->w, text);
+        end->events = s->w.events;
+        end->bytes = s->w.bytes;
+    }
     if (!s->w.error)
         ptt_writer_record(&s->w, PTT_REC_END, end, sizeof *end, 0, 0);
     if (s->w.error) {
@@ -226,7 +236,7 @@ static int save_end(struct ptt_session *s, struct ptt_rec_end *end)
                                       {PTT_REC_END, end, sizeof *end, 0, 0}};
         ptt_writer_retry(&s->w, r, 2);
     }
-    int failed = s->w.error != 0;
+    int failed = s->w.error != 0 || cut;
     if (ptt_writer_close(&s->w) && !failed) {
         ptt_warn("trace", "writing %s: %s; the trace is incomplete", s->output, strerror(errno));
         failed = 1;

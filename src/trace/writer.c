@@ -53,7 +53,8 @@ static void report(const struct ptt_writer *w)
 
 int (*ptt_writer_fault_hook)(const struct iovec *iov, int n);
 
-/* writev until done or an error: the bytes written, and the errno (0: none). */
+/* writev until done or an error: the bytes written, and the errno (0: none; ECANCELED: the
+ * memory written from was cut meanwhile). */
 static uint64_t write_iov(int fd, struct iovec *iov, int n, int *err)
 {
     uint64_t done = 0;
@@ -62,8 +63,10 @@ static uint64_t write_iov(int fd, struct iovec *iov, int n, int *err)
         ssize_t k = writev(fd, iov, n);
         if (k < 0 && errno == EINTR)
             continue;
-        if (k < 0 && errno == EFAULT && ptt_writer_fault_hook && ptt_writer_fault_hook(iov, n))
-            continue; /* the memory was made readable: the same writes again */
+        if (k < 0 && errno == EFAULT && ptt_writer_fault_hook && ptt_writer_fault_hook(iov, n)) {
+            *err = ECANCELED; /* the rest of the memory reads zeros now: not written */
+            return done;
+        }
         if (k <= 0) {
             *err = k < 0 ? errno : EIO;
             return done;
@@ -116,10 +119,31 @@ static void grow(struct ptt_writer *w, uint64_t end)
         w->prealloc = from + PREALLOC_STEP;
 }
 
+/* Whether the memory of the chunks was cut (the fault hook, asked with no iovec): the chunks
+ * that would be written from it are counted, not written (zeros, not events). */
+static int source_cut(struct ptt_writer *w)
+{
+    if (!w->cut && ptt_writer_fault_hook && ptt_writer_fault_hook(NULL, 0))
+        w->cut = 1;
+    return w->cut;
+}
+
+/* Cut a partly written record off, so that the file reads whole to its end (it fails,
+ * harmlessly, on a pipe). The file-size limit lets a file shrink. */
+static void cut_partial(struct ptt_writer *w, uint64_t end)
+{
+    if (end <= w->offset)
+        return;
+    while (ftruncate(w->fd, (off_t)w->offset) && errno == EINTR) {
+    }
+    lseek(w->fd, (off_t)w->offset, SEEK_SET); /* where a last try writes the END record */
+}
+
 /* Up to BATCH records in one writev; only whole records count as written. */
 static int put(struct ptt_writer *w, const struct ptt_writer_rec *r, unsigned n)
 {
     static const char zeros[8];
+    int cut = source_cut(w);
     if (w->error) {
         for (unsigned i = 0; i < n; i++)
             w->unwritten += nevents(&r[i]);
@@ -131,6 +155,9 @@ static int put(struct ptt_writer *w, const struct ptt_writer_rec *r, unsigned n)
     for (unsigned i = 0; i < n; i++) {
         size_t len = r[i].head_len + r[i].payload_len, pad = (8 - len % 8) % 8;
         struct ptt_record *h = r[i].head;
+        ends[i] = 0; /* not written */
+        if (cut && r[i].type == PTT_REC_CHUNK)
+            continue;
         h->type = r[i].type;
         h->size = (uint32_t)(len + pad);
         iov[k++] = (struct iovec){r[i].head, r[i].head_len};
@@ -143,25 +170,27 @@ static int put(struct ptt_writer *w, const struct ptt_writer_rec *r, unsigned n)
     grow(w, at);
     int err;
     uint64_t end = w->offset + write_iov(w->fd, iov, k, &err);
-    for (unsigned i = 0; i < n; i++) {
-        if (ends[i] <= end) {
-            w->events += nevents(&r[i]);
-            w->bytes += r[i].type == PTT_REC_CHUNK ? r[i].payload_len : 0;
-            w->offset = ends[i];
-        } else {
+    unsigned i = 0;
+    for (; i < n && ends[i] <= end; i++) {
+        if (!ends[i]) { /* a chunk of the memory cut */
             w->unwritten += nevents(&r[i]);
+            continue;
         }
+        w->events += nevents(&r[i]);
+        w->bytes += r[i].type == PTT_REC_CHUNK ? r[i].payload_len : 0;
+        w->offset = ends[i];
     }
+    for (unsigned j = i; j < n && err != ECANCELED; j++)
+        w->unwritten += nevents(&r[j]);
     if (!err)
         return 0;
-    w->error = err;
-    /* Cut a partly written record off, so that the file reads whole to its end (it fails,
-     * harmlessly, on a pipe). The file-size limit lets a file shrink. */
-    if (end > w->offset) {
-        while (ftruncate(w->fd, (off_t)w->offset) && errno == EINTR) {
-        }
-        lseek(w->fd, (off_t)w->offset, SEEK_SET); /* where a last try writes the END record */
+    cut_partial(w, end);
+    if (err == ECANCELED) { /* the rest again, without the chunks */
+        w->cut = 1;
+        w->unwritten += nevents(&r[i]);
+        return i + 1 < n ? put(w, r + i + 1, n - i - 1) : 0;
     }
+    w->error = err;
     report(w);
     return -1;
 }

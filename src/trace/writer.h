@@ -15,14 +15,16 @@ struct ptt_writer {
     uint64_t bytes;     /* and their bytes of events */
     uint64_t unwritten; /* events of chunks a write error kept out of the file */
     int error;          /* first errno of a failed write; later writes are skipped */
+    int cut;            /* the chunks' memory was cut: later chunks are counted, not written */
     uint64_t prealloc;  /* the file's blocks are reserved up to here (ext4): see grow() */
     int reserved;       /* a reservation was tried: what it got is given back at the close */
 };
 
 struct iovec;
 /* Called when a write of n iovecs fails with EFAULT, their memory cut under the writer (a pool
- * ptt trace -p gave to its process's user, shrunk: src/session/daemon.h); nonzero: it made the
- * memory readable, write again. NULL: none. */
+ * ptt trace -p gave to its process's user, shrunk: src/session/daemon.h); nonzero: the memory was
+ * cut (it reads zeros now), the record being written and the later chunks are not written. With
+ * n 0: whether the memory was cut. NULL: none. */
 extern int (*ptt_writer_fault_hook)(const struct iovec *iov, int n);
 
 /* Write the file header into fd, an open output (see ptt_output_open). path names it in the
