@@ -29,7 +29,9 @@ struct stream {
     uint32_t off;      /* read up to here in it */
     int started, done; /* done: sub-buffer seq read whole, the next one is seq + 1 */
     int ended;         /* its THREAD_END read */
-    int execd;         /* of a program its process left (exec): holds nothing, waits for nothing */
+    /* Of a program its process left (exec), or of an earlier process that had its pid: holds
+     * nothing, waits for nothing. */
+    int stale;
     /* Out of the table once the thread ended and its last sub-buffer was drained (retire);
      * freed when no peek names it any more. */
     int gone;
@@ -96,7 +98,10 @@ struct ptt_hang {
     unsigned ntasks, cap;
     struct tid *forget; /* names to forget once their thread is gone (retire) */
     unsigned nforget, forget_cap, forget_look;
-    struct ptt_hmap kept; /* (pid, tid) of threads that ended holding something: named for good */
+    /* (pid, tid) -> how many of the tracker's threads are kept without a stream: they ended
+     * holding something, and are named for good, until their process is known to be gone. */
+    struct ptt_hmap kept;
+    struct ptt_hmap images;  /* pid -> struct image */
     struct ptt_hmap blocked; /* (pid, tid) of threads blocked in a call, at the last settled look */
     struct ptt_hmap cycles;  /* (pid, tid) of the deadlocks reported, by their first thread */
     /* (pid, sem) -> struct sem_kind. As ptt check's cobj.sem_lock, but from each thread's own
@@ -130,16 +135,17 @@ static int is_join(const struct ptt_evinfo *in)
     return in && in->role == PTT_ROLE_WAIT && in->okind == PTT_CLASS_thread;
 }
 
+static void stream_new(struct ptt_hang *h, struct stream *s);
+
 static struct stream *stream_of(struct ptt_hang *h, const struct ptt_desc *d)
 {
     struct stream *s =
         ptt_hmap_get(&h->streams, ptt_key2((uint64_t)(uint32_t)d->pid, d->serial), sizeof *s);
     if (!s->calls) {
-        struct ptt_ev ev = {.pid = d->pid, .tid = d->tid, .serial = d->serial};
         s->pid = d->pid;
         s->tid = d->tid;
         s->serial = d->serial;
-        s->calls = ptt_tracker_get(h->calls, &ev);
+        stream_new(h, s);
     }
     return s;
 }
@@ -331,7 +337,7 @@ static struct stream *sem_holder(struct ptt_hang *h, const struct stream *w, uin
     const struct sem_kind *k = sem_kind(h, w->pid, sem, 0);
     for (size_t i = 0; k && i < h->streams.cap; i++) {
         struct stream *s = ptt_hmap_slot(&h->streams, i);
-        const struct ptt_held *x = s && s->pid == w->pid && !s->execd ? sem_held(s, sem) : NULL;
+        const struct ptt_held *x = s && s->pid == w->pid && !s->stale ? sem_held(s, sem) : NULL;
         if (x && sem_holds(h, w->pid, x))
             return s == w && !k->posted ? NULL : s;
     }
@@ -343,16 +349,18 @@ static void track_ev(struct ptt_hang *h, struct stream *s, struct ptt_ev *ev)
     ptt_names_event(h->names, ev);
     if (ev->id == PTT_EV_THREAD_START && !ptt_names_thread(h->names, ev->pid, ev->tid))
         name_later(h, ev);
-    struct ptt_track res;
-    if (!ev->nested) /* a signal handler's calls return before its thread goes on */
-        ptt_tracker_feed(s->calls, ev, &res);
-    if (!ev->nested && (res.what & PTT_TRK_CLOSED) && !res.unfinished && res.nclosed &&
-        !res.closed[0].frame && res.closed[0].in.info &&
-        res.closed[0].in.info->okind == PTT_CLASS_sem && ev->info->kind == PTT_KIND_OUT &&
-        ptt_ev_role(ev, PTT_RF_STATUS, 1) == 0)
-        sem_call(h, s, &res.closed[0], ev);
-    if (!ev->nested && ev->info && ev->info->role == PTT_ROLE_THREAD_END)
+    if (ev->nested) /* a signal handler's calls return before its thread goes on */
+        return;
+    if (ev->info && ev->info->role == PTT_ROLE_THREAD_END)
         s->ended = 1;
+    if (s->stale) /* read late: what its old image did holds nothing now */
+        return;
+    struct ptt_track res;
+    ptt_tracker_feed(s->calls, ev, &res);
+    if ((res.what & PTT_TRK_CLOSED) && !res.unfinished && res.nclosed && !res.closed[0].frame &&
+        res.closed[0].in.info && res.closed[0].in.info->okind == PTT_CLASS_sem &&
+        ev->info->kind == PTT_KIND_OUT && ptt_ev_role(ev, PTT_RF_STATUS, 1) == 0)
+        sem_call(h, s, &res.closed[0], ev);
 }
 
 static void track(struct ptt_hang *h, struct stream *s, const struct ptt_dec *dec,
@@ -616,7 +624,7 @@ static void forget_names(struct ptt_hang *h)
     h->forget_look = 2 * k > 64 ? 2 * k : 64;
 }
 
-static void forget_later(struct ptt_hang *h, const struct stream *s)
+static void forget_later(struct ptt_hang *h, int32_t pid, int32_t tid)
 {
     if (h->nforget == h->forget_cap) {
         unsigned cap = h->forget_cap ? 2 * h->forget_cap : 64;
@@ -626,23 +634,33 @@ static void forget_later(struct ptt_hang *h, const struct stream *s)
         h->forget = f;
         h->forget_cap = cap;
     }
-    h->forget[h->nforget++] = (struct tid){s->pid, s->tid};
+    h->forget[h->nforget++] = (struct tid){pid, tid};
     if (h->nforget >= h->forget_look)
         forget_names(h);
 }
 
+/* Count th, of a thread that ended holding something, as kept without a stream (keep 1), or as
+ * no longer (keep 0: forgotten, or met again by a stream of its thread). */
+static void kept_count(struct ptt_hang *h, const struct ptt_tthread *th, int keep)
+{
+    uint64_t key = ptt_key2((uint64_t)(uint32_t)th->pid, (uint64_t)(uint32_t)th->tid);
+    uint32_t *n = ptt_hmap_get(&h->kept, key, keep ? sizeof *n : 0);
+    if (keep)
+        ++*n;
+    else if (n && !--*n)
+        free(ptt_hmap_del(&h->kept, key));
+}
+
 static void retire(struct ptt_hang *h, struct stream *s)
 {
-    if (s->execd) /* what its last records say it held went with its program */
+    if (s->stale) /* what its last records say it held went with its program */
         s->calls->nopen = s->calls->nheld = s->nsems = 0;
     int left = sems_left(h, s); /* whatever else it holds */
     if (!s->calls->nheld && !left) {
-        forget_later(h, s);
+        forget_later(h, s->pid, s->tid);
         ptt_tracker_forget(h->calls, s->calls);
-    } else {
-        uint64_t key = ptt_key2((uint64_t)(uint32_t)s->pid, (uint64_t)(uint32_t)s->tid);
-        ptt_hmap_get(&h->kept, key, 1);
-    }
+    } else
+        kept_count(h, s->calls, 1);
     s->calls = NULL;
     free(s->sems);
     s->sems = NULL;
@@ -747,13 +765,117 @@ static int ev_gone(const struct ptt_ev *ev, uint32_t x)
     return ptt_thread_gone(ev->pid, ev->tid);
 }
 
+/* ---- a pid's images: the processes that had it, and the programs each ran ---- */
+
+/* The number of the newest main thread (tid == pid) met of a pid; renewed: an older one was met
+ * too. Serials are the session's, in time order, and a process's main, or a new program's,
+ * records before its other threads: once renewed, a thread numbered before main is of an older
+ * image, a process that ended (told of after its reap, when the new one may have its pid and
+ * tids) or the program before an exec. The first image met may have threads numbered before its
+ * main: ptt trace -p numbers those in a call as it attaches. */
+struct image {
+    uint32_t main;
+    int renewed;
+};
+
+static int kept_gone(const struct ptt_tthread *th, uint32_t x)
+{
+    (void)x;
+    return ptt_thread_gone(th->pid, th->tid);
+}
+
+static int kept_before(const struct ptt_tthread *th, uint32_t serial)
+{
+    return th->key < serial;
+}
+
+/* Forget the kept threads of pid (no stream of theirs is in the table) that pick(th, x)
+ * chooses; how many of pid's threads the tracker still has. Out of it after the loop over it;
+ * without memory for the list they stay. */
+static size_t forget_kept(struct ptt_hang *h, int32_t pid,
+                          int (*pick)(const struct ptt_tthread *, uint32_t), uint32_t x)
+{
+    size_t i = 0, n = 0, k = 0;
+    struct ptt_tthread *th;
+    while ((th = ptt_tracker_next(h->calls, &i)))
+        n += th->pid == pid;
+    struct ptt_tthread **list = n ? malloc(n * sizeof *list) : NULL;
+    for (i = 0; list && (th = ptt_tracker_next(h->calls, &i));)
+        if (th->pid == pid && pick(th, x) &&
+            !ptt_hmap_get(&h->streams, ptt_key2((uint64_t)(uint32_t)pid, th->key), 0))
+            list[k++] = th;
+    for (i = 0; i < k; i++) {
+        kept_count(h, list[i], 0);
+        forget_later(h, pid, list[i]->tid);
+        ptt_tracker_forget(h->calls, list[i]);
+    }
+    free(list);
+    return n - k;
+}
+
+/* s is of an older image of its pid: what it holds and waits for went with it. */
+static void stream_stale(struct stream *s)
+{
+    s->stale = 1;
+    s->calls->nopen = s->calls->nheld = s->nsems = 0;
+}
+
+/* Threads of pid numbered before serial are of an older image: its streams hold nothing from
+ * now on, its kept threads are forgotten. */
+static void renew(struct ptt_hang *h, int32_t pid, uint32_t serial)
+{
+    for (size_t i = 0; i < h->streams.cap; i++) {
+        struct stream *s = ptt_hmap_slot(&h->streams, i);
+        if (s && s->pid == pid && s->serial < serial && s->calls)
+            stream_stale(s);
+    }
+    forget_kept(h, pid, kept_before, serial);
+}
+
+/* The image of s's pid, once s, met first, is known: a main thread met after another begins a
+ * new one. NULL: no main met. */
+static struct image *image_met(struct ptt_hang *h, const struct stream *s)
+{
+    uint64_t key = ptt_key2((uint64_t)(uint32_t)s->pid, 0);
+    if (s->tid != s->pid)
+        return ptt_hmap_get(&h->images, key, 0);
+    struct image *im = ptt_hmap_get(&h->images, key, sizeof *im);
+    if (!im->main) {
+        im->main = s->serial;
+    } else if (im->main != s->serial) {
+        im->renewed = 1;
+        if (s->serial > im->main)
+            im->main = s->serial;
+        renew(h, s->pid, im->main);
+    }
+    return im;
+}
+
+/* A stream met first: its tracker thread (a kept one again, for events after its end), and
+ * whether it is of an older image. */
+static void stream_new(struct ptt_hang *h, struct stream *s)
+{
+    struct ptt_ev ev = {.pid = s->pid, .tid = s->tid, .serial = s->serial};
+    struct ptt_tthread *kept = ptt_tracker_thread(h->calls, s->pid, s->serial);
+    if (kept)
+        kept_count(h, kept, 0);
+    s->calls = ptt_tracker_get(h->calls, &ev);
+    const struct image *im = image_met(h, s);
+    if (im && im->renewed && s->serial < im->main)
+        stream_stale(s);
+}
+
 void ptt_hang_exited(void *arg, int32_t pid)
 {
     /* Only threads gone: a process reaped by its parent is told of after the reap, when its pid
      * may be another's already. Those kept to be named once their modules are read never will
-     * be (but a new process's, with the pid again). */
-    retire_where(arg, pid, stream_gone, 0);
-    unname_where(arg, pid, ev_gone, 0);
+     * be (but a new process's, with the pid again). Its threads kept for what they held go
+     * too; the pid's image, once the watch has no thread of it. */
+    struct ptt_hang *h = arg;
+    retire_where(h, pid, stream_gone, 0);
+    unname_where(h, pid, ev_gone, 0);
+    if (!forget_kept(h, pid, kept_gone, 0))
+        free(ptt_hmap_del(&h->images, ptt_key2((uint64_t)(uint32_t)pid, 0)));
 }
 
 /* A stream of the program its process left: it holds nothing, waits for nothing. */
@@ -761,7 +883,7 @@ static int stream_old(struct stream *s, uint32_t before)
 {
     if (s->serial > before)
         return 0;
-    s->execd = s->ended = 1;
+    s->stale = s->ended = 1;
     return 1;
 }
 
@@ -776,6 +898,7 @@ void ptt_hang_execd(void *arg, int32_t pid, uint32_t before)
      * list, marked: retired by a drain, or the process's end, holding nothing. */
     retire_where(arg, pid, stream_old, before);
     unname_where(arg, pid, ev_old, before);
+    forget_kept(arg, pid, kept_before, before + 1);
 }
 
 /* The peek of a sub-buffer no longer owned, or owned by another stream now. */
@@ -802,7 +925,7 @@ static void peek_at(struct peek *k, struct stream *s, uint32_t seq)
  * writes (and perhaps one parked before it, not counted). */
 static struct ptt_open *call_of(const struct peek *k)
 {
-    return k->live && k->s->calls && !k->s->execd && k->s->seq == k->seq
+    return k->live && k->s->calls && !k->s->stale && k->s->seq == k->seq
                ? ptt_tthread_call(k->s->calls)
                : NULL;
 }
@@ -813,7 +936,7 @@ static struct ptt_open *call_of(const struct peek *k)
  * dropped, or because it ended, is in no call the watch knows of.) */
 static struct ptt_open *unheld_call(const struct stream *s)
 {
-    return !s->peeks && s->handed_blocked && s->calls && !s->execd && !s->ended
+    return !s->peeks && s->handed_blocked && s->calls && !s->stale && !s->ended
                ? ptt_tthread_call(s->calls)
                : NULL;
 }
@@ -952,7 +1075,7 @@ static int sem_waited(struct ptt_hang *h, const struct stream *s, uint64_t sem)
 {
     for (size_t i = 0; i < h->streams.cap; i++) {
         struct stream *t = ptt_hmap_slot(&h->streams, i);
-        const struct ptt_open *c = t && t != s && t->pid == s->pid && t->calls && !t->execd
+        const struct ptt_open *c = t && t != s && t->pid == s->pid && t->calls && !t->stale
                                        ? ptt_tthread_call(t->calls)
                                        : NULL;
         if (c && c->in.info && c->in.info->okind == PTT_CLASS_sem &&
@@ -1307,6 +1430,7 @@ void ptt_hang_free(struct ptt_hang *h)
         free(h->tasks);
         free(h->forget);
         ptt_hmap_free(&h->kept, NULL);
+        ptt_hmap_free(&h->images, NULL);
         ptt_hmap_free(&h->blocked, NULL);
         ptt_hmap_free(&h->cycles, NULL);
         ptt_hmap_free(&h->sem_kind, NULL);

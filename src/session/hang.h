@@ -16,8 +16,8 @@ struct ptt_hang *ptt_hang_new(const struct ptt_pool_geom *pool);
  * long, before it is freed. */
 void ptt_hang_drained(void *arg, uint32_t index, uint32_t len);
 /* For ptt_daemon's exited hook: process pid ended and what it had not handed over was read. Its
- * threads that no longer exist are forgotten (the pid may be another process's already), but
- * what they hold, which another process may wait for. */
+ * threads that no longer exist are forgotten (the pid may be another process's already), those
+ * kept for what they held too: a report looks for a holder in the waiter's process only. */
 void ptt_hang_exited(void *arg, int32_t pid);
 /* For ptt_daemon's execd hook: process pid runs a new program, and what its old one's threads
  * (numbered up to `before`) left in the pool was read; they are forgotten, what they held too. */

@@ -347,19 +347,24 @@ def test_blocked_after_its_end(tmp_path):
     assert line.endswith(f", waiting for thread w ({tid_w})"), line
 
 
+def pid_reused(tmp_path, name):
+    """Trace tests/progs/NAME, whose second child gets its first child's pid, until it does:
+    the Traced run and its output's values."""
+    for attempt in range(5):
+        t = ptt_trace(tmp_path, [prog(name)], opts=["--hang-timeout=0.5"],
+                      name=f"p{attempt}.ptt")
+        out = parse_output(t.stdout)[1]
+        if out["c1"] == out["c2"]:
+            return t, out
+    pytest.skip("another process took the pid each time")
+
+
 @pytest.mark.skipif(os.getuid() != 0, reason="needs root to choose a pid (ns_last_pid)")
 def test_pid_reused(tmp_path):
     """A process reaped by its parent, whose pid the next child gets at once: the watch hears
     of the first's end after the second started. The second's hang is reported whole (both
     threads, each held by the other), nothing of it taken for the first's."""
-    for attempt in range(5):
-        t = ptt_trace(tmp_path, [prog("hang_pidreuse")], opts=["--hang-timeout=0.5"],
-                      name=f"p{attempt}.ptt")
-        out = parse_output(t.stdout)[1]
-        if out["c1"] == out["c2"]:
-            break
-    else:
-        pytest.skip("another process took the pid each time")
+    t, out = pid_reused(tmp_path, "hang_pidreuse")
     c2, tid_t, L = out["c2"], out["tid_t"], site_lines("hang_pidreuse")
     assert report(t.stderr, 0.5, blocked=2) == {
         f"ptt:   pid {c2} thread main ({c2}): in pthread_mutex_lock (mutex a) at "
@@ -368,6 +373,24 @@ def test_pid_reused(tmp_path):
         f"ptt:   pid {c2} thread t ({tid_t}): in pthread_mutex_lock (mutex b) at "
         f"hang_pidreuse.c:{L['t_lock_b']} for D s, held by thread main ({c2})":
             (f"{HELD_PREFIX}mutex a, taken at hang_pidreuse.c:{L['t_lock_a']}",)}
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="needs root to choose a pid (ns_last_pid)")
+def test_pid_reused_after_holders_ended(tmp_path):
+    """The first process ended holding a rwlock for reading (a thread that ended holding it, then
+    main at its _exit); the second, with its pid, waits to write-lock the rwlock at the same
+    address, which only its own thread r holds: the report names r alone as its reader, none of
+    the first process's threads (both were named when the watch kept them)."""
+    t, out = pid_reused(tmp_path, "hang_pidreuse_held")
+    c2, tid_r, L = out["c2"], out["tid_r"], site_lines("hang_pidreuse_held")
+    src = "hang_pidreuse_held.c"
+    assert report(t.stderr, 0.5, blocked=2) == {
+        f"ptt:   pid {c2} thread main ({c2}): in pthread_rwlock_wrlock (rwlock rw) at "
+        f"{src}:{L['main_wrlock']} for D s, held for reading by thread r ({tid_r})":
+            (f"{HELD_PREFIX}mutex m, taken at {src}:{L['main_lock_m']}",),
+        f"ptt:   pid {c2} thread r ({tid_r}): in pthread_mutex_lock (mutex m) at "
+        f"{src}:{L['r_lock_m']} for D s, held by thread main ({c2})":
+            (f"{HELD_PREFIX}rwlock rw for reading, taken at {src}:{L['r_rdlock']}",)}
 
 
 def peak_kb(tmp_path, command):
