@@ -653,6 +653,12 @@ void ptt_daemon_process_exec(struct ptt_daemon *d, int pid, uint32_t before)
         d->execd(d->drained_arg, pid, before);
 }
 
+void ptt_daemon_process_start(struct ptt_daemon *d, int pid, uint32_t before)
+{
+    if (d->started)
+        d->started(d->drained_arg, pid, before);
+}
+
 void ptt_daemon_process_exit(struct ptt_daemon *d, int pid, int status, uint64_t at)
 {
     if (d->exited)

@@ -41,6 +41,8 @@ struct ptt_daemon {
     /* Told that process pid runs a new program (an exec) whose threads are numbered after
      * `before`, once what its old program's threads left is drained. NULL: none. */
     void (*execd)(void *arg, int32_t pid, uint32_t before);
+    /* Told that a process pid was announced, its threads numbered after `before`. NULL: none. */
+    void (*started)(void *arg, int32_t pid, uint32_t before);
     int32_t image_pid; /* PTT_DRAIN_IMAGE: the process, and its old program's last serial */
     uint32_t image_before;
 };
@@ -96,6 +98,8 @@ void ptt_daemon_process_exit(struct ptt_daemon *d, int pid, int status, uint64_t
  * threads had not handed over (exec ended them all, but the one that called it, whose tid the
  * process keeps) is drained now, rather than kept in the pool until the process ends. */
 void ptt_daemon_process_exec(struct ptt_daemon *d, int pid, uint32_t before);
+/* Process pid was announced, its threads numbered after `before` (the started hook). */
+void ptt_daemon_process_start(struct ptt_daemon *d, int pid, uint32_t before);
 /* Record events of ptt trace's own, about process pid (ptt trace's pid for the session), all
  * at the current time: ids[i] with nargs[i] arguments taken in turn from args. */
 void ptt_daemon_events(struct ptt_daemon *d, int pid, unsigned n, const uint16_t *ids,

@@ -4,6 +4,8 @@
  * event's header last (lib/record.h), so a header read as non-zero means a whole event. */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <errno.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -346,14 +348,14 @@ static struct stream *sem_holder(struct ptt_hang *h, const struct stream *w, uin
 
 static void track_ev(struct ptt_hang *h, struct stream *s, struct ptt_ev *ev)
 {
+    if (!ev->nested && ev->info && ev->info->role == PTT_ROLE_THREAD_END)
+        s->ended = 1;
+    if (s->stale) /* read late: its old image's names and holds are not the pid's now */
+        return;
     ptt_names_event(h->names, ev);
     if (ev->id == PTT_EV_THREAD_START && !ptt_names_thread(h->names, ev->pid, ev->tid))
         name_later(h, ev);
     if (ev->nested) /* a signal handler's calls return before its thread goes on */
-        return;
-    if (ev->info && ev->info->role == PTT_ROLE_THREAD_END)
-        s->ended = 1;
-    if (s->stale) /* read late: what its old image did holds nothing now */
         return;
     struct ptt_track res;
     ptt_tracker_feed(s->calls, ev, &res);
@@ -639,16 +641,40 @@ static void forget_later(struct ptt_hang *h, int32_t pid, int32_t tid)
         forget_names(h);
 }
 
+/* What the watch knows of a pid's images (the processes that had it, the programs each ran):
+ * first, the first thread number of the newest one announced (lib/init.c numbers a process's or
+ * a new program's threads after the `before` it announces), 0 if none was; renewed: an older
+ * one was known, whose threads, numbered below first, hold nothing now. The first image known is
+ * left alone: ptt trace -p may number threads in a call before the announcement. nkept: the
+ * pid's threads kept for what they held. */
+struct image {
+    uint32_t first;
+    int renewed;
+    unsigned nkept;
+};
+
+static struct image *image_of(struct ptt_hang *h, int32_t pid, int add)
+{
+    return ptt_hmap_get(&h->images, ptt_key2((uint64_t)(uint32_t)pid, 0),
+                        add ? sizeof(struct image) : 0);
+}
+
 /* Count th, of a thread that ended holding something, as kept without a stream (keep 1), or as
  * no longer (keep 0: forgotten, or met again by a stream of its thread). */
 static void kept_count(struct ptt_hang *h, const struct ptt_tthread *th, int keep)
 {
     uint64_t key = ptt_key2((uint64_t)(uint32_t)th->pid, (uint64_t)(uint32_t)th->tid);
     uint32_t *n = ptt_hmap_get(&h->kept, key, keep ? sizeof *n : 0);
-    if (keep)
+    struct image *im = image_of(h, th->pid, keep);
+    if (keep) {
         ++*n;
-    else if (n && !--*n)
-        free(ptt_hmap_del(&h->kept, key));
+        im->nkept++;
+    } else if (n) {
+        if (!--*n)
+            free(ptt_hmap_del(&h->kept, key));
+        if (im && im->nkept)
+            im->nkept--;
+    }
 }
 
 static void retire(struct ptt_hang *h, struct stream *s)
@@ -765,23 +791,11 @@ static int ev_gone(const struct ptt_ev *ev, uint32_t x)
     return ptt_thread_gone(ev->pid, ev->tid);
 }
 
-/* ---- a pid's images: the processes that had it, and the programs each ran ---- */
-
-/* The number of the newest main thread (tid == pid) met of a pid; renewed: an older one was met
- * too. Serials are the session's, in time order, and a process's main, or a new program's,
- * records before its other threads: once renewed, a thread numbered before main is of an older
- * image, a process that ended (told of after its reap, when the new one may have its pid and
- * tids) or the program before an exec. The first image met may have threads numbered before its
- * main: ptt trace -p numbers those in a call as it attaches. */
-struct image {
-    uint32_t main;
-    int renewed;
-};
-
-static int kept_gone(const struct ptt_tthread *th, uint32_t x)
+static int kept_any(const struct ptt_tthread *th, uint32_t x)
 {
+    (void)th;
     (void)x;
-    return ptt_thread_gone(th->pid, th->tid);
+    return 1;
 }
 
 static int kept_before(const struct ptt_tthread *th, uint32_t serial)
@@ -789,20 +803,21 @@ static int kept_before(const struct ptt_tthread *th, uint32_t serial)
     return th->key < serial;
 }
 
-/* Forget the kept threads of pid (no stream of theirs is in the table) that pick(th, x)
- * chooses; how many of pid's threads the tracker still has. Out of it after the loop over it;
- * without memory for the list they stay. */
-static size_t forget_kept(struct ptt_hang *h, int32_t pid,
-                          int (*pick)(const struct ptt_tthread *, uint32_t), uint32_t x)
+/* Forget the kept threads of pid (those with no stream in the table) that pick(th, x) chooses;
+ * how many of pid's stay kept. Out of the tracker after the loop over it; without memory for the
+ * list they stay. */
+static unsigned forget_kept(struct ptt_hang *h, int32_t pid,
+                            int (*pick)(const struct ptt_tthread *, uint32_t), uint32_t x)
 {
-    size_t i = 0, n = 0, k = 0;
-    struct ptt_tthread *th;
-    while ((th = ptt_tracker_next(h->calls, &i)))
-        n += th->pid == pid;
-    struct ptt_tthread **list = n ? malloc(n * sizeof *list) : NULL;
-    for (i = 0; list && (th = ptt_tracker_next(h->calls, &i));)
-        if (th->pid == pid && pick(th, x) &&
-            !ptt_hmap_get(&h->streams, ptt_key2((uint64_t)(uint32_t)pid, th->key), 0))
+    struct image *im = image_of(h, pid, 0);
+    if (!im || !im->nkept) /* most processes: no scan */
+        return 0;
+    size_t i = 0, k = 0, n = im->nkept;
+    struct ptt_tthread **list = malloc(n * sizeof *list), *th;
+    while (list && k < n && (th = ptt_tracker_next(h->calls, &i)))
+        if (th->pid == pid &&
+            !ptt_hmap_get(&h->streams, ptt_key2((uint64_t)(uint32_t)pid, th->key), 0) &&
+            pick(th, x))
             list[k++] = th;
     for (i = 0; i < k; i++) {
         kept_count(h, list[i], 0);
@@ -810,7 +825,7 @@ static size_t forget_kept(struct ptt_hang *h, int32_t pid,
         ptt_tracker_forget(h->calls, list[i]);
     }
     free(list);
-    return n - k;
+    return im->nkept;
 }
 
 /* s is of an older image of its pid: what it holds and waits for went with it. */
@@ -820,39 +835,29 @@ static void stream_stale(struct stream *s)
     s->calls->nopen = s->calls->nheld = s->nsems = 0;
 }
 
-/* Threads of pid numbered before serial are of an older image: its streams hold nothing from
- * now on, its kept threads are forgotten. */
-static void renew(struct ptt_hang *h, int32_t pid, uint32_t serial)
+/* A new image of pid, whose threads are numbered from first. Those of the older ones, if one was
+ * known, hold nothing and wait for nothing from now on: their streams (one read late, whose tid
+ * the new image may have again) and the threads kept for what they held. */
+static void image_new(struct ptt_hang *h, int32_t pid, uint32_t first)
 {
+    struct image *im = image_of(h, pid, 1);
+    if (!im->first) { /* the first known of pid */
+        im->first = first;
+        return;
+    }
+    im->renewed = 1;
+    if (first > im->first)
+        im->first = first;
     for (size_t i = 0; i < h->streams.cap; i++) {
         struct stream *s = ptt_hmap_slot(&h->streams, i);
-        if (s && s->pid == pid && s->serial < serial && s->calls)
+        if (s && s->pid == pid && s->serial < im->first && s->calls)
             stream_stale(s);
     }
-    forget_kept(h, pid, kept_before, serial);
-}
-
-/* The image of s's pid, once s, met first, is known: a main thread met after another begins a
- * new one. NULL: no main met. */
-static struct image *image_met(struct ptt_hang *h, const struct stream *s)
-{
-    uint64_t key = ptt_key2((uint64_t)(uint32_t)s->pid, 0);
-    if (s->tid != s->pid)
-        return ptt_hmap_get(&h->images, key, 0);
-    struct image *im = ptt_hmap_get(&h->images, key, sizeof *im);
-    if (!im->main) {
-        im->main = s->serial;
-    } else if (im->main != s->serial) {
-        im->renewed = 1;
-        if (s->serial > im->main)
-            im->main = s->serial;
-        renew(h, s->pid, im->main);
-    }
-    return im;
+    forget_kept(h, pid, kept_before, im->first);
 }
 
 /* A stream met first: its tracker thread (a kept one again, for events after its end), and
- * whether it is of an older image. */
+ * whether it is of an older image of its pid. */
 static void stream_new(struct ptt_hang *h, struct stream *s)
 {
     struct ptt_ev ev = {.pid = s->pid, .tid = s->tid, .serial = s->serial};
@@ -860,21 +865,31 @@ static void stream_new(struct ptt_hang *h, struct stream *s)
     if (kept)
         kept_count(h, kept, 0);
     s->calls = ptt_tracker_get(h->calls, &ev);
-    const struct image *im = image_met(h, s);
-    if (im && im->renewed && s->serial < im->main)
+    const struct image *im = image_of(h, s->pid, 0);
+    if (im && im->renewed && s->serial < im->first)
         stream_stale(s);
+}
+
+void ptt_hang_started(void *arg, int32_t pid, uint32_t before)
+{
+    image_new(arg, pid, before + 1);
 }
 
 void ptt_hang_exited(void *arg, int32_t pid)
 {
     /* Only threads gone: a process reaped by its parent is told of after the reap, when its pid
      * may be another's already. Those kept to be named once their modules are read never will
-     * be (but a new process's, with the pid again). Its threads kept for what they held go
-     * too; the pid's image, once the watch has no thread of it. */
+     * be (but a new process's, with the pid again). Of the threads kept for what they held,
+     * those of older images go; the newest image's too once the pid is no process's (else they
+     * go when the next image is announced: this end may be an older process's, told late). */
     struct ptt_hang *h = arg;
     retire_where(h, pid, stream_gone, 0);
     unname_where(h, pid, ev_gone, 0);
-    if (!forget_kept(h, pid, kept_gone, 0))
+    struct image *im = image_of(h, pid, 0);
+    if (!im)
+        return;
+    int free_pid = kill(pid, 0) && errno == ESRCH;
+    if (!forget_kept(h, pid, free_pid ? kept_any : kept_before, im->first) && free_pid)
         free(ptt_hmap_del(&h->images, ptt_key2((uint64_t)(uint32_t)pid, 0)));
 }
 
@@ -898,7 +913,7 @@ void ptt_hang_execd(void *arg, int32_t pid, uint32_t before)
      * list, marked: retired by a drain, or the process's end, holding nothing. */
     retire_where(arg, pid, stream_old, before);
     unname_where(arg, pid, ev_old, before);
-    forget_kept(arg, pid, kept_before, before + 1);
+    image_new(arg, pid, before + 1);
 }
 
 /* The peek of a sub-buffer no longer owned, or owned by another stream now. */

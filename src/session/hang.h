@@ -19,6 +19,9 @@ void ptt_hang_drained(void *arg, uint32_t index, uint32_t len);
  * threads that no longer exist are forgotten (the pid may be another process's already), those
  * kept for what they held too: a report looks for a holder in the waiter's process only. */
 void ptt_hang_exited(void *arg, int32_t pid);
+/* For ptt_daemon's started hook: a process pid was announced, its threads numbered after
+ * `before`; threads of an earlier process that had the pid hold nothing any more. */
+void ptt_hang_started(void *arg, int32_t pid, uint32_t before);
 /* For ptt_daemon's execd hook: process pid runs a new program, and what its old one's threads
  * (numbered up to `before`) left in the pool was read; they are forgotten, what they held too. */
 void ptt_hang_execd(void *arg, int32_t pid, uint32_t before);

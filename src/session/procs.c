@@ -247,6 +247,8 @@ static void add(struct ptt_procs *p, pid_t pid, uint32_t before, int fd,
         return;
     }
     p->e[p->n++] = (struct entry){pid, st.st_ino, fd, ended, 0};
+    if (before && h->started)
+        h->started(h->arg, pid, before);
 }
 
 /* One announcement: the process's pid, the last thread number given before its program started

@@ -34,10 +34,13 @@ int ptt_procs_fd(const struct ptt_procs *p);
  * status is known (it has been reaped), at: the trace clock's time (clock_tsc as ptt_ticks) when
  * its pidfd first said it had ended, 0 if it had when announced; execd(arg, pid, before) for a
  * process announced again, which runs a new program now, whose threads are numbered after
- * `before` (its old program's, up to it). */
+ * `before` (its old program's, up to it); started(arg, pid, before) for a process announced
+ * first, whose threads are numbered after `before` (those of an earlier process of its pid, up
+ * to it). */
 struct ptt_procs_hooks {
     void (*ended)(void *arg, pid_t pid, int status, uint64_t at);
     void (*execd)(void *arg, pid_t pid, uint32_t before);
+    void (*started)(void *arg, pid_t pid, uint32_t before); /* a new process announced */
     void *arg;
     int clock_tsc;
 };

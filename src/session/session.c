@@ -404,9 +404,16 @@ static void execd(void *arg, pid_t pid, uint32_t before)
     ptt_daemon_process_exec(&s->d, pid, before);
 }
 
+static void started(void *arg, pid_t pid, uint32_t before)
+{
+    struct ptt_session *s = arg;
+    ptt_daemon_process_start(&s->d, pid, before);
+}
+
 static void procs_step(struct ptt_session *s)
 {
-    const struct ptt_procs_hooks h = {ended, execd, s, s->d.clock_tsc};
+    const struct ptt_procs_hooks h = {
+        .ended = ended, .execd = execd, .started = started, .arg = s, .clock_tsc = s->d.clock_tsc};
     ptt_procs_step(s->procs, &h);
 }
 
@@ -451,6 +458,7 @@ static void loop_start(struct ptt_session *s, struct loop *l)
         s->d.drained = ptt_hang_drained;
         s->d.exited = ptt_hang_exited;
         s->d.execd = ptt_hang_execd;
+        s->d.started = ptt_hang_started;
         s->d.drained_arg = l->hang;
     }
     l->last_clock = l->last_reap = ptt_mono_ns();
