@@ -16,8 +16,9 @@ struct ptt_hang *ptt_hang_new(const struct ptt_pool_geom *pool);
  * long, before it is freed. */
 void ptt_hang_drained(void *arg, uint32_t index, uint32_t len);
 /* For ptt_daemon's exited hook: process pid ended and what it had not handed over was read. Its
- * threads that no longer exist are forgotten (the pid may be another process's already), those
- * kept for what they held too: a report looks for a holder in the waiter's process only. */
+ * threads that no longer exist are forgotten (the pid may be another process's already); those
+ * kept for what they held too, once no newer process may have them (a report looks for a holder
+ * in the waiter's process only). */
 void ptt_hang_exited(void *arg, int32_t pid);
 /* For ptt_daemon's started hook: a process pid was announced, its threads numbered after
  * `before`; threads of an earlier process that had the pid hold nothing any more. */
