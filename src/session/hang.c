@@ -195,15 +195,19 @@ enum { SEM_LOCK = 1, SEM_NOT_LOCK = 2, MAX_SEMS = 64 };
  * a taker posted it (used as a lock, not only made as one); gone_taker: the thread that took it
  * (at gone_ticks) and ended without posting it, 0 once anything else happened to it. */
 struct sem_kind {
+    int32_t pid; /* first: the records of a pid are found by it (forget_pid) */
+    int32_t gone_taker;
     uint64_t kind, ticks, init, gone_ticks;
     int posted;
-    int32_t gone_taker;
 };
 
 static struct sem_kind *sem_kind(struct ptt_hang *h, int32_t pid, uint64_t sem, int add)
 {
-    return ptt_hmap_get(&h->sem_kind, ptt_key2((uint64_t)(uint32_t)pid, sem),
-                        add ? sizeof(struct sem_kind) : 0);
+    struct sem_kind *k = ptt_hmap_get(&h->sem_kind, ptt_key2((uint64_t)(uint32_t)pid, sem),
+                                      add ? sizeof(struct sem_kind) : 0);
+    if (k)
+        k->pid = pid;
+    return k;
 }
 
 /* What a sem_init (kind, at ticks), or a post by a thread that had not taken it (SEM_NOT_LOCK),
@@ -835,6 +839,22 @@ static void stream_stale(struct stream *s)
     s->calls->nopen = s->calls->nheld = s->nsems = 0;
 }
 
+/* Free the records of m whose first field, an int32_t, is pid. Out of the map after the loop
+ * over it; without memory for the list they stay. */
+static void forget_pid(struct ptt_hmap *m, int32_t pid)
+{
+    size_t n = 0, k = 0;
+    for (size_t i = 0; i < m->cap; i++)
+        n += m->vals[i] && *(const int32_t *)m->vals[i] == pid;
+    uint64_t *keys = n ? malloc(n * sizeof *keys) : NULL;
+    for (size_t i = 0; keys && i < m->cap; i++)
+        if (m->vals[i] && *(const int32_t *)m->vals[i] == pid)
+            keys[k++] = m->keys[i];
+    for (size_t i = 0; i < k; i++)
+        free(ptt_hmap_del(m, keys[i]));
+    free(keys);
+}
+
 /* A new image of pid, whose threads are numbered from first. Those of the older ones, if one was
  * known, hold nothing and wait for nothing from now on: their streams (one read late, whose tid
  * the new image may have again) and the threads kept for what they held. */
@@ -854,6 +874,8 @@ static void image_new(struct ptt_hang *h, int32_t pid, uint32_t first)
             stream_stale(s);
     }
     forget_kept(h, pid, kept_before, im->first);
+    forget_pid(&h->cycles, pid); /* the new image's deadlocks are reported too */
+    forget_pid(&h->sem_kind, pid);
 }
 
 /* A stream met first: its tracker thread (a kept one again, for events after its end), and
@@ -889,8 +911,11 @@ void ptt_hang_exited(void *arg, int32_t pid)
     if (!im)
         return;
     int free_pid = kill(pid, 0) && errno == ESRCH;
-    if (!forget_kept(h, pid, free_pid ? kept_any : kept_before, im->first) && free_pid)
+    if (!forget_kept(h, pid, free_pid ? kept_any : kept_before, im->first) && free_pid) {
         free(ptt_hmap_del(&h->images, ptt_key2((uint64_t)(uint32_t)pid, 0)));
+        forget_pid(&h->cycles, pid);
+        forget_pid(&h->sem_kind, pid);
+    }
 }
 
 /* A stream of the program its process left: it holds nothing, waits for nothing. */
@@ -1252,11 +1277,12 @@ static unsigned report_cycle(struct ptt_hang *h, struct waiters *w, int32_t firs
         i = w->v[i].next;
     } while (i != first);
     struct stream *ks = w->v[key].s;
-    uint64_t *seen = ptt_hmap_get(
+    int32_t *seen = ptt_hmap_get(
         &h->cycles, ptt_key2((uint64_t)(uint32_t)ks->pid, (uint64_t)(uint32_t)ks->tid), 8);
-    if (*seen)
+    if (seen[1])
         return 0;
-    *seen = 1;
+    seen[0] = ks->pid; /* forget_pid finds it by it */
+    seen[1] = 1;
     name_started(h);
     if (size == 1)
         fprintf(r->f, "ptt: hang: deadlock in pid %d: a thread waits for itself:\n", ks->pid);

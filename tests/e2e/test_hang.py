@@ -393,6 +393,18 @@ def test_pid_reused_after_holders_ended(tmp_path):
             (f"{HELD_PREFIX}rwlock rw for reading, taken at {src}:{L['r_rdlock']}",)}
 
 
+@pytest.mark.skipif(os.getuid() != 0, reason="needs root to choose a pid (ns_last_pid)")
+def test_pid_reused_deadlock_again(tmp_path):
+    """Two processes with one pid, one after the other, each deadlocked (main and a thread, each
+    holding what the other wants), each killed: both deadlocks are reported, though the watch
+    knows them by the same pid and tid (before: the second was taken for the first, already
+    reported)."""
+    t, out = pid_reused(tmp_path, "hang_pidreuse_cycle")
+    said = [x for x in t.stderr.splitlines() if x.startswith("ptt: hang: deadlock in pid")]
+    assert said == [f"ptt: hang: deadlock in pid {out['c2']}: 2 threads wait for each other:"] * 2, \
+        t.stderr
+
+
 def peak_kb(tmp_path, command):
     """ptt trace's largest private resident memory in KiB (RssAnon: its allocations, not the
     pool's pages it reads) while it traces command, a shell command, read until it ends: the

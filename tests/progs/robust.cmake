@@ -6,7 +6,7 @@ set(PTT_ROBUST_PROGS proc_chain proc_other crash_loop timed_work sig_storm cance
   idle_sleep numbered phases setname_flood hang_busy gap_work sig_blocked_storm proc_churn
   rwlock_hang attach_loop attach_inflight stopped_calls hang_churn renamed_stopped
   hang_readers hang_keydtor hang_pidreuse hang_exec sig_count hang_sem_ended
-  hang_pidreuse_held)
+  hang_pidreuse_held hang_pidreuse_cycle)
 foreach(p ${PTT_ROBUST_PROGS})
   add_executable(e2eprog_${p} ${p}.c)
   target_link_libraries(e2eprog_${p} PRIVATE pthread)
