@@ -2,10 +2,10 @@
  * C1's end only then) and forks C2 with C1's pid (ns_last_pid). In C2, main holds B and wants
  * A, thread t holds A and wants B. The parent kills C2 after 3 s and exits 0. Prints C1's and
  * C2's pids and t's tid. */
-#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 
+#include "pidreuse.h"
 #include "progs.h"
 
 static pthread_mutex_t a = PTHREAD_MUTEX_INITIALIZER, b = PTHREAD_MUTEX_INITIALIZER;
@@ -19,16 +19,6 @@ static void *t(void *arg)
     pthread_barrier_wait(&bar);
     pthread_mutex_lock(&b); /* never returns */ /* site:t_lock_b */
     return arg;
-}
-
-static void set_last_pid(int v)
-{
-    int fd = open("/proc/sys/kernel/ns_last_pid", O_WRONLY);
-    char s[32];
-    int n = snprintf(s, sizeof s, "%d", v);
-    if (fd < 0 || write(fd, s, (size_t)n) != n)
-        exit(2);
-    close(fd);
 }
 
 int main(void)

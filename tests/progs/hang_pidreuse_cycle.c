@@ -3,10 +3,10 @@
  * forks C2 with C1's pid (ns_last_pid), which does the same and is killed 3 s later. Each
  * deadlock is a new one, though both are keyed by the same pid and tid (main's). C2 prints
  * C1's and C2's pids. */
-#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 
+#include "pidreuse.h"
 #include "progs.h"
 
 static pthread_mutex_t a = PTHREAD_MUTEX_INITIALIZER, b = PTHREAD_MUTEX_INITIALIZER;
@@ -18,16 +18,6 @@ static void *t(void *arg)
     pthread_barrier_wait(&bar);
     pthread_mutex_lock(&b); /* never returns */
     return arg;
-}
-
-static void set_last_pid(int v)
-{
-    int fd = open("/proc/sys/kernel/ns_last_pid", O_WRONLY);
-    char s[32];
-    int n = snprintf(s, sizeof s, "%d", v);
-    if (fd < 0 || write(fd, s, (size_t)n) != n)
-        exit(2);
-    close(fd);
 }
 
 static _Noreturn void deadlock(pid_t c1)

@@ -3,10 +3,10 @@
  * (ns_last_pid): rw is at the same address there, and nobody holds it. In C2, thread r read-locks
  * rw and waits for mutex m, which main holds; main waits to write-lock rw. The parent kills C2
  * after 3 s and exits 0. Prints C1's and C2's pids and the tids of x and r. */
-#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 
+#include "pidreuse.h"
 #include "progs.h"
 
 static pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
@@ -29,16 +29,6 @@ static void *r(void *arg)
     pthread_barrier_wait(&bar);
     pthread_mutex_lock(&m); /* never returns */ /* site:r_lock_m */
     return arg;
-}
-
-static void set_last_pid(int v)
-{
-    int fd = open("/proc/sys/kernel/ns_last_pid", O_WRONLY);
-    char s[32];
-    int n = snprintf(s, sizeof s, "%d", v);
-    if (fd < 0 || write(fd, s, (size_t)n) != n)
-        exit(2);
-    close(fd);
 }
 
 static void c1(void)
