@@ -128,15 +128,36 @@ static int source_cut(struct ptt_writer *w)
     return w->cut;
 }
 
-/* Cut a partly written record off, so that the file reads whole to its end (it fails,
- * harmlessly, on a pipe). The file-size limit lets a file shrink. */
-static void cut_partial(struct ptt_writer *w, uint64_t end)
+/* Cut a partly written record off, so that the file reads whole to its end. The file-size
+ * limit lets a file shrink. -1 where the output cannot be cut (a pipe). */
+static int cut_partial(struct ptt_writer *w, uint64_t end)
 {
     if (end <= w->offset)
-        return;
-    while (ftruncate(w->fd, (off_t)w->offset) && errno == EINTR) {
+        return 0;
+    int r;
+    while ((r = ftruncate(w->fd, (off_t)w->offset)) && errno == EINTR) {
     }
     lseek(w->fd, (off_t)w->offset, SEEK_SET); /* where a last try writes the END record */
+    return r;
+}
+
+/* The rest of a record cut short, up to rec_end, as zeros, where the output cannot be cut back
+ * (a pipe): the records after it still begin where a reader looks for them. */
+static void pad_partial(struct ptt_writer *w, uint64_t end, uint64_t rec_end)
+{
+    static const char zeros[4096];
+    while (end < rec_end) {
+        size_t n = rec_end - end < sizeof zeros ? (size_t)(rec_end - end) : sizeof zeros;
+        ssize_t k = write(w->fd, zeros, n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            w->error = k < 0 ? errno : EIO;
+            return;
+        }
+        end += (uint64_t)k;
+    }
+    w->offset = rec_end;
 }
 
 /* Up to BATCH records in one writev; only whole records count as written. */
@@ -184,13 +205,19 @@ static int put(struct ptt_writer *w, const struct ptt_writer_rec *r, unsigned n)
         w->unwritten += nevents(&r[j]);
     if (!err)
         return 0;
-    cut_partial(w, end);
     if (err == ECANCELED) { /* the rest again, without the chunks */
         w->cut = 1;
         w->unwritten += nevents(&r[i]);
-        return i + 1 < n ? put(w, r + i + 1, n - i - 1) : 0;
+        if (cut_partial(w, end))
+            pad_partial(w, end, ends[i]);
+        if (!w->error)
+            return i + 1 < n ? put(w, r + i + 1, n - i - 1) : 0;
+        for (unsigned j = i + 1; j < n; j++)
+            w->unwritten += nevents(&r[j]);
+    } else {
+        cut_partial(w, end); /* it fails, harmlessly, on a pipe */
+        w->error = err;
     }
-    w->error = err;
     report(w);
     return -1;
 }

@@ -1238,6 +1238,63 @@ static void test_writer_source_cut(void **state)
     close_r(rd);
 }
 
+/* The same cut with the trace going into a pipe, which cannot be cut back: the chunk cut short
+ * is padded with zeros to its length, so that the records after it begin where a reader looks
+ * for them: the bytes read parse as the file header, then CHUNK, CHUNK, INFO records. */
+static void test_writer_source_cut_pipe(void **state)
+{
+    (void)state;
+    long page = sysconf(_SC_PAGESIZE);
+    uint8_t *m =
+        mmap(NULL, 3 * (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(m != MAP_FAILED);
+    memset(m, 0, 2 * (size_t)page);
+    assert_int_equal(munmap(m + 2 * page, (size_t)page), 0);
+    uint8_t data[64] = {0};
+    struct ptt_rec_chunk h[2] = {{{0, 0}, 42, 100, 1, 0, 100, 0, 0},
+                                 {{0, 0}, 42, 100, 1, 1, 100, 5, 0}};
+    struct ptt_record ih;
+    const char *text = "after=1";
+    struct ptt_writer_rec r[3] = {
+        {PTT_REC_CHUNK, &h[0], sizeof h[0], data, sizeof data},
+        {PTT_REC_CHUNK, &h[1], sizeof h[1], m, 3 * (size_t)page},
+        {PTT_REC_INFO, &ih, sizeof ih, text, strlen(text)},
+    };
+    int fds[2];
+    assert_int_equal(pipe(fds), 0); /* 64 KiB: room for all of it */
+    struct ptt_writer w;
+    assert_int_equal(ptt_writer_start(&w, fds[1], NULL), 0);
+    cut_seen = 0;
+    ptt_writer_fault_hook = cut_hook;
+    int rc = ptt_writer_records(&w, r, 3);
+    ptt_writer_fault_hook = NULL;
+    munmap(m, 2 * (size_t)page);
+    close(fds[1]);
+    assert_int_equal(rc, 0);
+    assert_int_equal(w.error, 0);
+    assert_int_equal(w.unwritten, 5);
+    static uint8_t buf[65536];
+    size_t got = 0;
+    ssize_t k;
+    while ((k = read(fds[0], buf + got, sizeof buf - got)) > 0)
+        got += (size_t)k;
+    close(fds[0]);
+    assert_int_equal(got, w.offset);
+    uint32_t types[3], nrec = 0;
+    size_t at = sizeof(struct ptt_file_header);
+    while (at + sizeof(struct ptt_record) <= got && nrec < 3) {
+        struct ptt_record rec;
+        memcpy(&rec, buf + at, sizeof rec);
+        types[nrec++] = rec.type;
+        at += rec.size;
+    }
+    assert_int_equal(at, got);
+    assert_int_equal(nrec, 3);
+    assert_int_equal(types[0], PTT_REC_CHUNK);
+    assert_int_equal(types[1], PTT_REC_CHUNK);
+    assert_int_equal(types[2], PTT_REC_INFO);
+}
+
 /* ------------------------------------------------------------------------ the timeline */
 
 struct span {
@@ -1311,7 +1368,7 @@ int main(void)
         T(test_unfinished_deep),   T(test_timeline_buffer_wait),
         T(test_varints),           T(test_compact),
         T(test_dictionary),        T(test_dictionary_damage),
-        T(test_writer_source_cut),
+        T(test_writer_source_cut), T(test_writer_source_cut_pipe),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
