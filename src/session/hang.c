@@ -60,6 +60,9 @@ struct stream {
     /* The semaphores it took and did not post, of those that may be locks (sem_taken). */
     struct ptt_held *sems;
     unsigned nsems, sems_cap;
+    /* Its THREAD_START: it names the thread again where an older image of its pid had its tid
+     * (image_new), for a thread's first name is kept. NULL: none read. */
+    struct ptt_ev *start;
 };
 
 /* A sub-buffer of the pool as last looked at. */
@@ -357,6 +360,8 @@ static void track_ev(struct ptt_hang *h, struct stream *s, struct ptt_ev *ev)
     if (s->stale) /* read late: its old image's names and holds are not the pid's now */
         return;
     ptt_names_event(h->names, ev);
+    if (ev->id == PTT_EV_THREAD_START && !s->start && (s->start = malloc(sizeof *ev)))
+        *s->start = *ev;
     if (ev->id == PTT_EV_THREAD_START && !ptt_names_thread(h->names, ev->pid, ev->tid))
         name_later(h, ev);
     if (ev->nested) /* a signal handler's calls return before its thread goes on */
@@ -699,6 +704,8 @@ static void retire(struct ptt_hang *h, struct stream *s)
     s->dec = NULL;
     free(s->pdec);
     s->pdec = NULL;
+    free(s->start);
+    s->start = NULL;
     ptt_hmap_del(&h->streams, ptt_key2((uint64_t)(uint32_t)s->pid, s->serial));
     s->gone = 1;
     if (!s->peeks)
@@ -855,6 +862,32 @@ static void forget_pid(struct ptt_hmap *m, int32_t pid)
     free(keys);
 }
 
+static int ev_old(const struct ptt_ev *ev, uint32_t before);
+
+/* The names of pid's threads numbered before first go now, but main's (the new image's main is
+ * "main" too): a thread's first name is kept, and a thread of the new image may have the tid of
+ * an old one. Those of the new image already read are named again from their THREAD_START. */
+static void rename_image(struct ptt_hang *h, int32_t pid, uint32_t first)
+{
+    for (size_t i = 0; i < h->streams.cap; i++) {
+        struct stream *s = ptt_hmap_slot(&h->streams, i);
+        if (s && s->pid == pid && s->serial < first && s->tid != pid)
+            ptt_names_forget_thread(h->names, pid, s->tid);
+    }
+    size_t i = 0;
+    struct ptt_tthread *th;
+    while ((th = ptt_tracker_next(h->calls, &i)))
+        if (th->pid == pid && th->key < first && th->tid != pid)
+            ptt_names_forget_thread(h->names, pid, th->tid);
+    unname_where(h, pid, ev_old, first - 1);
+    for (i = 0; i < h->streams.cap; i++) {
+        struct stream *s = ptt_hmap_slot(&h->streams, i);
+        if (s && s->pid == pid && s->serial >= first && s->start &&
+            !ptt_names_thread(h->names, pid, s->tid))
+            ptt_names_event(h->names, s->start);
+    }
+}
+
 /* A new image of pid, whose threads are numbered from first. Those of the older ones, if one was
  * known, hold nothing and wait for nothing from now on: their streams (one read late, whose tid
  * the new image may have again) and the threads kept for what they held. */
@@ -873,6 +906,7 @@ static void image_new(struct ptt_hang *h, int32_t pid, uint32_t first)
         if (s && s->pid == pid && s->serial < im->first && s->calls)
             stream_stale(s);
     }
+    rename_image(h, pid, im->first); /* before the kept threads go: their names too */
     forget_kept(h, pid, kept_before, im->first);
     forget_pid(&h->cycles, pid); /* the new image's deadlocks are reported too */
     forget_pid(&h->sem_kind, pid);
@@ -1458,6 +1492,7 @@ const char *ptt_hang_stopped(const struct ptt_hang *h)
 
 static void stream_free(void *p)
 {
+    free(((struct stream *)p)->start);
     free(((struct stream *)p)->sems);
     free(((struct stream *)p)->dec);
     free(((struct stream *)p)->pdec);
