@@ -198,26 +198,31 @@ enum { SEM_LOCK = 1, SEM_NOT_LOCK = 2, MAX_SEMS = 64 };
  * a taker posted it (used as a lock, not only made as one); gone_taker: the thread that took it
  * (at gone_ticks) and ended without posting it, 0 once anything else happened to it. */
 struct sem_kind {
-    int32_t pid; /* first: the records of a pid are found by it (forget_pid) */
+    int32_t pid;     /* first, then serial: the records of an image are found by them */
+    uint32_t serial; /* the newest thread that made or changed it (forget_pid) */
     int32_t gone_taker;
     uint64_t kind, ticks, init, gone_ticks;
     int posted;
 };
 
-static struct sem_kind *sem_kind(struct ptt_hang *h, int32_t pid, uint64_t sem, int add)
+/* sem's record in pid; by (the serial of) a thread that changes it: made if absent. */
+static struct sem_kind *sem_kind(struct ptt_hang *h, int32_t pid, uint64_t sem, uint32_t by)
 {
     struct sem_kind *k = ptt_hmap_get(&h->sem_kind, ptt_key2((uint64_t)(uint32_t)pid, sem),
-                                      add ? sizeof(struct sem_kind) : 0);
-    if (k)
+                                      by ? sizeof(struct sem_kind) : 0);
+    if (k && by) {
         k->pid = pid;
+        k->serial = by > k->serial ? by : k->serial;
+    }
     return k;
 }
 
 /* What a sem_init (kind, at ticks), or a post by a thread that had not taken it (SEM_NOT_LOCK),
  * tells of sem, unless a later one told otherwise. */
-static void sem_learn(struct ptt_hang *h, int32_t pid, uint64_t sem, uint64_t kind, uint64_t ticks)
+static void sem_learn(struct ptt_hang *h, const struct stream *s, uint64_t sem, uint64_t kind,
+                      uint64_t ticks)
 {
-    struct sem_kind *k = sem_kind(h, pid, sem, 1);
+    struct sem_kind *k = sem_kind(h, s->pid, sem, s->serial);
     if (!k->kind || (int64_t)(ticks - k->ticks) >= 0) {
         k->kind = kind;
         k->ticks = ticks;
@@ -249,7 +254,7 @@ static int sems_left(struct ptt_hang *h, const struct stream *s)
 {
     int any = 0;
     for (unsigned i = 0; i < s->nsems; i++) {
-        struct sem_kind *k = sem_kind(h, s->pid, s->sems[i].object, 1);
+        struct sem_kind *k = sem_kind(h, s->pid, s->sems[i].object, s->serial);
         if (k->kind != SEM_NOT_LOCK) {
             k->gone_taker = s->tid;
             k->gone_ticks = s->sems[i].ticks;
@@ -307,8 +312,8 @@ static void sem_call(struct ptt_hang *h, struct stream *s, const struct ptt_open
     if (c->in.id == PTT_EV_SEM_INIT_IN) {
         int lock = ptt_ev_arg(&c->in, PTT_F(SEM_INIT_IN, value), 0) == 1 &&
                    !ptt_ev_arg(&c->in, PTT_F(SEM_INIT_IN, pshared), 0);
-        sem_learn(h, s->pid, c->object, lock ? SEM_LOCK : SEM_NOT_LOCK, c->in.ticks);
-        struct sem_kind *k = sem_kind(h, s->pid, c->object, 1);
+        sem_learn(h, s, c->object, lock ? SEM_LOCK : SEM_NOT_LOCK, c->in.ticks);
+        struct sem_kind *k = sem_kind(h, s->pid, c->object, s->serial);
         if ((int64_t)(c->in.ticks - k->init) > 0) {
             k->init = c->in.ticks;
             k->posted = 0;
@@ -334,7 +339,7 @@ static void sem_call(struct ptt_hang *h, struct stream *s, const struct ptt_open
         if (x)
             *x = s->sems[--s->nsems];
         else /* posted by a thread that had not taken it: a signal, not an unlock */
-            sem_learn(h, s->pid, c->object, SEM_NOT_LOCK, c->in.ticks);
+            sem_learn(h, s, c->object, SEM_NOT_LOCK, c->in.ticks);
     }
 }
 
@@ -846,16 +851,24 @@ static void stream_stale(struct stream *s)
     s->calls->nopen = s->calls->nheld = s->nsems = 0;
 }
 
-/* Free the records of m whose first field, an int32_t, is pid. Out of the map after the loop
+/* Whether record v of m (first a pid, then a thread's serial) is pid's, of a thread numbered
+ * before first. */
+static int of_image(const void *v, int32_t pid, uint32_t first)
+{
+    const uint32_t *r = v;
+    return r && (int32_t)r[0] == pid && r[1] < first;
+}
+
+/* Free the records of m of pid's threads numbered before first. Out of the map after the loop
  * over it; without memory for the list they stay. */
-static void forget_pid(struct ptt_hmap *m, int32_t pid)
+static void forget_pid(struct ptt_hmap *m, int32_t pid, uint32_t first)
 {
     size_t n = 0, k = 0;
     for (size_t i = 0; i < m->cap; i++)
-        n += m->vals[i] && *(const int32_t *)m->vals[i] == pid;
+        n += of_image(m->vals[i], pid, first);
     uint64_t *keys = n ? malloc(n * sizeof *keys) : NULL;
     for (size_t i = 0; keys && i < m->cap; i++)
-        if (m->vals[i] && *(const int32_t *)m->vals[i] == pid)
+        if (of_image(m->vals[i], pid, first))
             keys[k++] = m->keys[i];
     for (size_t i = 0; i < k; i++)
         free(ptt_hmap_del(m, keys[i]));
@@ -880,6 +893,13 @@ static void rename_image(struct ptt_hang *h, int32_t pid, uint32_t first)
         if (th->pid == pid && th->key < first && th->tid != pid)
             ptt_names_forget_thread(h->names, pid, th->tid);
     unname_where(h, pid, ev_old, first - 1);
+    unsigned k = 0; /* threads retired, their names waiting for their tid to go: now */
+    for (unsigned j = 0; j < h->nforget; j++)
+        if (h->forget[j].pid == pid && h->forget[j].tid != pid)
+            ptt_names_forget_thread(h->names, pid, h->forget[j].tid);
+        else
+            h->forget[k++] = h->forget[j];
+    h->nforget = k;
     for (i = 0; i < h->streams.cap; i++) {
         struct stream *s = ptt_hmap_slot(&h->streams, i);
         if (s && s->pid == pid && s->serial >= first && s->start &&
@@ -908,8 +928,8 @@ static void image_new(struct ptt_hang *h, int32_t pid, uint32_t first)
     }
     rename_image(h, pid, im->first); /* before the kept threads go: their names too */
     forget_kept(h, pid, kept_before, im->first);
-    forget_pid(&h->cycles, pid); /* the new image's deadlocks are reported too */
-    forget_pid(&h->sem_kind, pid);
+    forget_pid(&h->cycles, pid, im->first); /* the new image's deadlocks are reported too */
+    forget_pid(&h->sem_kind, pid, im->first);
 }
 
 /* A stream met first: its tracker thread (a kept one again, for events after its end), and
@@ -942,14 +962,14 @@ void ptt_hang_exited(void *arg, int32_t pid)
     retire_where(h, pid, stream_gone, 0);
     unname_where(h, pid, ev_gone, 0);
     struct image *im = image_of(h, pid, 0);
-    if (!im)
-        return;
     int free_pid = kill(pid, 0) && errno == ESRCH;
-    if (!forget_kept(h, pid, free_pid ? kept_any : kept_before, im->first) && free_pid) {
-        free(ptt_hmap_del(&h->images, ptt_key2((uint64_t)(uint32_t)pid, 0)));
-        forget_pid(&h->cycles, pid);
-        forget_pid(&h->sem_kind, pid);
-    }
+    if (im && forget_kept(h, pid, free_pid ? kept_any : kept_before, im->first))
+        return; /* kept threads stay (no memory for the list) */
+    if (!free_pid)
+        return;
+    free(ptt_hmap_del(&h->images, ptt_key2((uint64_t)(uint32_t)pid, 0)));
+    forget_pid(&h->cycles, pid, UINT32_MAX);
+    forget_pid(&h->sem_kind, pid, UINT32_MAX);
 }
 
 /* A stream of the program its process left: it holds nothing, waits for nothing. */
@@ -1311,12 +1331,12 @@ static unsigned report_cycle(struct ptt_hang *h, struct waiters *w, int32_t firs
         i = w->v[i].next;
     } while (i != first);
     struct stream *ks = w->v[key].s;
-    int32_t *seen = ptt_hmap_get(
+    uint32_t *seen = ptt_hmap_get(
         &h->cycles, ptt_key2((uint64_t)(uint32_t)ks->pid, (uint64_t)(uint32_t)ks->tid), 8);
     if (seen[1])
         return 0;
-    seen[0] = ks->pid; /* forget_pid finds it by it */
-    seen[1] = 1;
+    seen[0] = (uint32_t)ks->pid; /* forget_pid finds it by them */
+    seen[1] = ks->serial;
     name_started(h);
     if (size == 1)
         fprintf(r->f, "ptt: hang: deadlock in pid %d: a thread waits for itself:\n", ks->pid);

@@ -220,6 +220,7 @@ static int save_end(struct ptt_session *s, struct ptt_rec_end *end)
         ptt_writer_info(&s->w, text);
         end->events = s->w.events;
         end->bytes = s->w.bytes;
+        end->lost += s->w.unwritten; /* as after a write error: every event missing from it */
     }
     if (!s->w.error)
         ptt_writer_record(&s->w, PTT_REC_END, end, sizeof *end, 0, 0);

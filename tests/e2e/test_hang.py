@@ -347,11 +347,11 @@ def test_blocked_after_its_end(tmp_path):
     assert line.endswith(f", waiting for thread w ({tid_w})"), line
 
 
-def pid_reused(tmp_path, name):
-    """Trace tests/progs/NAME, whose second child gets its first child's pid, until it does:
-    the Traced run and its output's values."""
+def pid_reused(tmp_path, name, *args):
+    """Trace tests/progs/NAME ARGS, whose second child gets its first child's pid, until it
+    does: the Traced run and its output's values."""
     for attempt in range(5):
-        t = ptt_trace(tmp_path, [prog(name)], opts=["--hang-timeout=0.5"],
+        t = ptt_trace(tmp_path, [prog(name), *args], opts=["--hang-timeout=0.5"],
                       name=f"p{attempt}.ptt")
         out = parse_output(t.stdout)[1]
         if out["c1"] == out["c2"]:
@@ -376,12 +376,15 @@ def test_pid_reused(tmp_path):
 
 
 @pytest.mark.skipif(os.getuid() != 0, reason="needs root to choose a pid (ns_last_pid)")
-def test_pid_reused_after_holders_ended(tmp_path):
-    """The first process ended holding a rwlock for reading (a thread that ended holding it, then
-    main at its _exit); the second, with its pid, waits to write-lock the rwlock at the same
-    address, which only its own thread r holds: the report names r alone as its reader, none of
-    the first process's threads (both were named when the watch kept them)."""
-    t, out = pid_reused(tmp_path, "hang_pidreuse_held")
+@pytest.mark.parametrize("mode", ["held", "free"])
+def test_pid_reused_after_holders_ended(tmp_path, mode):
+    """The first process ended holding a rwlock for reading (a thread x that ended holding it,
+    then main at its _exit), or, "free", holding nothing; the second, with its pid, waits to
+    write-lock the rwlock at the same address, which only its own thread r, with x's tid, holds:
+    the report names r alone as its reader, by its own name, none of the first process's
+    threads. (The names of a first process told of late are dropped when the second is
+    announced; this run usually hears of the first's end before.)"""
+    t, out = pid_reused(tmp_path, "hang_pidreuse_held", *(["free"] if mode == "free" else []))
     c2, tid_r, L = out["c2"], out["tid_r"], site_lines("hang_pidreuse_held")
     src = "hang_pidreuse_held.c"
     assert report(t.stderr, 0.5, blocked=2) == {

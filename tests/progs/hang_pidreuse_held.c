@@ -2,7 +2,9 @@
  * ends holding it, then main _exits holding it. The parent reaps C1 and forks C2 with C1's pid
  * (ns_last_pid): rw is at the same address there, and nobody holds it. In C2, thread r read-locks
  * rw and waits for mutex m, which main holds; main waits to write-lock rw. The parent kills C2
- * after 3 s and exits 0. Prints C1's and C2's pids and the tids of x and r. */
+ * after 3 s and exits 0. Prints C1's and C2's pids and the tids of x and r. With "free", C1
+ * ends holding nothing: x unlocks rw, main does not take it (x's tid, which r gets, is then
+ * x's as a thread that ended holding nothing). */
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -10,6 +12,7 @@
 #include "progs.h"
 
 static pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
+static int holding = 1;
 static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
 static pthread_barrier_t bar;
 static _Atomic int r_tid;
@@ -19,7 +22,9 @@ static void *x(void *arg)
     put_tid("x");
     fflush(stdout);
     pthread_rwlock_rdlock(&rw);
-    return arg; /* rw still held */
+    if (!holding)
+        pthread_rwlock_unlock(&rw);
+    return arg; /* rw still held, but with "free" */
 }
 
 static void *r(void *arg)
@@ -36,7 +41,8 @@ static void c1(void)
     pthread_t th;
     CHECK(pthread_create(&th, NULL, x, NULL));
     CHECK(pthread_join(th, NULL));
-    pthread_rwlock_rdlock(&rw);
+    if (holding)
+        pthread_rwlock_rdlock(&rw);
     _exit(0);
 }
 
@@ -55,8 +61,9 @@ static void c2(pid_t first)
     _exit(1);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    holding = !(argc > 1 && !strcmp(argv[1], "free"));
     fflush(stdout);
     pid_t first = fork();
     if (!first)
