@@ -196,15 +196,18 @@ static void on_pool_fault(int sig, siginfo_t *si, void *ctx)
 
 /* A writev of the guarded pool that failed with EFAULT: the kernel met a page cut off, where a
  * read of ours would have faulted. Read each page here: the first cut one faults, and the guard
- * replaces the mapping with zeros, which the writer then leaves out. With n 0: whether the pool
- * was cut (by a read of the drain's own too). */
+ * replaces the mapping with zeros, which the writer then leaves out; 0 when no iovec is the
+ * pool's (the error is the write's own). With n 0: whether the pool was cut (by a read of the
+ * drain's own too). */
 static int pool_write_fault(const struct iovec *iov, int n)
 {
-    for (int i = 0; i < n && !guard_cut; i++) {
+    int pool = !n; /* the write reads the pool: else a cut made before is not its error */
+    for (int i = 0; i < n; i++) {
         const volatile char *p = iov[i].iov_base;
         if (!guard_base || (const char *)p < guard_base ||
             (const char *)p + iov[i].iov_len > guard_base + guard_len)
             continue; /* not the pool's: the error is the write's own */
+        pool = 1;
         /* every page it spans: one byte of each, from the first page's start, and the last */
         size_t off = (uintptr_t)p % 4096, len = iov[i].iov_len;
         for (size_t k = 0; k < len && !guard_cut; k = k ? k + 4096 : 4096 - off)
@@ -212,7 +215,7 @@ static int pool_write_fault(const struct iovec *iov, int n)
         if (len && !guard_cut)
             (void)p[len - 1];
     }
-    return guard_cut;
+    return pool && guard_cut;
 }
 
 void ptt_pool_guard(void *base, size_t len)
