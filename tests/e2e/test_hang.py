@@ -622,19 +622,32 @@ def children_named(pid, comm):
     return found
 
 
+def all_asleep(pid):
+    """Whether every thread of pid sleeps (state S: the workers parked, main in its sleep)."""
+    try:
+        for t in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{t}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] != "S":
+                    return False
+    except OSError:
+        return False
+    return True
+
+
 def test_stopped_program_said_so(tmp_path):
     """The program stopped (SIGSTOP) while its workers wait: the report says its main thread is
     stopped rather than calling it idle or hung (before: nothing said it)."""
     p = subprocess.Popen([str(PTT), "trace", "-q", "-o", str(tmp_path / "t.ptt"),
-                          "--hang-timeout=0.5", "--", str(prog("idle_sleep")), "3000", "3"],
+                          "--hang-timeout=1", "--", str(prog("idle_sleep")), "3000", "3"],
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     child, deadline = None, time.monotonic() + 30
     while not child and time.monotonic() < deadline:  # ptt trace's own short-lived children first
         child = next((c for c in children_named(p.pid, "idle_sleep")
-                      if len(os.listdir(f"/proc/{c}/task")) == 4), None)
-        time.sleep(0.05)
-    assert child, "the program and its 3 workers did not start"
-    time.sleep(0.5)  # the workers parked, main in its sleep
+                      if len(os.listdir(f"/proc/{c}/task")) == 4 and all_asleep(c)), None)
+        time.sleep(0.02)
+    # Stopped at once: the first report, a second after the workers parked, is the only one
+    # until something moves, and it must find main stopped.
+    assert child, "the program and its 3 workers did not start and park"
     said = re.compile(rf"^ptt: hang: pid {child} thread main \({child}\) is stopped \(state T: a "
                       r"SIGSTOP, or a debugger\): the program may be stopped rather than hung$")
     lines = []
