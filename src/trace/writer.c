@@ -287,7 +287,7 @@ int ptt_writer_retry(struct ptt_writer *w, const struct ptt_writer_rec *r, unsig
 
 int ptt_writer_info(struct ptt_writer *w, const char *text)
 {
-    struct ptt_record h;
+    struct ptt_record h = {0}; /* put() fills it */
     return ptt_writer_record(w, PTT_REC_INFO, &h, sizeof h, text, strlen(text));
 }
 
