@@ -5,7 +5,7 @@ PREFIX ?= /usr/local
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE ?= cmake
 
-.PHONY: all everything check check-fast check-san check-yama3 stress demo bench bench-lifetime bench-stopped bench-readers bench-peers bench-attach check-peers check-speed opts install clean events-md docs format
+.PHONY: all everything check check-plain check-fast check-san check-yama3 stress demo bench bench-lifetime bench-stopped bench-readers bench-peers bench-attach check-peers check-speed opts install clean events-md docs format
 
 # ptt and libptt.so only: what a user needs, in well under a minute. The test programs, the
 # benchmarks and the example are built by the targets that use them ('everything').
@@ -19,8 +19,16 @@ $(BUILD)/CMakeCache.txt:
 	$(CMAKE) -S . -B $(BUILD) -DCMAKE_INSTALL_PREFIX=$(PREFIX) $(CMAKE_FLAGS)
 
 # Every test: the test tools (installed from Debian's packages when missing and root), a build
-# with -Werror and its tests, then the same tests under AddressSanitizer and UBSan.
-check: check-fast check-san
+# with -Werror and the tests that need its own speed and memory (label plain: the unit tests,
+# the golden outputs, the end-to-end files tests/e2e/CMakeLists.txt names), then every test under
+# AddressSanitizer and UBSan. check-fast runs every test on the plain build alone.
+check: check-plain check-san
+
+check-plain:
+	scripts/test-deps $(BUILD)
+	$(CMAKE) -S . -B $(BUILD) -DCMAKE_INSTALL_PREFIX=$(PREFIX) -DPTT_WERROR=ON -DPTT_CHECK=ON $(CMAKE_FLAGS)
+	$(CMAKE) --build $(BUILD) -j$(JOBS)
+	cd $(BUILD) && ctest --output-on-failure -j$(JOBS) -L plain
 
 check-fast:
 	scripts/test-deps $(BUILD)
