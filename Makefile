@@ -21,7 +21,8 @@ $(BUILD)/CMakeCache.txt:
 # Every test: the test tools (installed from Debian's packages when missing and root), a build
 # with -Werror and the tests that need its own speed and memory (label plain: the unit tests,
 # the golden outputs, the end-to-end files tests/e2e/CMakeLists.txt names), then every test under
-# AddressSanitizer and UBSan. check-fast runs every test on the plain build alone.
+# AddressSanitizer and UBSan but the checks of the sources and docs (label source), which the
+# plain pass ran. check-fast runs every test on the plain build alone.
 check: check-plain check-san
 
 check-plain:
@@ -40,7 +41,7 @@ check-san:
 	scripts/test-deps $(SANBUILD)
 	$(CMAKE) -S . -B $(SANBUILD) -DPTT_WERROR=ON -DPTT_SANITIZE=ON -DPTT_FUZZ=ON -DPTT_CHECK=ON $(CMAKE_FLAGS)
 	$(CMAKE) --build $(SANBUILD) -j$(JOBS)
-	cd $(SANBUILD) && ctest --output-on-failure -j$(JOBS)
+	cd $(SANBUILD) && ctest --output-on-failure -j$(JOBS) -LE source
 
 # ptt trace -p refused at Yama's ptrace_scope 3, for real: as root where the kernel has Yama.
 # It sets kernel.yama.ptrace_scope to 3, which nothing but a reboot undoes (no process can be
