@@ -16,6 +16,7 @@ import pytest
 
 from conftest import PTT, TIMEOUT, prog, require_build
 from robust_util import Live, wait_until
+from test_readahead import sanitized
 
 UID = os.getuid()
 
@@ -77,12 +78,13 @@ PROGRAMS = [["idle_sleep", 300], ["flood", 2, 100000], ["prodcons", 2, 2, 20000,
 def test_killed_anywhere_leaves_nothing(tmp_path):
     """100 runs, each ptt trace sent one signal (SIGKILL, or one it dies of, or one it passes on
     to the program) after a random delay, none included: once ptt trace and the program have
-    ended, nothing of the session is left."""
+    ended, nothing of the session is left. 40 under the sanitizers, which need each path run,
+    not the numbers (every signal 3 times at least; make check's plain pass runs the 100)."""
     require_build()
     env, ctl_dir = private_env(tmp_path)
     rng = random.Random(1234)
-    with_pool = 0
-    for k in range(100):
+    with_pool, runs = 0, 40 if sanitized() else 100
+    for k in range(runs):
         sig, argv = SIGNALS[k % len(SIGNALS)], PROGRAMS[k % len(PROGRAMS)]
         delay = 0 if k % 10 == 0 else rng.uniform(0, 0.2)
         cmd = [str(PTT), "trace", "-q", "--buffer=2M", "-o", str(tmp_path / f"t{k}.ptt"), "--",
@@ -112,9 +114,9 @@ def test_killed_anywhere_leaves_nothing(tmp_path):
             f.unlink()
         assert not left, f"run {k} ({' '.join(map(str, cmd[6:]))}), {sig.name} after {delay:.3f} s, " \
             f"ptt trace's status {p.returncode}: left {left}"
-    print(f"{with_pool} of 100 signals came while the session had its pool")
+    print(f"{with_pool} of {runs} signals came while the session had its pool")
     # Many signals came while the session was under way, not before it had a pool or after it.
-    assert with_pool >= 30, with_pool
+    assert with_pool >= runs * 3 // 10, with_pool
 
 
 def test_program_runs_on_after_sigkill(tmp_path):
