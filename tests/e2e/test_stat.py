@@ -67,11 +67,15 @@ def test_contended_mutex(contend):
         h, mine = o[key], sorted(program_times(out, what))
         assert h["count"] == n, key
         assert close(h["total"], sum(mine), n), (key, h, mine)
-        assert close(h["max"], mine[-1], 1), (key, h, mine)
+        # ptt's hold contains the program's (its wait is contained in it): every difference has
+        # the sign of the totals', so the maxima differ by no more than the totals do. A thread
+        # preempted between its clock read and the call moves one maximum by milliseconds.
+        slack = abs(h["total"] - sum(mine)) + REL * mine[-1]
+        assert abs(h["max"] - mine[-1]) <= slack, (key, h, mine)
         assert h["mean"] == h["total"] // n
         # p50 is the 5th of 10 values; p99 the 10th, the bucket's middle never above max.
         assert abs(h["p50"] - mine[n // 2 - 1]) <= PCT * mine[n // 2 - 1] + PER_CALL, (key, h)
-        assert abs(h["p99"] - mine[-1]) <= PCT * mine[-1] + PER_CALL, (key, h)
+        assert abs(h["p99"] - h["max"]) <= PCT * h["max"], (key, h)
         assert h["p50"] <= h["p99"] <= h["max"]
     assert o["hold_ns"]["total"] >= n * HOLD_MS * MS * 0.999
     assert o["hold_ns"]["p50"] >= HOLD_MS * MS * (1 - PCT)
