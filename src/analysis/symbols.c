@@ -92,12 +92,13 @@ int ptt_symbols_system_file(const char *path)
 
 #ifdef PTT_HAVE_LIBDW
 #include <dwarf.h>
-#include <elfutils/libdw.h>
-#include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <unistd.h>
+
+#include "analysis/dw.h"
+#include "util/util.h"
 
 static const char *base_name(const char *path)
 {
@@ -387,12 +388,34 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
     return debuglink_crc || !debuglink_file ? build_id_debuginfo(mod, debuginfo_file_name) : -1;
 }
 
-static const Dwfl_Callbacks callbacks = {
-    .find_elf = dwfl_build_id_find_elf,
-    .find_debuginfo = find_debuginfo,
-    .section_address = dwfl_offline_section_address,
-    .debuginfo_path = &debuginfo_path,
-};
+static Dwfl_Callbacks callbacks; /* libdw's own functions among them: set once it is loaded */
+
+/* libdw loaded, on the first binary read (analysis/dw.h); 0 when it cannot be, said once:
+ * addresses stay addresses, as in a build without it. Its thread-local error words (libdw's,
+ * libelf's) are allocated now, by reading them, on the thread that reads symbols (the only one
+ * that calls libdw): glibc aborts a process where the allocation of a loaded library's
+ * thread-local data fails. So first a probe: without 64 KiB, out of memory as ptt says it;
+ * with it, the few bytes asked next take memory just freed, which needs no system call. */
+static int dw_loaded(void)
+{
+    static int said;
+    if (!ptt_dynlib_load(&ptt_dw_lib)) {
+        if (!said++)
+            ptt_note("cannot load libdw, addresses are not named: %s", ptt_dw_lib.why);
+        return 0;
+    }
+    if (!callbacks.find_elf) {
+        free(ptt_must(malloc(1 << 16)));
+        dwarf_errno();
+        dwfl_errno();
+        elf_errno();
+        callbacks = (Dwfl_Callbacks){.find_elf = dwfl_build_id_find_elf,
+                                     .find_debuginfo = find_debuginfo,
+                                     .section_address = dwfl_offline_section_address,
+                                     .debuginfo_path = &debuginfo_path};
+    }
+    return 1;
+}
 
 int ptt_symbols_available(void)
 {
@@ -466,7 +489,7 @@ static Dwfl_Module *file_module(struct symfile *f)
 {
     if (!f->opened) {
         f->opened = 1;
-        int fd = open_binary(f);
+        int fd = dw_loaded() ? open_binary(f) : -1;
         if (fd >= 0 && (f->dwfl = dwfl_begin(&callbacks))) {
             dwfl_report_begin(f->dwfl);
             f->m = dwfl_report_elf(f->dwfl, base_name(f->path), f->path, fd, 0, false);

@@ -17,7 +17,23 @@
 
 #ifdef PTT_HAVE_ZLIB
 #include <zlib.h>
+
+#include "util/dynlib.h"
 #define EXT ".csv.gz"
+/* zlib loaded by the export of tables, its one user, not linked by every start of ptt
+ * (util/dynlib.h). */
+#define ZLIB_FUNCS(X) X(gzclose) X(gzdopen) X(gzwrite)
+static struct {
+    ZLIB_FUNCS(PTT_DYN_PTR)
+} zlib;
+static const char *const zlib_names[] = {ZLIB_FUNCS(PTT_DYN_NAME)};
+#ifndef PTT_ZLIB_SONAME
+#define PTT_ZLIB_SONAME "libz.so.1"
+#endif
+static struct ptt_dynlib zlib_lib = PTT_DYNLIB(PTT_ZLIB_SONAME, zlib, zlib_names);
+#define gzclose (*zlib.gzclose)
+#define gzdopen (*zlib.gzdopen)
+#define gzwrite (*zlib.gzwrite)
 #else
 #define EXT ".csv"
 #endif
@@ -711,6 +727,13 @@ static void write_schema(struct tables *s)
 
 int ptt_export_tables(const struct ptt_export_opts *o, char *err, size_t errlen)
 {
+#ifdef PTT_HAVE_ZLIB
+    if (!ptt_dynlib_load(&zlib_lib)) {
+        snprintf(err, errlen, "cannot load zlib, which the tables' compression needs: %s",
+                 zlib_lib.why);
+        return -1;
+    }
+#endif
     struct tables s = {.dir = o->out, .names = o->names, .stats = ptt_stats_new()};
     ptt_stats_observe(s.stats, on_interval, &s);
     ptt_stats_window(s.stats, ptt_timeline_from());

@@ -1,9 +1,11 @@
-/* Libraries loaded when a command first needs them (dlopen), not linked: SQLite (ptt runs) and
- * expat (JUnit XML) would cost every start of ptt about 1.2 ms linked, ptt trace's included,
- * where only ptt runs uses them (docs/performance.md, "ptt's own libraries"). The build still
- * finds each one and its headers; a library missing at run time is what a build without it
- * does, said in one line. Not for a library with thread-local data (libdw, libstdc++): glibc
- * allocates a loaded library's on its first use, and aborts the process if that fails.
+/* Libraries loaded when a command first needs them (dlopen), not linked: libdw (the readers'
+ * symbols), zlib (ptt export's tables), SQLite (ptt runs) and expat (JUnit XML) would cost every
+ * start of ptt about 3 ms linked, ptt trace's included, where few commands use them
+ * (docs/performance.md, "ptt's own libraries"). The build still finds each one and its headers;
+ * a library missing at run time is what a build without it does, said in one line. A library
+ * with thread-local data (libdw) has its user allocate it at once, on each thread that calls
+ * it: glibc allocates a loaded library's on its first use, and aborts the process if that
+ * fails (analysis/symbols.c, dw_loaded).
  *
  * A user of library L lists its functions once, FUNCS(X), and writes:
  *   static struct { FUNCS(PTT_DYN_PTR) } l;            the functions, typed by L's own header

@@ -5,6 +5,7 @@ are looked for next to a program only where no one else can put files."""
 
 import gzip
 import os
+import re
 import shutil
 import subprocess
 
@@ -114,3 +115,21 @@ def test_without_proc(tmp_path):
     if p.returncode and "mount" in p.stderr:
         pytest.skip(f"cannot hide /proc: {p.stderr.strip()}")
     assert p.returncode == 0 and p.stdout == want, p.stderr
+
+
+def test_libraries_loaded_when_needed(tmp_path):
+    """ptt links none of the libraries only some commands need (docs/performance.md, "ptt's own
+    libraries"): a session's ptt trace maps no libdw, which a reader loads to name what the
+    binaries' symbols name (a thread by its start routine)."""
+    needed = run(["readelf", "-d", PTT]).stdout
+    names = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", needed)
+    assert names and "libc.so.6" in names, needed
+    for lib in ("libdw", "libelf", "libz", "libsqlite3", "libexpat", "libstdc++"):
+        assert not [n for n in names if n.startswith(lib + ".")], (lib, names)
+    # The program's parent is ptt trace: its own mappings while the session runs.
+    t = ptt_trace(tmp_path, ["sh", "-c", "cat /proc/$PPID/maps"], opts=["-q"])
+    maps = t.stdout
+    assert os.path.realpath(PTT) in maps, maps
+    assert "libdw" not in maps and "libelf" not in maps, maps
+    t = ptt_trace(tmp_path, [prog("flood"), 1, 10], name="flood.ptt")
+    assert "worker" in outputs(t.path)[0]

@@ -4,7 +4,10 @@
  * PTT_TEST_FAIL_ALLOC_ALL=1 (test_out_of_memory.py); with PTT_TEST_FAIL_ALLOC_ONCE=1, that one
  * only (a failure the command may get over, or must say). Allocations made by elfutils' libraries
  * themselves are left alone: libdw crashes when they fail (dwfl_module_getsymtab), which ptt
- * cannot mend. glibc's own entry points do the work; nothing here allocates. */
+ * cannot mend. So are the dynamic loader's: it aborts the process when it cannot allocate a
+ * loaded library's thread-local data, which ptt asks for only after a probe allocation it could
+ * make and freed (src/analysis/symbols.c, dw_loaded), where memory does not run out between the
+ * two as this file's failures do. glibc's own entry points do the work; nothing here allocates. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -29,12 +32,13 @@ __attribute__((constructor)) static void init(void)
     once = s && *s == '1';
 }
 
-/* Whether the code at ra is elfutils' (libdw, libelf). */
+/* Whether the code at ra is elfutils' (libdw, libelf) or the dynamic loader's. */
 static int elfutils(const void *ra)
 {
     Dl_info d;
     return dladdr(ra, &d) && d.dli_fname &&
-           (strstr(d.dli_fname, "/libdw") || strstr(d.dli_fname, "/libelf"));
+           (strstr(d.dli_fname, "/libdw") || strstr(d.dli_fname, "/libelf") ||
+            strstr(d.dli_fname, "/ld-linux"));
 }
 
 /* Whether this allocation, called from ra, fails. */
