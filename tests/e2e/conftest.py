@@ -29,6 +29,9 @@ BIN = BUILD / "bin"
 PTT = BIN / "ptt"
 PROGS = BUILD / "tests" / "progs"
 TIMEOUT = 90  # seconds for one command: a hang fails the test instead of blocking the suite
+# The Python a test traces: the one running the tests (Debian's /usr/bin/python3 in CI), never a
+# wrapper found first on PATH (a version manager's shim is a chain of shell scripts, traced too).
+PYTHON = sys.executable
 
 SOURCE = Path(os.environ.get("PTT_SOURCE") or Path(__file__).resolve().parents[2])
 

@@ -12,7 +12,7 @@ import struct
 
 import pytest
 
-from conftest import PROGS, PTT, SOURCE, parse_output, prog, ptt_trace, run
+from conftest import PROGS, PTT, PYTHON, SOURCE, parse_output, prog, ptt_trace, run
 
 CORPUS = SOURCE / "tests" / "progs" / "check"
 EXPECTED = json.loads((CORPUS / "expected.json").read_text())
@@ -182,7 +182,7 @@ def test_python_deadlock(tmp_path):
     (check_sem_lock_abba is its C form); main's join, which waits for a lock the first thread
     holds, follows from it and is no finding of its own. ptt trace's live report says who holds
     each lock the three threads wait for."""
-    t = ptt_trace(tmp_path, ["python3", "-c", PY_ABBA], opts=HANG_OPTS, rc=137)
+    t = ptt_trace(tmp_path, [PYTHON, "-c", PY_ABBA], opts=HANG_OPTS, rc=137)
     doc = check_json(t.path)
     assert [f["kind"] for f in doc["findings"]] == ["deadlock"], doc["findings"]
     f = doc["findings"][0]
@@ -218,7 +218,7 @@ def test_python_clean(tmp_path):
     """A Python program that exits with a daemon thread waiting in SimpleQueue.get(), whose lock
     the same thread took and posted before (a signal to itself, not a lock), and main having
     waited on an Event (a Condition's fresh semaphore): nothing found."""
-    t = ptt_trace(tmp_path, ["python3", "-c", PY_CLEAN])
+    t = ptt_trace(tmp_path, [PYTHON, "-c", PY_CLEAN])
     assert check_json(t.path)["findings"] == []
 
 

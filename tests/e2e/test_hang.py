@@ -14,8 +14,8 @@ import time
 
 import pytest
 
-from conftest import (PROGS, PTT, SOURCE, E, check_calls, parse_output, prog, ptt_trace, run,
-                      summary_counts, trace_prog, view)
+from conftest import (PROGS, PTT, PYTHON, SOURCE, E, check_calls, parse_output, prog, ptt_trace,
+                      run, summary_counts, trace_prog, view)
 from names_util import ptt_ok, site_lines, stat_json
 from robust_util import DEADLOCK_REPORT, Live, abba_gone_quiet, ctl_ok, status_fields
 
@@ -225,7 +225,7 @@ def test_semaphore_lock_holders(tmp_path):
     assert list(lines)[0].endswith(" for D s"), lines
     # CPython's Condition (under Event.wait) takes a fresh semaphore and waits on it again until
     # another thread posts it: the waiter does not hold what it waits for.
-    t = ptt_trace(tmp_path, ["python3", "-c", "import threading; threading.Event().wait()"],
+    t = ptt_trace(tmp_path, [PYTHON, "-c", "import threading; threading.Event().wait()"],
                   name="e.ptt", opts=["--hang-timeout=0.5", "--kill-on-hang"], rc=137)
     lines = report(t.stderr, 0.5, blocked=1)
     assert list(lines.values()) == [()]
@@ -544,7 +544,7 @@ def test_signal_set_said_as_view_says_it(tmp_path):
             "signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})\n"
             "signal.sigwait({signal.SIGUSR1})\n")
     # timeout(1) ends the wait with the signal after the report (exit status 124).
-    t = ptt_trace(tmp_path, ["timeout", "-s", "USR1", "2", "python3", "-c", code],
+    t = ptt_trace(tmp_path, ["timeout", "-s", "USR1", "2", PYTHON, "-c", code],
                   opts=["--hang-timeout=0.3"], rc=124)
     assert re.search(r"thread main \(\d+\): in sigwait \(set 10\) for", t.stderr), t.stderr
     # The report recorded in the trace, as ptt view says it (before: "on 0x200").

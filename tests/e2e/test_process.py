@@ -11,7 +11,7 @@ import os
 import struct
 
 import pytest
-from conftest import E, parse_output, parse_raw, prog, ptt_trace, trace_prog
+from conftest import PYTHON, E, parse_output, parse_raw, prog, ptt_trace, trace_prog
 from names_util import ptt_ok, stat_json
 from robust_util import pid_alive, session_pools, wait_until
 
@@ -226,7 +226,7 @@ def test_end_before_its_reap(tmp_path):
             "os.waitid(os.P_PID, p, os.WEXITED | os.WNOWAIT)\n"  # it has ended: the sleep
             "time.sleep(0.3)\n"                                   # starts at its end
             "os.waitpid(p, 0)\n")
-    t = ptt_trace(tmp_path, ["python3", "-c", code])
+    t = ptt_trace(tmp_path, [PYTHON, "-c", code])
     (reap,) = [e for e in t.events if e.name == "CHILD_EXIT" and e.fields[1] == "exit=3"]
     child = int(reap.fields[0])
     (end,) = [e for e in t.events if e.name == "PROCESS_EXIT" and e.pid == child]
