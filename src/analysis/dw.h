@@ -1,7 +1,8 @@
 /* libdw's functions, loaded when the first binary is read for its symbols (util/dynlib.h), not
  * linked: linked, libdw and the libraries it needs (libelf, libz, liblzma, libbz2) cost every
- * start of ptt about 2 ms of CPU, ptt trace's included, which reads no binary. The code that
- * calls them reads as it would linked. Only symbols.c includes this. */
+ * start of ptt about 1 ms of CPU, and a session of ptt trace, which reads no binary, 1.5 ms
+ * (docs/performance.md, "libdw and zlib loaded too"). The code that calls them reads as it
+ * would linked. Only symbols.c includes this. */
 #ifndef PTT_ANALYSIS_DW_H
 #define PTT_ANALYSIS_DW_H
 

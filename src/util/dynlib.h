@@ -1,6 +1,6 @@
 /* Libraries loaded when a command first needs them (dlopen), not linked: libdw (the readers'
  * symbols), zlib (ptt export's tables), SQLite (ptt runs) and expat (JUnit XML) would cost every
- * start of ptt about 3 ms linked, ptt trace's included, where few commands use them
+ * start of ptt about 2 ms linked, ptt trace's included, where few commands use them
  * (docs/performance.md, "ptt's own libraries"). The build still finds each one and its headers;
  * a library missing at run time is what a build without it does, said in one line. A library
  * with thread-local data (libdw) has its user allocate it at once, on each thread that calls
