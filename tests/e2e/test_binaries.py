@@ -133,3 +133,12 @@ def test_libraries_loaded_when_needed(tmp_path):
     assert "libdw" not in maps and "libelf" not in maps, maps
     t = ptt_trace(tmp_path, [prog("flood"), 1, 10], name="flood.ptt")
     assert "worker" in outputs(t.path)[0]
+
+
+def test_bound_at_start():
+    """ptt is linked with -z now -z relro (docs/performance.md, "Bound at start"): every symbol
+    bound when it starts, the table read-only after."""
+    dynamic = run(["readelf", "-d", PTT]).stdout
+    assert re.search(r"\(FLAGS\)\s+BIND_NOW", dynamic), dynamic
+    assert re.search(r"\(FLAGS_1\)\s+Flags: NOW", dynamic), dynamic
+    assert "GNU_RELRO" in run(["readelf", "-l", PTT]).stdout
