@@ -142,3 +142,26 @@ def test_bound_at_start():
     assert re.search(r"\(FLAGS\)\s+BIND_NOW", dynamic), dynamic
     assert re.search(r"\(FLAGS_1\)\s+Flags: NOW", dynamic), dynamic
     assert "GNU_RELRO" in run(["readelf", "-l", PTT]).stdout
+
+
+def test_without_libdw(tmp_path):
+    """A libdw that cannot be loaded when a reader needs it (here, /dev/null mounted over it in a
+    mount namespace of its own): one line says so, every event is still there, the addresses are
+    not named, and the exit status is 0."""
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        pytest.skip("needs root and unshare, to hide libdw in a mount namespace of its own")
+    found = re.search(r"libdw\.so\.1 \([^)]*x86-64[^)]*\) => (\S+)", run(["ldconfig", "-p"]).stdout)
+    if not found:
+        pytest.skip("no libdw.so.1 known to ldconfig")
+    t = ptt_trace(tmp_path, [prog("flood"), 1, 10])
+    want = outputs(t.path)[0]
+    assert "start worker (flood.c:" in want, want
+    p = run(["unshare", "-m", "sh", "-c", 'mount --bind /dev/null "$2" && exec "$0" view "$1"',
+             PTT, t.path, found[1]], timeout=WAIT)
+    if p.returncode and "mount" in p.stderr:
+        pytest.skip(f"cannot hide libdw: {p.stderr.strip()}")
+    assert p.returncode == 0, p.stderr
+    assert p.stderr.startswith("ptt view: cannot load libdw, addresses are not named: ")
+    assert p.stderr.count("\n") == 1, p.stderr
+    assert len(p.stdout.splitlines()) == len(want.splitlines())
+    assert "worker (flood.c:" not in p.stdout and "flood.c:" not in p.stdout, p.stdout
